@@ -1,0 +1,65 @@
+// Package ecs is rewind's rollback-ready world: entities, typed component
+// stores, resources, queries and change ticks, built so that package snapshot
+// can save and restore it every frame at close to memory speed and package
+// replicate can send exactly what changed.
+//
+// # Entities
+//
+// An Entity is a slot index plus a generation. Despawning bumps the slot's
+// generation, so stale handles never alias newer entities. The allocator (slot
+// generations and the LIFO free list) is world state: a snapshot load brings
+// despawned entities back with the same Entity values, and the next Spawn after
+// a load returns what it returned the first time. Because identities survive a
+// load, entity references stored in components stay valid without remapping;
+// EntityMapper and MapEntitieser exist for moving references between worlds
+// (server to client). SpawnAt creates an entity with a caller-chosen identity.
+//
+// # Components, resources and queries
+//
+// Component types are registered per World with Register, which returns the
+// type's Store: a sparse set whose values, entities and change ticks sit in
+// dense parallel slices. Resources (singletons whose presence is state) are
+// registered with RegisterResource. Nothing is global: two Worlds never share
+// registrations.
+//
+// Queries (NewQuery1 to NewQuery4) are Go iterators over entities having all
+// the listed components, optionally filtered With or Without others. Each
+// component is accessed with Store.Write (pointers into the store; every value
+// visited is marked as written) or Store.Read (a pointer to a copy; nothing is
+// marked and nothing written through it reaches the world).
+//
+// # Change ticks
+//
+// The World keeps a change tick (Tick, AdvanceTick). Every component value and
+// resource records when it was added and when it was last written. Every way
+// of writing is caught: Set, Ptr, Resource.Ptr and write access in queries all
+// stamp the value, and pointers are only handed out through those paths.
+// SetIfChanged skips the stamp when the value is equal. A snapshot load stamps
+// exactly the values it changes (see Store.Restore), so it leaves no phantom
+// changes for a replication layer to send.
+//
+// # Structural changes and misuse
+//
+// Inserting or removing components of a Store, or despawning an entity that
+// has a component in it, while a query iterates that Store fails with
+// ErrLocked; record such changes in Commands and Apply them after the loop.
+// Operations on dead or stale entities fail with ErrNotAlive or return zero
+// results, and type-keyed helpers on unregistered types fail with
+// ErrNotRegistered: misuse never corrupts the World.
+//
+// # Hierarchy
+//
+// Parent/child links are the plain-data Hierarchy component (an intrusive
+// linked list), registered in every World, so they snapshot and remap like any
+// component. Despawn orphans children; DespawnRecursive removes a subtree.
+//
+// # Determinism
+//
+// Iteration order depends only on the sequence of operations applied to the
+// World, never on maps, addresses or time: two Worlds given the same operations
+// iterate identically, and a snapshot load restores the exact dense order.
+// Simulation code must read only the World, the frame's inputs, deterministic
+// time (package tick) and the World's random generator (package rng as a
+// resource); it must not read the wall clock, iterate maps or start
+// goroutines. A World is not safe for concurrent use.
+package ecs

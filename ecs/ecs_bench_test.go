@@ -1,0 +1,75 @@
+package ecs_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/rewindgo/rewind/ecs"
+)
+
+type bpos struct{ X, Y, Z float64 }
+type bvel struct{ X, Y, Z float64 }
+
+func BenchmarkQuery(b *testing.B) {
+	for _, n := range []int{100000} {
+		b.Run(fmt.Sprintf("components=2/entities=%d", n), func(b *testing.B) {
+			w := ecs.New()
+			pos, vel := ecs.Register[bpos](w), ecs.Register[bvel](w)
+			for i := range n {
+				e := w.Spawn()
+				_ = pos.Set(e, bpos{X: float64(i)})
+				_ = vel.Set(e, bvel{X: 1, Y: 2, Z: 3})
+			}
+			q := ecs.NewQuery2(pos.Write(), vel.Read())
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				for _, r := range q.All() {
+					r.A.X += r.B.X
+					r.A.Y += r.B.Y
+					r.A.Z += r.B.Z
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entity")
+		})
+	}
+}
+
+func BenchmarkQueryBatches(b *testing.B) {
+	const n = 100000
+	w := ecs.New()
+	pos, vel := ecs.Register[bpos](w), ecs.Register[bvel](w)
+	for i := range n {
+		e := w.Spawn()
+		_ = pos.Set(e, bpos{X: float64(i)})
+		_ = vel.Set(e, bvel{X: 1, Y: 2, Z: 3})
+	}
+	q := ecs.NewQuery2(pos.Write(), vel.Read())
+	b.ReportAllocs()
+	for b.Loop() {
+		for bt := range q.Batches() {
+			for i := range bt.A {
+				bt.A[i].X += bt.B[i].X
+				bt.A[i].Y += bt.B[i].Y
+				bt.A[i].Z += bt.B[i].Z
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/entity")
+}
+
+func BenchmarkQueryFloor(b *testing.B) {
+	const n = 100000
+	pos, vel := make([]bpos, n), make([]bvel, n)
+	for i := range vel {
+		vel[i] = bvel{1, 2, 3}
+	}
+	for b.Loop() {
+		for i := range pos {
+			pos[i].X += vel[i].X
+			pos[i].Y += vel[i].Y
+			pos[i].Z += vel[i].Z
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/entity")
+}

@@ -1,0 +1,385 @@
+package ecs
+
+import (
+	"fmt"
+	"iter"
+	"reflect"
+)
+
+// Store holds every value of one component type T in dense arrays (a sparse
+// set): values, their entities and their change ticks sit in parallel slices in
+// a deterministic order that depends only on the sequence of operations. Get a
+// Store from Register or StoreOf; it stays valid for the life of its World.
+type Store[T any] struct {
+	w       *World
+	ti      TypeInfo
+	dense   []T
+	ents    []Entity
+	added   []uint64
+	changed []uint64
+	sparse  []int32 // slot index -> dense position + 1; 0 = absent
+
+	// spare buffers reused by Restore so a load allocates nothing in steady state
+	spareEnts    []Entity
+	spareAdded   []uint64
+	spareChanged []uint64
+	spareDense   []T
+
+	layout     uint64 // world-unique id of the current entity layout
+	maxChanged uint64 // no value has a Changed tick above this
+	restored   uint64 // restore epoch in which Restore last ran
+	locks      int    // queries currently iterating this store
+}
+
+// Register registers component type T with w and returns its Store. Registering
+// a type twice returns the same Store.
+func Register[T any](w *World) *Store[T] {
+	t := reflect.TypeFor[T]()
+	if s, ok := w.byType[t]; ok {
+		return s.(*Store[T])
+	}
+	s := &Store[T]{w: w, ti: TypeInfo{ID: ComponentID(len(w.stores)), Name: typeName(t), Type: t}}
+	s.layout = w.nextLayout()
+	w.stores = append(w.stores, s)
+	w.byType[t] = s
+	return s
+}
+
+// StoreOf returns the Store of T, or nil if T was not registered with w.
+func StoreOf[T any](w *World) *Store[T] {
+	s, _ := w.byType[reflect.TypeFor[T]()].(*Store[T])
+	return s
+}
+
+// Info describes the component type.
+func (s *Store[T]) Info() TypeInfo { return s.ti }
+
+func (s *Store[T]) info() *TypeInfo { return &s.ti }
+
+// World returns the World the Store belongs to.
+func (s *Store[T]) World() *World { return s.w }
+
+// Len returns the number of entities that have a T.
+func (s *Store[T]) Len() int { return len(s.dense) }
+
+func (s *Store[T]) pos(e Entity) int {
+	i := e.Index()
+	if int(i) < len(s.sparse) {
+		if p := int(s.sparse[i]) - 1; p >= 0 && s.ents[p] == e {
+			return p
+		}
+	}
+	return -1
+}
+
+func (s *Store[T]) has(e Entity) bool { return s.pos(e) >= 0 }
+
+// Has reports whether e has a T. It is false for dead or stale entities.
+func (s *Store[T]) Has(e Entity) bool { return s.pos(e) >= 0 }
+
+// Get returns a copy of e's T. The result is the zero T and false when e has
+// no T, is dead or is stale. Get does not count as a write.
+func (s *Store[T]) Get(e Entity) (T, bool) {
+	if p := s.pos(e); p >= 0 {
+		return s.dense[p], true
+	}
+	var zero T
+	return zero, false
+}
+
+// Ticks returns the change ticks of e's T.
+func (s *Store[T]) Ticks(e Entity) (Ticks, bool) {
+	if p := s.pos(e); p >= 0 {
+		return Ticks{Added: s.added[p], Changed: s.changed[p]}, true
+	}
+	return Ticks{}, false
+}
+
+// Ptr returns a pointer to e's T for reading and writing, or nil when e has no
+// T. Handing out the pointer counts as a write at the current tick, so a write
+// through it is never missed by change detection. The pointer is valid until
+// the next structural change of this Store; do not keep it.
+func (s *Store[T]) Ptr(e Entity) *T {
+	p := s.pos(e)
+	if p < 0 {
+		return nil
+	}
+	s.mark(p)
+	return &s.dense[p]
+}
+
+func (s *Store[T]) mark(p int) {
+	s.changed[p] = s.w.tick
+	s.maxChanged = s.w.tick
+}
+
+// Set gives e the value v: it overwrites an existing T (a write) or inserts a
+// new one (a structural change, refused with ErrLocked while a query iterates
+// this Store). It fails with ErrNotAlive for dead or stale entities.
+func (s *Store[T]) Set(e Entity, v T) error {
+	if p := s.pos(e); p >= 0 {
+		s.dense[p] = v
+		s.mark(p)
+		return nil
+	}
+	if !s.w.ents.isAlive(e) {
+		return fmt.Errorf("%w: %v", ErrNotAlive, e)
+	}
+	if s.locks > 0 {
+		return fmt.Errorf("%w: insert %s", ErrLocked, s.ti.Name)
+	}
+	s.insert(e, v)
+	s.w.emit(Event{Kind: Inserted, Entity: e, Component: s.ti.ID})
+	return nil
+}
+
+// SetIfChanged is Set for comparable types that skips the write (and the
+// change tick) when e already holds an equal value. It reports whether it wrote.
+func SetIfChanged[T comparable](s *Store[T], e Entity, v T) (bool, error) {
+	if p := s.pos(e); p >= 0 && s.dense[p] == v {
+		return false, nil
+	}
+	return true, s.Set(e, v)
+}
+
+func (s *Store[T]) insert(e Entity, v T) {
+	i := int(e.Index())
+	if i >= len(s.sparse) {
+		s.sparse = append(s.sparse, make([]int32, max(i+1, len(s.w.ents.slots))-len(s.sparse))...)
+	}
+	s.dense = append(s.dense, v)
+	s.ents = append(s.ents, e)
+	s.added = append(s.added, s.w.tick)
+	s.changed = append(s.changed, s.w.tick)
+	s.sparse[i] = int32(len(s.dense))
+	s.maxChanged = s.w.tick
+	s.layout = s.w.nextLayout()
+}
+
+// Remove removes e's T. Removing a T that e does not have is not an error;
+// a dead or stale entity gives ErrNotAlive, and a Store being iterated gives
+// ErrLocked.
+func (s *Store[T]) Remove(e Entity) error {
+	if !s.w.ents.isAlive(e) {
+		return fmt.Errorf("%w: %v", ErrNotAlive, e)
+	}
+	p := s.pos(e)
+	if p < 0 {
+		return nil
+	}
+	if s.locks > 0 {
+		return fmt.Errorf("%w: remove %s", ErrLocked, s.ti.Name)
+	}
+	s.removeAt(p)
+	s.w.emit(Event{Kind: Removed, Entity: e, Component: s.ti.ID})
+	return nil
+}
+
+func (s *Store[T]) removeEntity(e Entity) bool {
+	if p := s.pos(e); p >= 0 {
+		s.removeAt(p)
+		return true
+	}
+	return false
+}
+
+// removeAt swap-removes dense position p.
+func (s *Store[T]) removeAt(p int) {
+	last := len(s.dense) - 1
+	s.sparse[s.ents[p].Index()] = 0
+	if p != last {
+		s.dense[p] = s.dense[last]
+		s.ents[p] = s.ents[last]
+		s.added[p] = s.added[last]
+		s.changed[p] = s.changed[last]
+		s.sparse[s.ents[p].Index()] = int32(p + 1)
+	}
+	var zero T
+	s.dense[last] = zero // drop references held by the removed value
+	s.dense = s.dense[:last]
+	s.ents = s.ents[:last]
+	s.added = s.added[:last]
+	s.changed = s.changed[:last]
+	s.layout = s.w.nextLayout()
+}
+
+func (s *Store[T]) purgeDead() {
+	for p := len(s.ents) - 1; p >= 0; p-- {
+		if !s.w.ents.isAlive(s.ents[p]) {
+			s.removeAt(p)
+		}
+	}
+}
+
+func (s *Store[T]) restoredAt() uint64 { return s.restored }
+func (s *Store[T]) lock()              { s.locks++ }
+func (s *Store[T]) unlock()            { s.locks-- }
+func (s *Store[T]) isLocked() bool     { return s.locks > 0 }
+
+// All iterates over every entity with a T and a pointer to its value, in dense
+// order. Every value handed out is marked as written at the current tick. The
+// Store is locked against inserts and removals while the loop runs.
+func (s *Store[T]) All() iter.Seq2[Entity, *T] {
+	return func(yield func(Entity, *T) bool) {
+		s.locks++
+		defer func() { s.locks-- }()
+		now := s.w.tick
+		if len(s.dense) > 0 {
+			s.maxChanged = now
+		}
+		for p := range s.dense {
+			s.changed[p] = now
+			if !yield(s.ents[p], &s.dense[p]) {
+				return
+			}
+		}
+	}
+}
+
+// Values iterates over every entity with a T and a copy of its value, in dense
+// order, without marking anything as written.
+func (s *Store[T]) Values() iter.Seq2[Entity, T] {
+	return func(yield func(Entity, T) bool) {
+		s.locks++
+		defer func() { s.locks-- }()
+		for p := range s.dense {
+			if !yield(s.ents[p], s.dense[p]) {
+				return
+			}
+		}
+	}
+}
+
+// Column is a read-only view of a Store's dense arrays, for snapshot,
+// checksum and replication layers. All slices have the same length and are
+// views into the Store: never modify them, and do not keep them across
+// structural changes.
+type Column[T any] struct {
+	Layout   uint64 // world-unique id of this entity layout
+	Entities []Entity
+	Values   []T
+	Added    []uint64
+	Changed  []uint64
+	// MaxChanged is an upper bound of Changed.
+	MaxChanged uint64
+}
+
+// Column returns the read-only view of the Store's arrays.
+func (s *Store[T]) Column() Column[T] {
+	return Column[T]{Layout: s.layout, Entities: s.ents, Values: s.dense, Added: s.added, Changed: s.changed, MaxChanged: s.maxChanged}
+}
+
+// Restore sets the Store's entity layout to the one identified by layout
+// (whose entities, in dense order, are ents), as saved at change tick
+// savedTick. It returns the value and Changed-tick slices in the restored
+// layout, for the caller to overwrite with the saved values. Values of
+// entities that keep the component hold their pre-load content (moved to
+// their restored position) and their ticks; components that come back hold
+// the zero value and are stamped with the current tick.
+//
+// The caller must stamp changed[p] with the World's current tick for every
+// position whose value it changes, or, when it cannot compare values, for
+// every position with changed[p] > savedTick (written since the save). That
+// keeps change ticks honest: to an observer a load is a write of exactly the
+// values it changes, and nothing else.
+//
+// When write is false the Store has not been written since savedTick and holds
+// the saved layout, so its values already are the saved ones. Restore is part
+// of the restore protocol (World.BeginRestore ... World.FinishRestore) used by
+// package snapshot; game code does not call it.
+func (s *Store[T]) Restore(layout uint64, ents []Entity, savedTick uint64) (values []T, changed []uint64, write bool) {
+	w := s.w
+	now := w.tick
+	s.restored = w.restore.epoch
+	if layout == s.layout {
+		if s.maxChanged <= savedTick {
+			return s.dense, s.changed, false
+		}
+		s.maxChanged = now
+		return s.dense, s.changed, true
+	}
+	n := len(ents)
+	newEnts := append(s.spareEnts[:0], ents...)
+	newAdded := resize(s.spareAdded, n)
+	newChanged := resize(s.spareChanged, n)
+	newDense := resize(s.spareDense, n)
+	var zero T
+	for j, e := range ents {
+		if p := s.pos(e); p >= 0 {
+			newDense[j], newAdded[j], newChanged[j] = s.dense[p], s.added[p], s.changed[p]
+		} else {
+			newDense[j], newAdded[j], newChanged[j] = zero, now, now
+			w.restore.events = append(w.restore.events, Event{Kind: Inserted, Entity: e, Component: s.ti.ID})
+		}
+	}
+	for _, e := range s.ents {
+		s.sparse[e.Index()] = 0
+	}
+	if need := len(w.ents.slots); need > len(s.sparse) {
+		s.sparse = append(s.sparse, make([]int32, need-len(s.sparse))...)
+	}
+	for j, e := range newEnts {
+		s.sparse[e.Index()] = int32(j + 1)
+	}
+	for _, e := range s.ents {
+		if w.ents.isAlive(e) && s.pos2(e, newEnts) < 0 {
+			w.restore.events = append(w.restore.events, Event{Kind: Removed, Entity: e, Component: s.ti.ID})
+		}
+	}
+	clear(s.dense) // drop references held by the old arrangement
+	s.spareEnts, s.ents = s.ents, newEnts
+	s.spareAdded, s.added = s.added, newAdded
+	s.spareChanged, s.changed = s.changed, newChanged
+	s.spareDense, s.dense = s.dense[:0], newDense
+	s.layout = layout
+	s.maxChanged = now
+	return s.dense, s.changed, true
+}
+
+// pos2 looks e up through the (already rebuilt) sparse array in ents.
+func (s *Store[T]) pos2(e Entity, ents []Entity) int {
+	if p := int(s.sparse[e.Index()]) - 1; p >= 0 && ents[p] == e {
+		return p
+	}
+	return -1
+}
+
+// resize returns a slice of length n, reusing b's capacity when it suffices.
+func resize[E any](b []E, n int) []E {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	return append(b[:cap(b)], make([]E, n-cap(b))...)
+}
+
+// Access selects how a query reaches one component type: Write hands out
+// pointers into the Store and marks each value visited as written; Read hands
+// out a pointer to a copy, so nothing written through it reaches the World and
+// nothing is marked.
+type Access[T any] struct {
+	s       *Store[T]
+	write   bool
+	scratch *T
+	buf     []T
+}
+
+// Write returns write access to the Store for a query.
+func (s *Store[T]) Write() Access[T] { return Access[T]{s: s, write: true} }
+
+// Read returns read-only access to the Store for a query.
+func (s *Store[T]) Read() Access[T] { return Access[T]{s: s, scratch: new(T)} }
+
+func (a *Access[T]) at(p int, now uint64) *T {
+	if a.write {
+		a.s.changed[p] = now
+		return &a.s.dense[p]
+	}
+	*a.scratch = a.s.dense[p]
+	return a.scratch
+}
+
+func (a *Access[T]) begin(now uint64) {
+	if a.write && len(a.s.dense) > 0 {
+		a.s.maxChanged = now
+	}
+}

@@ -1,0 +1,366 @@
+package snapshot
+
+import (
+	"encoding/binary"
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/xxh64"
+)
+
+// Registry lists the component and resource types of one World that are
+// saved, loaded and checksummed, each with its strategy. Register every type
+// before the first Save: a frame saved before a type was registered does not
+// restore that type.
+type Registry struct {
+	w       *ecs.World
+	ents    entSaver
+	parts   []saver
+	names   map[string]bool
+	entHash *canonical
+	d       xxh64.Digest
+}
+
+// saver saves, loads and checksums one registered type.
+type saver interface {
+	name() string
+	newFrame() frameData
+	checksum(d *xxh64.Digest) (uint64, error)
+	poolBytes() int
+}
+
+// frameData is one type's storage in one ring slot.
+type frameData interface {
+	save() error
+	load(savedTick uint64) error
+	release()
+	bytes() int
+}
+
+// Option configures a registration.
+type Option func(*options)
+
+type options struct{ noChecksum bool }
+
+// NoChecksum excludes a Clone type that cannot encode itself from checksums.
+// Its Part is still listed (with a zero sum) so desync reports show the gap.
+func NoChecksum() Option { return func(o *options) { o.noChecksum = true } }
+
+// NewRegistry returns a Registry for w. The entity allocator and the
+// ecs.Hierarchy component are always included.
+func NewRegistry(w *ecs.World) *Registry {
+	r := &Registry{w: w, names: make(map[string]bool)}
+	r.entHash, _ = plainLayout(reflect.TypeFor[ecs.Entity]())
+	r.ents.r = r
+	if err := Copy[ecs.Hierarchy](r); err != nil {
+		panic(err) // unreachable: Hierarchy is plain data
+	}
+	return r
+}
+
+// World returns the World the Registry belongs to.
+func (r *Registry) World() *ecs.World { return r.w }
+
+func (r *Registry) add(name string, s saver) error {
+	if r.names[name] {
+		return fmt.Errorf("%w: %s", ErrDuplicate, name)
+	}
+	r.names[name] = true
+	r.parts = append(r.parts, s)
+	return nil
+}
+
+func copyValuesFor[T any]() (values[T], error) {
+	c, err := plainLayout(reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	return copyValues[T]{c: c}, nil
+}
+
+func cloneValuesFor[T Cloner[T]](opts []Option) (values[T], error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	v := &cloneValues[T]{size: int(reflect.TypeFor[T]().Size()), checksum: !o.noChecksum}
+	if v.checksum && !hasAppender[T]() {
+		return nil, fmt.Errorf("%w: %s: implement encoding.BinaryAppender or register with snapshot.NoChecksum()", ErrNoChecksum, reflect.TypeFor[T]())
+	}
+	return v, nil
+}
+
+// Copy registers component type T with the copy strategy: values are saved
+// and restored with a plain memory copy and checksummed from their bytes. T
+// must be plain data; otherwise Copy fails with ErrNotPlainData naming the field.
+// T is registered with the World if it was not.
+func Copy[T any](r *Registry) error {
+	v, err := copyValuesFor[T]()
+	if err != nil {
+		return err
+	}
+	return addComponent(r, v)
+}
+
+// Clone registers component type T with the clone strategy: T deep-copies
+// itself with Clone on save and on load. For checksums T (or *T) must
+// implement encoding.BinaryAppender, unless NoChecksum is given.
+func Clone[T Cloner[T]](r *Registry, opts ...Option) error {
+	v, err := cloneValuesFor[T](opts)
+	if err != nil {
+		return err
+	}
+	return addComponent(r, v)
+}
+
+// Codec registers component type T with the codec strategy: values are saved
+// with AppendBinary, restored with UnmarshalBinary and checksummed from
+// their encoding.
+func Codec[T any, PT CodecPtr[T]](r *Registry) error {
+	return addComponent[T](r, &codecValues[T, PT]{size: int(reflect.TypeFor[T]().Size())})
+}
+
+// CopyResource registers resource type T with the copy strategy (see Copy).
+func CopyResource[T any](r *Registry) error {
+	v, err := copyValuesFor[T]()
+	if err != nil {
+		return err
+	}
+	return addResource(r, v)
+}
+
+// CloneResource registers resource type T with the clone strategy (see Clone).
+func CloneResource[T Cloner[T]](r *Registry, opts ...Option) error {
+	v, err := cloneValuesFor[T](opts)
+	if err != nil {
+		return err
+	}
+	return addResource(r, v)
+}
+
+// CodecResource registers resource type T with the codec strategy (see Codec).
+func CodecResource[T any, PT CodecPtr[T]](r *Registry) error {
+	return addResource[T](r, &codecValues[T, PT]{size: int(reflect.TypeFor[T]().Size())})
+}
+
+func addComponent[T any](r *Registry, v values[T]) error {
+	s := ecs.Register[T](r.w)
+	return r.add(s.Info().Name, &compSaver[T]{r: r, s: s, v: v})
+}
+
+func addResource[T any](r *Registry, v values[T]) error {
+	res := ecs.RegisterResource[T](r.w)
+	return r.add("resource "+res.Info().Name, &resSaver[T]{r: r, res: res, v: v})
+}
+
+// compSaver handles one component type. Entity layouts are shared between
+// frames that saved the same layout, so a ring holds one copy of an
+// unchanged layout however deep it is.
+type compSaver[T any] struct {
+	r       *Registry
+	s       *ecs.Store[T]
+	v       values[T]
+	layouts []*layoutBuf
+}
+
+type layoutBuf struct {
+	id   uint64
+	ents []ecs.Entity
+	refs int
+}
+
+func (c *compSaver[T]) name() string { return c.s.Info().Name }
+
+func (c *compSaver[T]) acquire(id uint64, ents []ecs.Entity) *layoutBuf {
+	var free *layoutBuf
+	for _, b := range c.layouts {
+		if b.refs > 0 && b.id == id {
+			b.refs++
+			return b
+		}
+		if b.refs == 0 && free == nil {
+			free = b
+		}
+	}
+	if free == nil {
+		free = &layoutBuf{}
+		c.layouts = append(c.layouts, free)
+	}
+	free.id, free.ents, free.refs = id, append(free.ents[:0], ents...), 1
+	return free
+}
+
+func (c *compSaver[T]) newFrame() frameData { return &compFrame[T]{c: c} }
+
+func (c *compSaver[T]) checksum(d *xxh64.Digest) (uint64, error) {
+	col := c.s.Column()
+	d.Reset()
+	d.WriteUint64(uint64(len(col.Entities)))
+	hashSlice(d, c.r.entHash, col.Entities, nil)
+	err := c.v.hash(d, col.Values)
+	return d.Sum64(), err
+}
+
+type compFrame[T any] struct {
+	c      *compSaver[T]
+	layout *layoutBuf
+	buf    valueBuf[T]
+}
+
+func (f *compFrame[T]) save() error {
+	col := f.c.s.Column()
+	if f.layout == nil || f.layout.id != col.Layout {
+		f.release()
+		f.layout = f.c.acquire(col.Layout, col.Entities)
+	}
+	return f.c.v.save(&f.buf, col.Values)
+}
+
+func (f *compFrame[T]) load(savedTick uint64) error {
+	dst, changed, write := f.c.s.Restore(f.layout.id, f.layout.ents, savedTick)
+	if !write {
+		return nil
+	}
+	return f.c.v.load(dst, &f.buf, changed, savedTick, f.c.s.World().Tick())
+}
+
+func (f *compFrame[T]) release() {
+	if f.layout != nil {
+		f.layout.refs--
+		f.layout = nil
+	}
+}
+
+func (f *compFrame[T]) bytes() int { return f.c.v.bytes(&f.buf) + int(unsafe.Sizeof(*f)) }
+
+// poolBytes counts the layout buffers once, however many frames share them.
+func (c *compSaver[T]) poolBytes() int {
+	n := 0
+	for _, b := range c.layouts {
+		n += 8*cap(b.ents) + int(unsafe.Sizeof(*b))
+	}
+	return n
+}
+
+// resSaver handles one resource type.
+type resSaver[T any] struct {
+	r   *Registry
+	res *ecs.Resource[T]
+	v   values[T]
+	one [1]T
+}
+
+func (c *resSaver[T]) name() string { return "resource " + c.res.Info().Name }
+
+func (c *resSaver[T]) newFrame() frameData { return &resFrame[T]{c: c} }
+
+func (c *resSaver[T]) checksum(d *xxh64.Digest) (uint64, error) {
+	d.Reset()
+	v, ok := c.res.Get()
+	if !ok {
+		d.Write([]byte{0})
+		return d.Sum64(), nil
+	}
+	d.Write([]byte{1})
+	c.one[0] = v
+	err := c.v.hash(d, c.one[:])
+	var zero T
+	c.one[0] = zero
+	return d.Sum64(), err
+}
+
+type resFrame[T any] struct {
+	c       *resSaver[T]
+	present bool
+	buf     valueBuf[T]
+}
+
+func (f *resFrame[T]) save() error {
+	v, ok := f.c.res.Get()
+	f.present = ok
+	if !ok {
+		return nil
+	}
+	f.c.one[0] = v
+	err := f.c.v.save(&f.buf, f.c.one[:])
+	var zero T
+	f.c.one[0] = zero
+	return err
+}
+
+func (f *resFrame[T]) load(savedTick uint64) error {
+	p, changed, write := f.c.res.Restore(f.present, savedTick)
+	if !write {
+		return nil
+	}
+	return f.c.v.load(unsafe.Slice(p, 1), &f.buf, unsafe.Slice(changed, 1), savedTick, f.c.r.w.Tick())
+}
+
+func (c *resSaver[T]) poolBytes() int { return 0 }
+
+func (f *resFrame[T]) release()   {}
+func (f *resFrame[T]) bytes() int { return f.c.v.bytes(&f.buf) + int(unsafe.Sizeof(*f)) }
+
+// entSaver handles the entity allocator, with shared buffers like layouts.
+type entSaver struct {
+	r       *Registry
+	bufs    []*entBuf
+	scratch []byte
+}
+
+type entBuf struct {
+	st   ecs.EntityState
+	refs int
+}
+
+func (e *entSaver) acquire(st ecs.EntityState) *entBuf {
+	var free *entBuf
+	for _, b := range e.bufs {
+		if b.refs > 0 && b.st.Layout == st.Layout {
+			b.refs++
+			return b
+		}
+		if b.refs == 0 && free == nil {
+			free = b
+		}
+	}
+	if free == nil {
+		free = &entBuf{}
+		e.bufs = append(e.bufs, free)
+	}
+	free.st.Layout = st.Layout
+	free.st.Slots = append(free.st.Slots[:0], st.Slots...)
+	free.st.Free = append(free.st.Free[:0], st.Free...)
+	free.refs = 1
+	return free
+}
+
+func (e *entSaver) checksum(d *xxh64.Digest) uint64 {
+	st := e.r.w.EntityState()
+	d.Reset()
+	b := binary.LittleEndian.AppendUint64(e.scratch[:0], uint64(len(st.Slots)))
+	for _, s := range st.Slots {
+		v := uint64(s.Gen) << 1
+		if s.Alive {
+			v |= 1
+		}
+		b = binary.LittleEndian.AppendUint64(b, v)
+		if len(b) >= 4096 {
+			d.Write(b)
+			b = b[:0]
+		}
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(st.Free)))
+	for _, f := range st.Free {
+		b = binary.LittleEndian.AppendUint32(b, f)
+		if len(b) >= 4096 {
+			d.Write(b)
+			b = b[:0]
+		}
+	}
+	d.Write(b)
+	e.scratch = b
+	return d.Sum64()
+}

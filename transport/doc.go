@@ -1,0 +1,31 @@
+// Package transport is rewind's packet layer: unreliable datagram conns for
+// peer-to-peer rollback sessions, over real UDP or over a simulated network.
+//
+// A rollback session sends a few small datagrams to each peer and polls for
+// new ones once per frame, and must never stall the game loop. [PacketConn]
+// is shaped for that: Send copies the payload and returns at once, Receive
+// returns the next waiting datagram or reports that none is waiting, and
+// every receive queue is bounded (overflow is dropped and counted in
+// [Stats]). Peers are identified by [netip.AddrPort], a comparable value
+// usable as a map key. Payloads are at most [MaxPacketSize] bytes.
+//
+// Implementations:
+//
+//   - [UDPConn], from [ListenUDP]: a UDP socket from the standard library,
+//     with a background reader filling a ring of reusable buffers.
+//   - [SimConn], from [Network.Listen]: an endpoint of a deterministic,
+//     seeded, in-process [Network] with per-link latency, jitter, loss,
+//     duplication, reordering, bandwidth caps and partitions ([LinkConfig]).
+//     It is timed with the time package, so inside a testing/synctest bubble
+//     it runs on virtual time: a scenario replays exactly from its seed and
+//     finishes instantly.
+//
+// [Proxy] applies the same link conditions to real UDP traffic between two
+// programs.
+//
+// Everything that arrives from the network is treated as hostile: datagrams
+// longer than the limit are dropped and counted, queues have caps, and
+// nothing in this package decodes payloads. Logging goes to an injected
+// *slog.Logger and is silent by default. The package has no mutable global
+// state; each Network and Proxy owns its random number generators.
+package transport

@@ -1,0 +1,217 @@
+package transport
+
+import (
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"net/netip"
+	"time"
+)
+
+// Defaults applied to zero fields of a LinkConfig.
+const (
+	// DefaultReorderDelay is the extra delay given to a packet picked by
+	// LinkConfig.Reorder when LinkConfig.ReorderDelay is zero.
+	DefaultReorderDelay = 20 * time.Millisecond
+	// DefaultQueueBytes is the bandwidth queue bound used when
+	// LinkConfig.QueueBytes is zero.
+	DefaultQueueBytes = 64 << 10
+)
+
+// LinkConfig describes the conditions on one direction of a link: what happens
+// to a datagram between the moment it is sent and the moment it arrives. The
+// zero value is a perfect link: no delay, no loss, unlimited bandwidth.
+//
+// A datagram goes through the conditions in this order: Down (and partitions)
+// drop it; the bandwidth queue delays or drops it; Loss drops it; it is then
+// delayed by Latency ± Jitter, plus ReorderDelay when Reorder picks it; and
+// Duplicate may deliver a second copy with its own jitter.
+//
+// Probabilities are clamped to [0, 1]; NaN and negative values mean 0.
+// Negative durations and sizes mean 0 (and so the default, where one exists).
+type LinkConfig struct {
+	// Latency is the one-way delay of every datagram.
+	Latency time.Duration
+	// Jitter adds a delay drawn uniformly from [-Jitter, +Jitter] to each
+	// datagram (the total delay never goes below zero). Each datagram draws
+	// independently, so jitter larger than the gap between sends reorders.
+	Jitter time.Duration
+	// Loss is the probability that a datagram is dropped.
+	Loss float64
+	// Duplicate is the probability that a datagram is delivered twice. The
+	// copy gets its own jitter draw.
+	Duplicate float64
+	// Reorder is the probability that a datagram is held back by an extra
+	// ReorderDelay, so that datagrams sent after it overtake it.
+	Reorder float64
+	// ReorderDelay is the extra delay of a datagram picked by Reorder.
+	// Zero means DefaultReorderDelay.
+	ReorderDelay time.Duration
+	// BandwidthBytesPerSec caps the link's throughput, counting payload
+	// bytes. A datagram waits until the link has finished serialising the
+	// ones before it, then takes len(payload)/BandwidthBytesPerSec seconds
+	// to serialise, and then travels with Latency. Zero means unlimited.
+	BandwidthBytesPerSec int64
+	// QueueBytes bounds the payload bytes waiting to be serialised when
+	// BandwidthBytesPerSec is set; a datagram that would exceed it is
+	// dropped (a full router buffer). Zero means DefaultQueueBytes.
+	QueueBytes int64
+	// Down drops every datagram, like a cut cable. Datagrams already in
+	// flight are still delivered.
+	Down bool
+}
+
+// normalized returns c with out-of-range values clamped and defaults filled in.
+func (c LinkConfig) normalized() LinkConfig {
+	c.Latency = max(c.Latency, 0)
+	c.Jitter = max(c.Jitter, 0)
+	c.Loss = clampProb(c.Loss)
+	c.Duplicate = clampProb(c.Duplicate)
+	c.Reorder = clampProb(c.Reorder)
+	if c.ReorderDelay <= 0 {
+		c.ReorderDelay = DefaultReorderDelay
+	}
+	c.BandwidthBytesPerSec = max(c.BandwidthBytesPerSec, 0)
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = DefaultQueueBytes
+	}
+	return c
+}
+
+func clampProb(p float64) float64 {
+	if math.IsNaN(p) || p < 0 {
+		return 0
+	}
+	return min(p, 1)
+}
+
+// LinkStats counts what one direction of a link did with the datagrams sent
+// over it.
+type LinkStats struct {
+	// Sent and SentBytes count the datagrams (and payload bytes) offered to
+	// the link.
+	Sent, SentBytes uint64
+	// Delivered counts datagrams, duplicates included, handed to the
+	// destination: queued at the destination SimConn (which may still drop
+	// them when its receive queue is full, see Stats.DroppedQueueFull) or
+	// written to the destination socket by a Proxy.
+	Delivered uint64
+	// Lost counts datagrams dropped by LinkConfig.Loss.
+	Lost uint64
+	// Duplicated counts the extra copies created by LinkConfig.Duplicate.
+	Duplicated uint64
+	// Reordered counts datagrams held back by LinkConfig.Reorder. Whether a
+	// later datagram actually overtook one depends on the send times.
+	Reordered uint64
+	// DroppedDown counts datagrams dropped because the link was down or the
+	// endpoints were partitioned.
+	DroppedDown uint64
+	// DroppedQueue counts datagrams dropped because the bandwidth queue
+	// (LinkConfig.QueueBytes) or the in-flight limit was full.
+	DroppedQueue uint64
+	// Unreachable counts datagrams that arrived but could not be handed
+	// over: no SimConn listened on the destination address, or a Proxy's
+	// socket write failed.
+	Unreachable uint64
+}
+
+// link is the conditioner shared by Network and Proxy: the state of one
+// direction of one link. It decides, for every datagram, whether it is
+// dropped and when each copy arrives. It owns its random number generator,
+// seeded from the owner's seed and the link's identity, so a link's
+// decisions do not depend on traffic on other links.
+//
+// link does no locking: its owner guards it.
+type link struct {
+	cfg    LinkConfig // normalized
+	custom bool       // cfg was set explicitly, not inherited from a default
+
+	partitioned bool
+	rng         *rand.Rand
+	busyUntil   time.Duration // when the bandwidth queue drains
+	stats       LinkStats
+}
+
+func newLink(seed, stream uint64, cfg LinkConfig) *link {
+	return &link{cfg: cfg.normalized(), rng: rand.New(rand.NewPCG(seed, stream))}
+}
+
+// linkStream derives a PCG stream constant from a link's endpoints with
+// FNV-1a, so that it is stable across processes and Go versions.
+func linkStream(from, to netip.AddrPort) uint64 {
+	h := uint64(14695981039346656037)
+	add := func(a netip.AddrPort) {
+		b := a.Addr().As16()
+		for _, c := range b {
+			h = (h ^ uint64(c)) * 1099511628211
+		}
+		h = (h ^ uint64(a.Port()>>8)) * 1099511628211
+		h = (h ^ uint64(a.Port()&0xff)) * 1099511628211
+	}
+	add(from)
+	add(to)
+	return h
+}
+
+// unit returns a uniform float64 in [0, 1) built from the top 53 bits of one
+// Uint64, defined here so a Go upgrade cannot change the sequence.
+func (l *link) unit() float64 {
+	return float64(l.rng.Uint64()>>11) * (1.0 / (1 << 53))
+}
+
+// jitter returns a uniform duration in [-j, +j] from one Uint64 draw.
+func (l *link) jitter(j time.Duration) time.Duration {
+	u := l.rng.Uint64()
+	if j <= 0 {
+		return 0
+	}
+	hi, _ := bits.Mul64(u, uint64(2*j+1))
+	return time.Duration(hi) - j
+}
+
+// plan decides the fate of one datagram of size payload bytes offered to the
+// link at time now (measured from the owner's epoch). It returns how many
+// copies to deliver (0, 1 or 2) and their arrival times, and updates the
+// link's statistics.
+//
+// Every call consumes exactly five random numbers whatever the configuration,
+// so the loss pattern of a seed does not change when, say, jitter is added.
+func (l *link) plan(now time.Duration, size int) (n int, at [2]time.Duration) {
+	uLoss, uDup, uReorder := l.unit(), l.unit(), l.unit()
+	j0, j1 := l.jitter(l.cfg.Jitter), l.jitter(l.cfg.Jitter)
+	c := &l.cfg
+
+	l.stats.Sent++
+	l.stats.SentBytes += uint64(size)
+	if c.Down || l.partitioned {
+		l.stats.DroppedDown++
+		return 0, at
+	}
+	depart := now
+	if bw := c.BandwidthBytesPerSec; bw > 0 {
+		start := max(now, l.busyUntil)
+		backlog := int64(start-now) * bw / int64(time.Second) // bytes not yet serialised
+		if backlog+int64(size) > c.QueueBytes {
+			l.stats.DroppedQueue++
+			return 0, at
+		}
+		l.busyUntil = start + time.Duration(int64(size)*int64(time.Second)/bw)
+		depart = l.busyUntil
+	}
+	if uLoss < c.Loss {
+		l.stats.Lost++
+		return 0, at
+	}
+	at[0] = depart + max(c.Latency+j0, 0)
+	if uReorder < c.Reorder {
+		at[0] += c.ReorderDelay
+		l.stats.Reordered++
+	}
+	n = 1
+	if uDup < c.Duplicate {
+		at[1] = depart + max(c.Latency+j1, 0)
+		l.stats.Duplicated++
+		n = 2
+	}
+	return n, at
+}

@@ -1,0 +1,373 @@
+package transport
+
+import (
+	"context"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// NetworkConfig configures a simulated Network. The zero value is a usable
+// configuration: seed 0, perfect links, default queue sizes, no logging.
+type NetworkConfig struct {
+	// Seed seeds the random decisions (loss, duplication, reordering,
+	// jitter). With the same seed and the same sends at the same (virtual)
+	// times, a Network delivers the same datagrams in the same order at the
+	// same times. Each link direction draws from its own PCG generator
+	// derived from Seed and the two addresses, so traffic on one link does
+	// not change the fate of datagrams on another.
+	Seed uint64
+	// Default is the LinkConfig of every link not configured with SetLink.
+	Default LinkConfig
+	// ReceiveQueue is the capacity, in datagrams, of each SimConn's receive
+	// queue. Zero means DefaultReceiveQueue.
+	ReceiveQueue int
+	// MaxInFlight bounds the datagrams travelling through the network at
+	// once; more are dropped and counted in LinkStats.DroppedQueue. Zero
+	// means DefaultMaxInFlight.
+	MaxInFlight int
+	// Logger receives diagnostic messages. Nil means silent.
+	Logger *slog.Logger
+}
+
+// Network is a deterministic in-process simulated network of SimConns, with
+// per-link latency, jitter, loss, duplication, reordering, bandwidth caps and
+// partitions. It uses the time package for delivery, so inside a
+// testing/synctest bubble it runs on virtual time: a test of a 2-second
+// scenario finishes at once, and repeats exactly.
+//
+// A Network keeps no goroutine running. Deliveries happen in whichever call
+// notices they are due (Receive, WaitReceive, Send, Stats, LinkStats) or in
+// the callback of a single time.AfterFunc timer, always in (arrival time,
+// send order), so the outcome does not depend on goroutine scheduling. Close
+// stops the timer.
+//
+// All methods are safe for concurrent use.
+type Network struct {
+	mu     sync.Mutex
+	seed   uint64
+	def    LinkConfig // normalized
+	rxCap  int
+	log    *slog.Logger
+	s      sched
+	conns  map[netip.AddrPort]*SimConn
+	links  map[linkKey]*link
+	nextIP uint32 // auto-assigned addresses: 10.0.x.y
+	closed bool
+}
+
+type linkKey struct{ from, to netip.AddrPort }
+
+// NewNetwork returns an empty Network.
+func NewNetwork(cfg NetworkConfig) *Network {
+	n := &Network{
+		seed:  cfg.Seed,
+		def:   cfg.Default.normalized(),
+		rxCap: cfg.ReceiveQueue,
+		log:   cfg.Logger,
+		conns: make(map[netip.AddrPort]*SimConn),
+		links: make(map[linkKey]*link),
+	}
+	if n.rxCap <= 0 {
+		n.rxCap = DefaultReceiveQueue
+	}
+	if n.log == nil {
+		n.log = slog.New(slog.DiscardHandler)
+	}
+	n.s = newSched(cfg.MaxInFlight, MaxPacketSize, n.onTimer)
+	return n
+}
+
+// autoPort is the port of auto-assigned addresses, and the first port tried
+// when Listen is given an address with port 0.
+const autoPort = 7000
+
+// Listen opens a SimConn on addr. If addr is the zero netip.AddrPort, the
+// network assigns the next free address of the form 10.0.x.y:7000; if only
+// the port is zero, it assigns the next free port from 7000 on that IP. It
+// returns ErrAddrInUse when addr is taken and ErrClosed after Close.
+func (n *Network) Listen(addr netip.AddrPort) (*SimConn, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil, ErrClosed
+	}
+	addr = unmap(addr)
+	switch {
+	case addr == netip.AddrPort{}:
+		for {
+			n.nextIP++
+			if byte(n.nextIP) == 0 || byte(n.nextIP) == 255 {
+				continue
+			}
+			ip := netip.AddrFrom4([4]byte{10, 0, byte(n.nextIP >> 8), byte(n.nextIP)})
+			addr = netip.AddrPortFrom(ip, autoPort)
+			if n.conns[addr] == nil {
+				break
+			}
+		}
+	case !addr.Addr().IsValid():
+		return nil, ErrInvalidAddr
+	case addr.Port() == 0:
+		for p := uint32(autoPort); ; p++ {
+			if p > 65535 {
+				return nil, ErrAddrInUse
+			}
+			a := netip.AddrPortFrom(addr.Addr(), uint16(p))
+			if n.conns[a] == nil {
+				addr = a
+				break
+			}
+		}
+	case n.conns[addr] != nil:
+		return nil, ErrAddrInUse
+	}
+	c := &SimConn{
+		n:        n,
+		local:    addr,
+		q:        newRxQueue(n.rxCap),
+		closedCh: make(chan struct{}),
+	}
+	n.conns[addr] = c
+	n.log.Debug("transport: simnet listen", "addr", addr)
+	return c, nil
+}
+
+// SetLink sets the conditions of the one-way link from one address to
+// another. It applies to datagrams sent from now on; datagrams in flight keep
+// their arrival times.
+func (n *Network) SetLink(from, to netip.AddrPort, cfg LinkConfig) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l := n.link(unmap(from), unmap(to))
+	l.cfg, l.custom = cfg.normalized(), true
+}
+
+// SetDefaultLink replaces the conditions of every link not configured with
+// SetLink.
+func (n *Network) SetDefaultLink(cfg LinkConfig) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.def = cfg.normalized()
+	for _, l := range n.links {
+		if !l.custom {
+			l.cfg = n.def
+		}
+	}
+}
+
+// Partition cuts both directions between a and b: datagrams sent between
+// them are dropped (LinkStats.DroppedDown) until Heal. Datagrams already in
+// flight are still delivered. Partitions are independent of LinkConfig.Down
+// and survive SetLink.
+func (n *Network) Partition(a, b netip.AddrPort) { n.setPartition(a, b, true) }
+
+// Heal undoes Partition(a, b).
+func (n *Network) Heal(a, b netip.AddrPort) { n.setPartition(a, b, false) }
+
+func (n *Network) setPartition(a, b netip.AddrPort, down bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	a, b = unmap(a), unmap(b)
+	n.link(a, b).partitioned = down
+	n.link(b, a).partitioned = down
+}
+
+// LinkStats returns the counters of the one-way link from one address to
+// another (zero if nothing was ever sent over it).
+func (n *Network) LinkStats(from, to netip.AddrPort) LinkStats {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.catchUp()
+	if l := n.links[linkKey{unmap(from), unmap(to)}]; l != nil {
+		return l.stats
+	}
+	return LinkStats{}
+}
+
+// Close closes every SimConn, drops the datagrams in flight and stops the
+// delivery timer. Later Listen calls return ErrClosed. Close is idempotent.
+func (n *Network) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return nil
+	}
+	n.closed = true
+	n.s.stop()
+	for addr, c := range n.conns {
+		c.closeLocked()
+		delete(n.conns, addr)
+	}
+	return nil
+}
+
+// link returns the link from -> to, creating it with the default conditions.
+func (n *Network) link(from, to netip.AddrPort) *link {
+	k := linkKey{from, to}
+	l := n.links[k]
+	if l == nil {
+		l = newLink(n.seed, linkStream(from, to), n.def)
+		n.links[k] = l
+	}
+	return l
+}
+
+// onTimer is the delivery timer's callback.
+func (n *Network) onTimer() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return
+	}
+	n.s.fired()
+	n.catchUp()
+}
+
+// catchUp delivers every datagram due by now, in (arrival, send) order, and
+// re-arms the timer. Called with n.mu held.
+func (n *Network) catchUp() {
+	if len(n.s.heap) > 0 { // reading the clock costs more than the rest
+		n.catchUpAt(n.s.now())
+	}
+}
+
+func (n *Network) catchUpAt(now time.Duration) {
+	if n.closed {
+		return
+	}
+	for d := n.s.popDue(now); d != nil; d = n.s.popDue(now) {
+		if c := n.conns[d.to]; c != nil {
+			d.link.stats.Delivered++
+			c.q.push(d.from, d.buf)
+		} else {
+			d.link.stats.Unreachable++
+		}
+		n.s.release(d)
+	}
+	n.s.rearm(now)
+}
+
+// SimConn is one endpoint of a simulated Network. It implements PacketConn.
+type SimConn struct {
+	n        *Network
+	local    netip.AddrPort
+	closedCh chan struct{}
+
+	// Guarded by n.mu.
+	q      rxQueue
+	closed bool
+	stats  Stats
+}
+
+var _ PacketConn = (*SimConn)(nil)
+
+// Send implements PacketConn. The link from this conn to the address decides
+// what becomes of the datagram.
+func (c *SimConn) Send(to netip.AddrPort, payload []byte) error {
+	n := c.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case len(payload) > MaxPacketSize:
+		c.stats.DroppedOversize++
+		return ErrTooLarge
+	case c.closed:
+		c.stats.SendErrors++
+		return ErrClosed
+	case !to.IsValid():
+		c.stats.SendErrors++
+		return ErrInvalidAddr
+	}
+	c.stats.PacketsSent++
+	c.stats.BytesSent += uint64(len(payload))
+	to = unmap(to)
+	l := n.link(c.local, to)
+	now := n.s.now()
+	k, at := l.plan(now, len(payload))
+	for i := range k {
+		if !n.s.schedule(at[i], c.local, to, l, payload) {
+			l.stats.DroppedQueue++
+		}
+	}
+	if k > 0 {
+		n.catchUpAt(now)
+	}
+	return nil
+}
+
+// Receive implements PacketConn.
+func (c *SimConn) Receive() (from netip.AddrPort, payload []byte, ok bool) {
+	n := c.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c.closed {
+		return netip.AddrPort{}, nil, false
+	}
+	n.catchUp()
+	return c.q.pop()
+}
+
+// WaitReceive blocks until a datagram is waiting in the receive queue (it
+// returns nil; the datagram is then read with Receive), the context is done
+// (it returns ctx.Err()) or the conn is closed (it returns ErrClosed). Inside
+// a testing/synctest bubble it wakes at the exact virtual arrival time.
+func (c *SimConn) WaitReceive(ctx context.Context) error {
+	n := c.n
+	for {
+		n.mu.Lock()
+		if c.closed {
+			n.mu.Unlock()
+			return ErrClosed
+		}
+		n.catchUp()
+		ready := c.q.count > 0
+		n.mu.Unlock()
+		if ready {
+			return nil
+		}
+		select {
+		case <-c.q.notify:
+		case <-c.closedCh:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// LocalAddr implements PacketConn.
+func (c *SimConn) LocalAddr() netip.AddrPort { return c.local }
+
+// Stats implements PacketConn.
+func (c *SimConn) Stats() Stats {
+	n := c.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.catchUp()
+	st := c.stats
+	c.q.addStats(&st)
+	return st
+}
+
+// Close implements PacketConn. The address becomes free for a new Listen;
+// datagrams arriving for it afterwards count as LinkStats.Unreachable.
+func (c *SimConn) Close() error {
+	n := c.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closeLocked()
+	if n.conns[c.local] == c {
+		delete(n.conns, c.local)
+	}
+	return nil
+}
+
+func (c *SimConn) closeLocked() {
+	c.closed = true
+	c.q.clear()
+	close(c.closedCh)
+}
