@@ -266,9 +266,9 @@ func (a Fixed) String() string {
 		// back = round(dec * 2^32 / 10^d), which is how Parse reads it.
 		lo, c = bits.Add64(dec<<32, p/2, 0)
 		if back, _ := bits.Div64(dec>>32+c, lo, p); back == f {
-			digits := strconv.FormatUint(dec, 10)
-			b = append(b, strings.Repeat("0", d-len(digits))...)
-			return string(append(b, digits...))
+			// p+dec is "1" followed by dec padded to d digits.
+			b = strconv.AppendUint(b, p+dec, 10)
+			return string(append(b[:len(b)-d-1], b[len(b)-d:]...))
 		}
 	}
 }

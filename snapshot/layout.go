@@ -14,7 +14,8 @@ import (
 // platform size widened to 8 bytes, bools as one byte, no padding. The layout
 // is the same on every machine, so checksums agree across architectures.
 type canonical struct {
-	size uintptr // in-memory size of the type
+	size  uintptr // in-memory size of the type
+	align int     // in-memory alignment of the type
 	// direct is true when the in-memory bytes already are the canonical bytes
 	// (little-endian host, no padding, no platform-sized integers narrower than 8 bytes).
 	direct bool
@@ -37,7 +38,7 @@ func littleEndianHost() bool {
 // elements) and returns its canonical layout. The error names the offending
 // field path and kind.
 func plainLayout(t reflect.Type) (*canonical, error) {
-	c := &canonical{size: t.Size()}
+	c := &canonical{size: t.Size(), align: t.Align()}
 	if err := c.walk(t, 0, t.String()); err != nil {
 		return nil, err
 	}

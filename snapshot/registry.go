@@ -163,6 +163,10 @@ type compSaver[T any] struct {
 	s       *ecs.Store[T]
 	v       values[T]
 	layouts []*layoutBuf
+	// the hash of the entity layout is cached by layout id: layouts change far
+	// less often than values, so a checksum hashes values only
+	hashedLayout uint64
+	layoutHash   uint64
 }
 
 type layoutBuf struct {
@@ -196,9 +200,14 @@ func (c *compSaver[T]) newFrame() frameData { return &compFrame[T]{c: c} }
 
 func (c *compSaver[T]) checksum(d *xxh64.Digest) (uint64, error) {
 	col := c.s.Column()
+	if c.hashedLayout != col.Layout || c.hashedLayout == 0 {
+		d.Reset()
+		d.WriteUint64(uint64(len(col.Entities)))
+		hashSlice(d, c.r.entHash, col.Entities, nil)
+		c.hashedLayout, c.layoutHash = col.Layout, d.Sum64()
+	}
 	d.Reset()
-	d.WriteUint64(uint64(len(col.Entities)))
-	hashSlice(d, c.r.entHash, col.Entities, nil)
+	d.WriteUint64(c.layoutHash)
 	err := c.v.hash(d, col.Values)
 	return d.Sum64(), err
 }
@@ -308,6 +317,9 @@ type entSaver struct {
 	r       *Registry
 	bufs    []*entBuf
 	scratch []byte
+	// cached hash of the allocator state, by layout id
+	hashed uint64
+	hash   uint64
 }
 
 type entBuf struct {
@@ -339,6 +351,9 @@ func (e *entSaver) acquire(st ecs.EntityState) *entBuf {
 
 func (e *entSaver) checksum(d *xxh64.Digest) uint64 {
 	st := e.r.w.EntityState()
+	if st.Layout == e.hashed && e.hashed != 0 {
+		return e.hash
+	}
 	d.Reset()
 	b := binary.LittleEndian.AppendUint64(e.scratch[:0], uint64(len(st.Slots)))
 	for _, s := range st.Slots {
@@ -362,5 +377,6 @@ func (e *entSaver) checksum(d *xxh64.Digest) uint64 {
 	}
 	d.Write(b)
 	e.scratch = b
-	return d.Sum64()
+	e.hashed, e.hash = st.Layout, d.Sum64()
+	return e.hash
 }

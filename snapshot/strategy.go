@@ -85,15 +85,53 @@ func (v copyValues[T]) load(dst []T, b *valueBuf[T], changed []uint64, _, now ui
 		if bytes.Equal(d, s) {
 			continue
 		}
-		for p := lo; p < hi; p++ {
-			o := (p - lo) * size
-			if !bytes.Equal(d[o:o+size], s[o:o+size]) {
-				changed[p] = now
-			}
-		}
+		markDiff(d, s, size, v.c.align, changed[lo:hi], now)
 		copy(dst[lo:hi], b.vals[lo:hi])
 	}
 	return nil
+}
+
+// markDiff stamps changed[i] = now for every value i (of size bytes, memory
+// aligned to align) that differs between d and s, comparing whole words where
+// size and alignment allow.
+func markDiff(d, s []byte, size, align int, changed []uint64, now uint64) {
+	switch {
+	case size%8 == 0 && align >= 8:
+		dw, sw, k := words[uint64](d), words[uint64](s), size/8
+		for i := range changed {
+			a, b := dw[i*k:i*k+k], sw[i*k:i*k+k]
+			for j := range a {
+				if a[j] != b[j] {
+					changed[i] = now
+					break
+				}
+			}
+		}
+	case size%4 == 0 && align >= 4:
+		dw, sw, k := words[uint32](d), words[uint32](s), size/4
+		for i := range changed {
+			a, b := dw[i*k:i*k+k], sw[i*k:i*k+k]
+			for j := range a {
+				if a[j] != b[j] {
+					changed[i] = now
+					break
+				}
+			}
+		}
+	default:
+		for i := range changed {
+			o := i * size
+			if !bytes.Equal(d[o:o+size], s[o:o+size]) {
+				changed[i] = now
+			}
+		}
+	}
+}
+
+// words views aligned bytes as machine words.
+func words[W uint32 | uint64](b []byte) []W {
+	var w W
+	return unsafe.Slice((*W)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(w)))
 }
 
 // bytesOf views the memory of a slice of plain data.
