@@ -139,11 +139,15 @@ func (w *World) SpawnAt(e Entity) error {
 	}
 	a := &w.ents
 	i := e.Index()
-	for uint32(len(a.slots)) <= i {
-		// New slots enter the free list lowest index last, so they are reused
-		// in ascending order.
-		a.slots = append(a.slots, EntitySlot{Gen: 1})
-		a.free = append(a.free, uint32(len(a.slots)-1))
+	if n := uint32(len(a.slots)); n <= i {
+		// New slots below i enter the free list highest index first, so the
+		// LIFO free list hands them out in ascending order.
+		for k := i; k > n; k-- {
+			a.free = append(a.free, k-1)
+		}
+		for uint32(len(a.slots)) <= i {
+			a.slots = append(a.slots, EntitySlot{Gen: 1})
+		}
 	}
 	if a.slots[i].Alive {
 		return fmt.Errorf("%w: %v", ErrSlotInUse, NewEntity(i, a.slots[i].Gen))

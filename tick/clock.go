@@ -32,7 +32,7 @@ const (
 // one second of elapsed time, however the second is split into calls.
 //
 // The zero Clock runs at [DefaultHz] in real time with [DefaultMaxSteps]. A
-// Clock must not be copied after first use. It is not safe for concurrent use.
+// Clock is not safe for concurrent use.
 type Clock struct {
 	hz       uint32
 	rate     uint32 // thousandths; 0 means 1000

@@ -1,0 +1,53 @@
+package ecs_test
+
+import (
+	"fmt"
+
+	"github.com/rewindgo/rewind/ecs"
+)
+
+func Example() {
+	type Position struct{ X, Y float64 }
+	type Velocity struct{ X, Y float64 }
+
+	w := ecs.New()
+	pos := ecs.Register[Position](w)
+	vel := ecs.Register[Velocity](w)
+	for i := range 3 {
+		e := w.Spawn()
+		_ = pos.Set(e, Position{X: float64(i)})
+		_ = vel.Set(e, Velocity{X: 1, Y: 0.5})
+	}
+
+	// Positions are written, velocities only read.
+	move := ecs.NewQuery2(pos.Write(), vel.Read())
+	for e, r := range move.All() {
+		r.A.X += r.B.X
+		r.A.Y += r.B.Y
+		fmt.Println(e, *r.A)
+	}
+	// Output:
+	// 0v1 {1 0.5}
+	// 1v1 {2 0.5}
+	// 2v1 {3 0.5}
+}
+
+func ExampleCommands() {
+	type Health int
+	w := ecs.New()
+	hp := ecs.Register[Health](w)
+	for i := range 4 {
+		_ = hp.Set(w.Spawn(), Health(i))
+	}
+	cmds := ecs.NewCommands(w)
+	for e, h := range hp.Values() {
+		if h == 0 {
+			cmds.Despawn(e) // structural changes wait until the loop is over
+		}
+	}
+	if err := cmds.Apply(); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(w.Len(), "alive")
+	// Output: 3 alive
+}
