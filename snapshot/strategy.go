@@ -97,31 +97,51 @@ func (v copyValues[T]) load(dst []T, b *valueBuf[T], changed []uint64, _, now ui
 func markDiff(d, s []byte, size, align int, changed []uint64, now uint64) {
 	switch {
 	case size%8 == 0 && align >= 8:
-		dw, sw, k := words[uint64](d), words[uint64](s), size/8
-		for i := range changed {
-			a, b := dw[i*k:i*k+k], sw[i*k:i*k+k]
-			for j := range a {
-				if a[j] != b[j] {
-					changed[i] = now
-					break
-				}
-			}
-		}
+		markWords(words[uint64](d), words[uint64](s), size/8, changed, now)
 	case size%4 == 0 && align >= 4:
-		dw, sw, k := words[uint32](d), words[uint32](s), size/4
-		for i := range changed {
-			a, b := dw[i*k:i*k+k], sw[i*k:i*k+k]
-			for j := range a {
-				if a[j] != b[j] {
-					changed[i] = now
-					break
-				}
-			}
-		}
+		markWords(words[uint32](d), words[uint32](s), size/4, changed, now)
 	default:
 		for i := range changed {
 			o := i * size
 			if !bytes.Equal(d[o:o+size], s[o:o+size]) {
+				changed[i] = now
+			}
+		}
+	}
+}
+
+// markWords stamps the values (of k words each) that differ, without
+// branching inside a value; small values get unrolled loops.
+func markWords[W uint32 | uint64](d, s []W, k int, changed []uint64, now uint64) {
+	n := len(changed)
+	d, s = d[:n*k], s[:n*k]
+	switch k {
+	case 1:
+		for i := range changed {
+			if d[i] != s[i] {
+				changed[i] = now
+			}
+		}
+	case 2:
+		for i := range changed {
+			if (d[2*i]^s[2*i])|(d[2*i+1]^s[2*i+1]) != 0 {
+				changed[i] = now
+			}
+		}
+	case 3:
+		for i := range changed {
+			o := 3 * i
+			if (d[o]^s[o])|(d[o+1]^s[o+1])|(d[o+2]^s[o+2]) != 0 {
+				changed[i] = now
+			}
+		}
+	default:
+		for i := range changed {
+			var x W
+			for j := i * k; j < i*k+k; j++ {
+				x |= d[j] ^ s[j]
+			}
+			if x != 0 {
 				changed[i] = now
 			}
 		}
