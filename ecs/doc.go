@@ -35,8 +35,9 @@
 // of writing is caught: Set, Ptr, Resource.Ptr and write access in queries all
 // stamp the value, and pointers are only handed out through those paths.
 // SetIfChanged skips the stamp when the value is equal. A snapshot load stamps
-// exactly the values it changes (see Store.Restore), so it leaves no phantom
-// changes for a replication layer to send.
+// the values it changes and leaves the others alone (see Store.Restore): for
+// plain-data types exactly the values whose bytes differ, so it leaves no
+// phantom changes for a replication layer to send.
 //
 // # Structural changes and misuse
 //

@@ -10,17 +10,23 @@ import (
 type bpos struct{ X, Y, Z float64 }
 type bvel struct{ X, Y, Z float64 }
 
+// moveQuery builds n entities with a position and a velocity and the query
+// that moves them (positions written, velocities read).
+func moveQuery(n int) *ecs.Query2[bpos, bvel] {
+	w := ecs.New()
+	pos, vel := ecs.Register[bpos](w), ecs.Register[bvel](w)
+	for i := range n {
+		e := w.Spawn()
+		_ = pos.Set(e, bpos{X: float64(i)})
+		_ = vel.Set(e, bvel{X: 1, Y: 2, Z: 3})
+	}
+	return ecs.NewQuery2(pos.Write(), vel.Read())
+}
+
 func BenchmarkQuery(b *testing.B) {
 	for _, n := range []int{100000} {
 		b.Run(fmt.Sprintf("components=2/entities=%d", n), func(b *testing.B) {
-			w := ecs.New()
-			pos, vel := ecs.Register[bpos](w), ecs.Register[bvel](w)
-			for i := range n {
-				e := w.Spawn()
-				_ = pos.Set(e, bpos{X: float64(i)})
-				_ = vel.Set(e, bvel{X: 1, Y: 2, Z: 3})
-			}
-			q := ecs.NewQuery2(pos.Write(), vel.Read())
+			q := moveQuery(n)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
@@ -37,14 +43,7 @@ func BenchmarkQuery(b *testing.B) {
 
 func BenchmarkQueryBatches(b *testing.B) {
 	const n = 100000
-	w := ecs.New()
-	pos, vel := ecs.Register[bpos](w), ecs.Register[bvel](w)
-	for i := range n {
-		e := w.Spawn()
-		_ = pos.Set(e, bpos{X: float64(i)})
-		_ = vel.Set(e, bvel{X: 1, Y: 2, Z: 3})
-	}
-	q := ecs.NewQuery2(pos.Write(), vel.Read())
+	q := moveQuery(n)
 	b.ReportAllocs()
 	for b.Loop() {
 		for bt := range q.Batches() {

@@ -212,8 +212,6 @@ func (s *Store[T]) purgeDead() {
 }
 
 func (s *Store[T]) restoredAt() uint64 { return s.restored }
-func (s *Store[T]) lock()              { s.locks++ }
-func (s *Store[T]) unlock()            { s.locks-- }
 func (s *Store[T]) isLocked() bool     { return s.locks > 0 }
 
 // All iterates over every entity with a T and a pointer to its value, in dense
@@ -368,15 +366,6 @@ func (s *Store[T]) Write() Access[T] { return Access[T]{s: s, write: true} }
 
 // Read returns read-only access to the Store for a query.
 func (s *Store[T]) Read() Access[T] { return Access[T]{s: s, scratch: new(T)} }
-
-func (a *Access[T]) at(p int, now uint64) *T {
-	if a.write {
-		a.s.changed[p] = now
-		return &a.s.dense[p]
-	}
-	*a.scratch = a.s.dense[p]
-	return a.scratch
-}
 
 func (a *Access[T]) begin(now uint64) {
 	if a.write && len(a.s.dense) > 0 {

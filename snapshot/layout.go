@@ -20,6 +20,7 @@ type canonical struct {
 	// (little-endian host, no padding, no platform-sized integers narrower than 8 bytes).
 	direct bool
 	fields []field
+	buf    []byte // reused encoding buffer for non-direct layouts
 }
 
 type field struct {
@@ -95,19 +96,20 @@ func kindName(k reflect.Kind) string {
 	return k.String()
 }
 
-// hashSlice writes the canonical bytes of vals to d. scratch is a reusable
-// buffer for non-direct layouts; the grown buffer is returned.
-func hashSlice[T any](d *xxh64.Digest, c *canonical, vals []T, scratch []byte) []byte {
+// hashSlice writes the canonical bytes of vals to d. Non-direct layouts are
+// encoded in chunks through c's reused buffer, so hashing allocates nothing
+// once the buffer has grown.
+func hashSlice[T any](d *xxh64.Digest, c *canonical, vals []T) {
 	if len(vals) == 0 || c.size == 0 {
-		return scratch
+		return
 	}
 	base := unsafe.Pointer(unsafe.SliceData(vals))
 	if c.direct {
 		d.Write(unsafe.Slice((*byte)(base), uintptr(len(vals))*c.size))
-		return scratch
+		return
 	}
 	const chunk = 4096
-	buf := scratch[:0]
+	buf := c.buf[:0]
 	for i := range vals {
 		p := unsafe.Add(base, uintptr(i)*c.size)
 		for _, f := range c.fields {
@@ -144,5 +146,5 @@ func hashSlice[T any](d *xxh64.Digest, c *canonical, vals []T, scratch []byte) [
 		}
 	}
 	d.Write(buf)
-	return buf
+	c.buf = buf
 }

@@ -203,7 +203,7 @@ func (c *compSaver[T]) checksum(d *xxh64.Digest) (uint64, error) {
 	if c.hashedLayout != col.Layout || c.hashedLayout == 0 {
 		d.Reset()
 		d.WriteUint64(uint64(len(col.Entities)))
-		hashSlice(d, c.r.entHash, col.Entities, nil)
+		hashSlice(d, c.r.entHash, col.Entities)
 		c.hashedLayout, c.layoutHash = col.Layout, d.Sum64()
 	}
 	d.Reset()

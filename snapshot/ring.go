@@ -177,16 +177,7 @@ func (g *Ring) Load(f tick.Tick) error {
 func (g *Ring) Confirm(f tick.Tick) {
 	for i := range g.slots {
 		if s := &g.slots[i]; s.held && s.frame.Before(f) {
-			s.held = false
-			// Layout and allocator buffers are shared between slots: drop this
-			// slot's references so they can be reused.
-			for _, d := range s.data {
-				d.release()
-			}
-			if s.ents != nil {
-				s.ents.refs--
-				s.ents = nil
-			}
+			g.release(s) // drops shared layout references so the buffers can be reused
 		}
 	}
 }

@@ -172,7 +172,7 @@ func stampWritten(changed []uint64, savedTick, now uint64) {
 	}
 }
 func (v copyValues[T]) hash(d *xxh64.Digest, vals []T) error {
-	hashSlice(d, v.c, vals, nil)
+	hashSlice(d, v.c, vals)
 	return nil
 }
 func (v copyValues[T]) bytes(b *valueBuf[T]) int { return cap(b.vals) * int(v.c.size) }
