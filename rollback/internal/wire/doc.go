@@ -1,0 +1,88 @@
+// Package wire is the binary wire format of rollback sessions: the messages
+// peers exchange and the compression of the inputs they carry.
+//
+// Everything that reads network bytes treats them as hostile: [Message.Decode]
+// and [InputDecoder] return errors instead of panicking, validate every field,
+// and bound the memory and work a packet can cause. Decoding accepts exactly
+// the bytes encoding produces (varints must be minimal), so a decoded message
+// encodes back to the same bytes.
+//
+// # Integers
+//
+// Unless stated otherwise integers are varints as in encoding/binary: uvarint
+// for values that cannot be negative, and zigzag varint (binary.AppendVarint)
+// for signed values. A varint must be minimally encoded (no trailing 0x00
+// continuation group) and at most 10 bytes long. Fixed-size integers are
+// little-endian.
+//
+// # Header
+//
+// Every packet starts with 4 bytes:
+//
+//	byte 0     Version (1)
+//	byte 1     Kind
+//	bytes 2-3  magic of the sender, uint16 little-endian
+//
+// A packet is at most [MaxPacketSize] (1200) bytes, header included.
+//
+// # Bodies
+//
+// The body follows the header and must end exactly at the end of the packet
+// (except for Input, whose inputs are the rest of the packet).
+//
+//	SyncRequest     Nonce: 4 bytes
+//	SyncReply       Nonce: 4 bytes, echoing the request
+//	Input           uvarint StartFrame
+//	                varint  AckFrame - StartFrame
+//	                byte    flags: bit 0 DisconnectRequested, others 0
+//	                uvarint number of statuses, at most MaxStatus (16)
+//	                per status: uvarint zigzag(LastFrame - StartFrame)<<1 | disconnected
+//	                uvarint NumFrames, at most MaxFrames (128)
+//	                the compressed inputs: all remaining bytes
+//	InputAck        varint  AckFrame
+//	QualityReport   varint  Advantage (an int16); uvarint Ping
+//	QualityReply    uvarint Ping, echoing the report
+//	ChecksumReport  uvarint Frame; Checksum: 8 bytes
+//	PartsRequest    uvarint Frame
+//	Parts           uvarint Frame; uvarint number of parts, at most MaxParts (64);
+//	                per part: uvarint name length (at most MaxNameLen, 64),
+//	                the name, Sum: 8 bytes
+//	KeepAlive       empty
+//
+// Differences are computed in int64, and zigzag(x) = uint64(x<<1) ^ uint64(x>>63).
+// Frames are in 0..MaxInt32 (StartFrame, Frame), or -1..MaxInt32 where -1
+// means "none yet" (AckFrame, LastFrame). The compressed inputs are empty
+// exactly when NumFrames is 0. With 1200 bytes per packet not every
+// combination of limits fits: 64 parts leave room for names of about 9
+// bytes, 64-byte names for about 16 parts.
+//
+// # Input compression
+//
+// A record is the byte string of one frame of inputs, at most a limit the
+// session chooses; its length may change between frames. The records of
+// consecutive frames are first delta-encoded against a base record, the
+// record of the frame before the first (empty if the receiver has none).
+// For each record r with predecessor p (the base for the first record) the
+// delta stream holds
+//
+//	uvarint len(r) ^ len(p)
+//	len(r) bytes r[i] ^ p'[i], p' being p zero-padded or truncated to len(r)
+//
+// An unchanged record thus becomes len(r)+1 zero bytes. The whole delta
+// stream is then run-length encoded as a sequence of tokens, each starting
+// with a uvarint h:
+//
+//	h&1 == 0  a run of h>>1 zero bytes (h>>1 >= 1)
+//	h&1 == 1  h>>1 literal bytes follow (h>>1 >= 1)
+//
+// The encoder writes every run of two or more zero bytes as a run token and
+// everything between them as one literal token. Eight frames of an unchanged
+// 2-byte input, against a base equal to that input, compress to a single
+// byte (a run of 24 zeros: 0x30).
+//
+// A decoder told to expect n records of at most maxRecord bytes rejects
+// records longer than maxRecord, runs and literals longer than the
+// n*(maxRecord+10) bytes of delta stream those records can use, and bytes
+// left over after the n-th record, so a packet cannot make it do more work
+// or allocate more than those limits allow.
+package wire

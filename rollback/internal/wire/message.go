@@ -1,0 +1,509 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Version is the wire format version written in byte 0 of every packet.
+const Version = 1
+
+// Limits of the format. Encoding a message that exceeds one fails; decoding
+// one fails with [ErrMalformed] (or [ErrTooLarge] for the packet size).
+const (
+	// HeaderSize is the size of the header that starts every packet.
+	HeaderSize = 4
+	// MaxPacketSize is the largest encoded message, header included.
+	MaxPacketSize = 1200
+	// MaxStatus is the largest number of PeerStatus entries of an Input message.
+	MaxStatus = 16
+	// MaxFrames is the largest number of frames of inputs in an Input message.
+	MaxFrames = 128
+	// MaxParts is the largest number of parts of a Parts message.
+	MaxParts = 64
+	// MaxNameLen is the longest part name of a Parts message, in bytes.
+	MaxNameLen = 64
+)
+
+// Errors returned by [Message.Append], [Message.Decode] and the input codec.
+// Returned errors wrap one of them (test with errors.Is) and may add detail.
+var (
+	// ErrVersion reports a packet whose byte 0 is not Version. Decode sets
+	// Message.Version (and Kind and Magic, if present) to the packet's values.
+	ErrVersion = errors.New("wire: unsupported version")
+	// ErrUnknownKind reports a message kind this version does not define.
+	ErrUnknownKind = errors.New("wire: unknown message kind")
+	// ErrMalformed reports bytes or fields that do not follow the format:
+	// truncation, trailing bytes, overlong varints, values out of range.
+	ErrMalformed = errors.New("wire: malformed message")
+	// ErrTooLarge reports a message longer than MaxPacketSize.
+	ErrTooLarge = errors.New("wire: message too large")
+)
+
+// Decode errors are built once so that rejecting hostile bytes does not
+// allocate. They are never modified.
+var (
+	errTruncated     = fmt.Errorf("%w: truncated", ErrMalformed)
+	errVarint        = fmt.Errorf("%w: overlong or non-minimal varint", ErrMalformed)
+	errTrailing      = fmt.Errorf("%w: trailing bytes", ErrMalformed)
+	errFrameRange    = fmt.Errorf("%w: frame out of range", ErrMalformed)
+	errFlags         = fmt.Errorf("%w: unknown flag bits", ErrMalformed)
+	errStatusCount   = fmt.Errorf("%w: too many statuses", ErrMalformed)
+	errFrameCount    = fmt.Errorf("%w: frame count out of range", ErrMalformed)
+	errInputsPresent = fmt.Errorf("%w: inputs do not match the frame count", ErrMalformed)
+	errAdvantage     = fmt.Errorf("%w: advantage out of int16 range", ErrMalformed)
+	errPartCount     = fmt.Errorf("%w: too many parts", ErrMalformed)
+	errNameLen       = fmt.Errorf("%w: part name too long", ErrMalformed)
+	errPacketSize    = fmt.Errorf("%w: packet longer than %d bytes", ErrTooLarge, MaxPacketSize)
+)
+
+// Kind is the type of a message, byte 1 of the header.
+type Kind uint8
+
+// The message kinds. The comment of each lists the Message fields it carries.
+const (
+	KindSyncRequest    Kind = 1 + iota // Nonce
+	KindSyncReply                      // Nonce (echo of the request's nonce)
+	KindInput                          // StartFrame, AckFrame, DisconnectRequested, Status, NumFrames, Inputs
+	KindInputAck                       // AckFrame
+	KindQualityReport                  // Advantage, Ping
+	KindQualityReply                   // Ping (echo of the report's Ping)
+	KindChecksumReport                 // Frame, Checksum
+	KindPartsRequest                   // Frame
+	KindParts                          // Frame, Parts
+	KindKeepAlive                      // no body
+)
+
+// String returns the name of the kind, or "Kind(n)" for an unknown one.
+func (k Kind) String() string {
+	switch k {
+	case KindSyncRequest:
+		return "SyncRequest"
+	case KindSyncReply:
+		return "SyncReply"
+	case KindInput:
+		return "Input"
+	case KindInputAck:
+		return "InputAck"
+	case KindQualityReport:
+		return "QualityReport"
+	case KindQualityReply:
+		return "QualityReply"
+	case KindChecksumReport:
+		return "ChecksumReport"
+	case KindPartsRequest:
+		return "PartsRequest"
+	case KindParts:
+		return "Parts"
+	case KindKeepAlive:
+		return "KeepAlive"
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// PeerStatus is what the sender of an Input message knows about one peer of
+// the session.
+type PeerStatus struct {
+	// Disconnected reports that the sender considers the peer disconnected.
+	Disconnected bool
+	// LastFrame is the last frame of the peer's inputs the sender holds,
+	// -1 for none. It is at least -1.
+	LastFrame int32
+}
+
+// Part is one named checksum of a Parts message.
+type Part struct {
+	// Name is at most MaxNameLen bytes. After Decode it aliases the packet.
+	Name []byte
+	// Sum is the checksum of the part.
+	Sum uint64
+}
+
+// Message is a decoded packet of any kind. Only the fields of its Kind are
+// encoded (see the Kind constants); Append ignores the others and Decode
+// zeroes them. Reusing one Message for Decode reuses the capacity of Status
+// and Parts, so steady-state decoding does not allocate.
+type Message struct {
+	// Version is the format version of a decoded packet. Append ignores it
+	// and always writes the constant Version.
+	Version uint8
+	// Kind selects the body.
+	Kind Kind
+	// Magic identifies the sender's session endpoint.
+	Magic uint16
+
+	// Nonce of a SyncRequest, echoed by the SyncReply.
+	Nonce uint32
+
+	// StartFrame is the frame of the first record in Inputs, >= 0.
+	StartFrame int32
+	// AckFrame is the last frame of the receiver's inputs the sender holds,
+	// -1 if none yet.
+	AckFrame int32
+	// DisconnectRequested asks the receiver to end the session.
+	DisconnectRequested bool
+	// Status holds at most MaxStatus entries.
+	Status []PeerStatus
+	// NumFrames is the number of records in Inputs, 0..MaxFrames. Inputs is
+	// empty exactly when NumFrames is 0.
+	NumFrames int
+	// Inputs holds NumFrames records compressed by an InputEncoder. After
+	// Decode it aliases the packet.
+	Inputs []byte
+
+	// Advantage is the sender's frame advantage estimate.
+	Advantage int16
+	// Ping is an opaque timestamp, echoed by the QualityReply.
+	Ping uint64
+
+	// Frame of a checksum or parts message, >= 0.
+	Frame int32
+	// Checksum of the whole state at Frame.
+	Checksum uint64
+	// Parts holds at most MaxParts entries.
+	Parts []Part
+}
+
+// Append appends the encoding of m to dst and returns the extended slice.
+// It fails, returning dst unchanged, with [ErrUnknownKind] for an unknown
+// Kind, [ErrMalformed] for a field out of range and [ErrTooLarge] if the
+// encoding is longer than MaxPacketSize.
+func (m *Message) Append(dst []byte) ([]byte, error) {
+	if err := m.validate(); err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	dst = append(dst, Version, byte(m.Kind), byte(m.Magic), byte(m.Magic>>8))
+	switch m.Kind {
+	case KindSyncRequest, KindSyncReply:
+		dst = binary.LittleEndian.AppendUint32(dst, m.Nonce)
+	case KindInput:
+		dst = binary.AppendUvarint(dst, uint64(m.StartFrame))
+		dst = binary.AppendVarint(dst, int64(m.AckFrame)-int64(m.StartFrame))
+		var flags byte
+		if m.DisconnectRequested {
+			flags |= 1
+		}
+		dst = append(dst, flags)
+		dst = binary.AppendUvarint(dst, uint64(len(m.Status)))
+		for _, s := range m.Status {
+			d := int64(s.LastFrame) - int64(m.StartFrame)
+			v := (uint64(d<<1) ^ uint64(d>>63)) << 1
+			if s.Disconnected {
+				v |= 1
+			}
+			dst = binary.AppendUvarint(dst, v)
+		}
+		dst = binary.AppendUvarint(dst, uint64(m.NumFrames))
+		dst = append(dst, m.Inputs...)
+	case KindInputAck:
+		dst = binary.AppendVarint(dst, int64(m.AckFrame))
+	case KindQualityReport:
+		dst = binary.AppendVarint(dst, int64(m.Advantage))
+		dst = binary.AppendUvarint(dst, m.Ping)
+	case KindQualityReply:
+		dst = binary.AppendUvarint(dst, m.Ping)
+	case KindChecksumReport:
+		dst = binary.AppendUvarint(dst, uint64(m.Frame))
+		dst = binary.LittleEndian.AppendUint64(dst, m.Checksum)
+	case KindPartsRequest:
+		dst = binary.AppendUvarint(dst, uint64(m.Frame))
+	case KindParts:
+		dst = binary.AppendUvarint(dst, uint64(m.Frame))
+		dst = binary.AppendUvarint(dst, uint64(len(m.Parts)))
+		for _, p := range m.Parts {
+			dst = binary.AppendUvarint(dst, uint64(len(p.Name)))
+			dst = append(dst, p.Name...)
+			dst = binary.LittleEndian.AppendUint64(dst, p.Sum)
+		}
+	case KindKeepAlive:
+	}
+	if n := len(dst) - start; n > MaxPacketSize {
+		return dst[:start], fmt.Errorf("%w: %v message is %d bytes, limit %d", ErrTooLarge, m.Kind, n, MaxPacketSize)
+	}
+	return dst, nil
+}
+
+// validate checks the fields Append encodes for m.Kind.
+func (m *Message) validate() error {
+	switch m.Kind {
+	case KindSyncRequest, KindSyncReply, KindQualityReport, KindQualityReply, KindKeepAlive:
+		return nil
+	case KindInput:
+		if m.StartFrame < 0 {
+			return fmt.Errorf("%w: StartFrame %d < 0", ErrMalformed, m.StartFrame)
+		}
+		if m.AckFrame < -1 {
+			return fmt.Errorf("%w: AckFrame %d < -1", ErrMalformed, m.AckFrame)
+		}
+		if len(m.Status) > MaxStatus {
+			return fmt.Errorf("%w: %d statuses, limit %d", ErrMalformed, len(m.Status), MaxStatus)
+		}
+		for i, s := range m.Status {
+			if s.LastFrame < -1 {
+				return fmt.Errorf("%w: Status[%d].LastFrame %d < -1", ErrMalformed, i, s.LastFrame)
+			}
+		}
+		if m.NumFrames < 0 || m.NumFrames > MaxFrames {
+			return fmt.Errorf("%w: NumFrames %d outside 0..%d", ErrMalformed, m.NumFrames, MaxFrames)
+		}
+		if (m.NumFrames == 0) != (len(m.Inputs) == 0) {
+			return fmt.Errorf("%w: NumFrames %d with %d bytes of inputs", ErrMalformed, m.NumFrames, len(m.Inputs))
+		}
+		if len(m.Inputs) > MaxPacketSize {
+			return fmt.Errorf("%w: %d bytes of inputs, limit %d", ErrTooLarge, len(m.Inputs), MaxPacketSize)
+		}
+		return nil
+	case KindInputAck:
+		if m.AckFrame < -1 {
+			return fmt.Errorf("%w: AckFrame %d < -1", ErrMalformed, m.AckFrame)
+		}
+		return nil
+	case KindChecksumReport, KindPartsRequest:
+		if m.Frame < 0 {
+			return fmt.Errorf("%w: Frame %d < 0", ErrMalformed, m.Frame)
+		}
+		return nil
+	case KindParts:
+		if m.Frame < 0 {
+			return fmt.Errorf("%w: Frame %d < 0", ErrMalformed, m.Frame)
+		}
+		if len(m.Parts) > MaxParts {
+			return fmt.Errorf("%w: %d parts, limit %d", ErrMalformed, len(m.Parts), MaxParts)
+		}
+		for i, p := range m.Parts {
+			if len(p.Name) > MaxNameLen {
+				return fmt.Errorf("%w: Parts[%d].Name is %d bytes, limit %d", ErrMalformed, i, len(p.Name), MaxNameLen)
+			}
+		}
+		return nil
+	default:
+		return fmt.Errorf("%w: %v", ErrUnknownKind, m.Kind)
+	}
+}
+
+// Decode resets m and decodes the packet b into it. Inputs and part names
+// alias b. Decode accepts exactly the encodings Append produces: it rejects
+// unknown versions ([ErrVersion]; m.Version, m.Kind and m.Magic are still set
+// from the bytes present), unknown kinds ([ErrUnknownKind]; the header fields
+// are set), packets longer than MaxPacketSize ([ErrTooLarge]) and anything
+// else that is not a valid encoding ([ErrMalformed]): truncated fields,
+// trailing bytes, overlong or non-minimal varints, values out of range. On
+// error all other fields of m are zero. Decode never panics, and allocates
+// only to grow m.Status or m.Parts up to their limits.
+func (m *Message) Decode(b []byte) error {
+	m.reset()
+	if len(b) == 0 {
+		return errTruncated
+	}
+	m.Version = b[0]
+	if len(b) >= 2 {
+		m.Kind = Kind(b[1])
+	}
+	if len(b) >= HeaderSize {
+		m.Magic = binary.LittleEndian.Uint16(b[2:])
+	}
+	if m.Version != Version {
+		return ErrVersion
+	}
+	if len(b) < HeaderSize {
+		return errTruncated
+	}
+	if len(b) > MaxPacketSize {
+		return errPacketSize
+	}
+	r := reader{b: b[HeaderSize:]}
+	switch m.Kind {
+	case KindSyncRequest, KindSyncReply:
+		m.Nonce = r.uint32()
+	case KindInput:
+		m.decodeInput(&r)
+	case KindInputAck:
+		m.AckFrame = r.frame(-1, 0)
+	case KindQualityReport:
+		a := r.varint()
+		if a < math.MinInt16 || a > math.MaxInt16 {
+			r.fail(errAdvantage)
+		}
+		m.Advantage = int16(a)
+		m.Ping = r.uvarint()
+	case KindQualityReply:
+		m.Ping = r.uvarint()
+	case KindChecksumReport:
+		m.Frame = r.uframe()
+		m.Checksum = r.uint64()
+	case KindPartsRequest:
+		m.Frame = r.uframe()
+	case KindParts:
+		m.decodeParts(&r)
+	case KindKeepAlive:
+	default:
+		return ErrUnknownKind
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.err = errTrailing
+	}
+	if r.err != nil {
+		v, k, g := m.Version, m.Kind, m.Magic
+		m.reset()
+		m.Version, m.Kind, m.Magic = v, k, g
+		return r.err
+	}
+	return nil
+}
+
+func (m *Message) decodeInput(r *reader) {
+	m.StartFrame = r.uframe()
+	start := int64(m.StartFrame)
+	m.AckFrame = r.frame(-1, start)
+	flags := r.byte()
+	if flags&^1 != 0 {
+		r.fail(errFlags)
+	}
+	m.DisconnectRequested = flags&1 != 0
+	n := r.uvarint()
+	if n > MaxStatus {
+		r.fail(errStatusCount)
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		v := r.uvarint()
+		z := v >> 1
+		last := start + (int64(z>>1) ^ -int64(z&1))
+		if last < -1 || last > math.MaxInt32 {
+			r.fail(errFrameRange)
+		}
+		m.Status = append(m.Status, PeerStatus{Disconnected: v&1 != 0, LastFrame: int32(last)})
+	}
+	frames := r.uvarint()
+	if frames > MaxFrames {
+		r.fail(errFrameCount)
+	}
+	if r.err != nil {
+		return
+	}
+	m.NumFrames = int(frames)
+	m.Inputs = r.b[:len(r.b):len(r.b)]
+	r.b = r.b[len(r.b):]
+	if (m.NumFrames == 0) != (len(m.Inputs) == 0) {
+		r.fail(errInputsPresent)
+	}
+}
+
+func (m *Message) decodeParts(r *reader) {
+	m.Frame = r.uframe()
+	n := r.uvarint()
+	if n > MaxParts {
+		r.fail(errPartCount)
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		l := r.uvarint()
+		if l > MaxNameLen {
+			r.fail(errNameLen)
+		}
+		name := r.bytes(int(l))
+		sum := r.uint64()
+		m.Parts = append(m.Parts, Part{Name: name, Sum: sum})
+	}
+}
+
+// reset zeroes m, keeping the capacity of Status and Parts. Old part names
+// are cleared so that m does not keep earlier packets alive.
+func (m *Message) reset() {
+	status, parts := m.Status[:0], m.Parts
+	clear(parts)
+	*m = Message{Status: status, Parts: parts[:0]}
+}
+
+// reader consumes a message body. The first failure sticks in err; after it
+// every read returns zero.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// uvarint reads a minimally encoded unsigned varint.
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	switch {
+	case n == 0:
+		r.err = errTruncated
+		return 0
+	case n < 0 || (n > 1 && r.b[n-1] == 0):
+		r.err = errVarint
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// varint reads a minimally encoded zigzag varint.
+func (r *reader) varint() int64 {
+	u := r.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// uframe reads a frame number 0..MaxInt32 encoded as a uvarint.
+func (r *reader) uframe() int32 {
+	v := r.uvarint()
+	if v > math.MaxInt32 {
+		r.fail(errFrameRange)
+		return 0
+	}
+	return int32(v)
+}
+
+// frame reads a varint d and returns base+d, which must be in min..MaxInt32.
+// base is in 0..MaxInt32, so the sum cannot overflow once d is checked.
+func (r *reader) frame(min, base int64) int32 {
+	d := r.varint()
+	if d < min-base || d > math.MaxInt32-base {
+		r.fail(errFrameRange)
+		return 0
+	}
+	return int32(base + d)
+}
+
+func (r *reader) bytes(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if len(r.b) < n {
+		r.err = errTruncated
+		return nil
+	}
+	p := r.b[:n:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *reader) byte() byte {
+	if p := r.bytes(1); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+func (r *reader) uint32() uint32 {
+	if p := r.bytes(4); p != nil {
+		return binary.LittleEndian.Uint32(p)
+	}
+	return 0
+}
+
+func (r *reader) uint64() uint64 {
+	if p := r.bytes(8); p != nil {
+		return binary.LittleEndian.Uint64(p)
+	}
+	return 0
+}

@@ -1,0 +1,905 @@
+package rollback
+
+import (
+	"math"
+	"net/netip"
+
+	"github.com/rewindgo/rewind/rollback/internal/wire"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// playerStatus is this session's view of one player's connection: the last
+// frame of its inputs that is known here, and whether it has left (from
+// which frame on its inputs are the default).
+type playerStatus struct {
+	disconnected bool
+	lastFrame    Frame
+}
+
+// SessionStats counts what a session did; the demo prints them.
+type SessionStats struct {
+	// Frame is the current frame, Confirmed the confirmed frame.
+	Frame, Confirmed Frame
+	// Rollbacks counts loads; RollbackFrames the frames re-simulated;
+	// MaxRollback the longest rollback in frames.
+	Rollbacks, RollbackFrames, MaxRollback int
+	// Stalls counts AdvanceFrame calls that did not advance the frame
+	// (prediction threshold, lockstep wait).
+	Stalls int
+	// Desyncs counts EventDesyncDetected events.
+	Desyncs int
+	// EventsDropped counts events dropped because the queue was full;
+	// UnknownPackets counts datagrams from addresses that are not peers.
+	EventsDropped, UnknownPackets uint64
+}
+
+// P2PSession is a peer-to-peer rollback session: every peer simulates every
+// frame, sends only its local inputs, predicts the inputs that have not
+// arrived, and rolls back when a prediction was wrong.
+//
+// A frame of the game loop: AddLocalInput for every local player, then
+// AdvanceFrame, then carry out the returned requests in order, reporting the
+// checksum of each saved state with ReportChecksum. Call Poll when the game
+// does not advance (while synchronizing, or on a stall) to keep the network
+// going. A P2PSession is not safe for concurrent use.
+type P2PSession struct {
+	cfg resolved
+	net netcore
+
+	queues []*inputQueue
+	status []playerStatus
+	owner  []*endpoint
+	local  []PlayerHandle
+	remote []PlayerHandle
+	peers  []*endpoint
+	specs  []*endpoint
+	specOf []PlayerHandle // handle of specs[i]
+
+	running        bool
+	closed         bool
+	current        Frame
+	agreed         Frame
+	localConfirmed Frame
+	lastSaved      Frame
+	checkSent      Frame
+	pushed         Frame
+	localPushed    Frame
+	discRollback   Frame
+	advanced       bool
+	lastWaitRec    Frame
+
+	localIn   [][]byte
+	localHave []bool
+	reqs      []Request
+	inBuf     []Input
+	sums      *sumHistory
+	rec       *recorder
+	scratch   []byte
+	stats     SessionStats
+	partsBuf  []Part
+}
+
+// NewP2P starts a P2P session on conn with the players in cfg.Players. The
+// session reaches the remote players and spectators through conn; it does
+// not own conn (close it after the session).
+func NewP2P(conn transport.PacketConn, cfg Config) (*P2PSession, error) {
+	r, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkPlayers(); err != nil {
+		return nil, err
+	}
+	if conn == nil {
+		return nil, invalid("conn is nil")
+	}
+	s := &P2PSession{cfg: r}
+	s.net.init(&s.cfg, conn)
+	n := r.NumPlayers
+	s.queues = make([]*inputQueue, n)
+	s.status = make([]playerStatus, n)
+	s.owner = make([]*endpoint, n)
+	s.localIn = make([][]byte, n)
+	s.localHave = make([]bool, n)
+	for i := range s.queues {
+		s.queues[i] = newInputQueue(r.MaxInputSize, r.Predictor, r.DefaultInput)
+		s.status[i].lastFrame = NullFrame
+	}
+	// Handles in order, so records list players in handle order.
+	for h := 0; h < n; h++ {
+		for _, p := range r.Players {
+			if int(p.Handle) != h || p.Kind == Spectator {
+				continue
+			}
+			if p.Kind == Local {
+				s.local = append(s.local, p.Handle)
+				s.queues[h].delay = r.InputDelay
+				s.localIn[h] = make([]byte, 0, r.MaxInputSize)
+				continue
+			}
+			s.remote = append(s.remote, p.Handle)
+			e := s.net.byAddr[p.Addr]
+			if e == nil {
+				e = s.net.addEndpoint(p.Addr)
+				s.peers = append(s.peers, e)
+			} else if e.spectator {
+				return nil, invalid("address %v is registered as a spectator and a player", p.Addr)
+			}
+			e.handles = append(e.handles, p.Handle)
+			s.owner[h] = e
+		}
+	}
+	for _, p := range r.Players {
+		if p.Kind != Spectator {
+			continue
+		}
+		if s.net.byAddr[p.Addr] != nil {
+			return nil, invalid("address %v is registered twice (spectator %d)", p.Addr, p.Handle)
+		}
+		e := s.net.addEndpoint(p.Addr)
+		e.spectator = true
+		s.specs = append(s.specs, e)
+		s.specOf = append(s.specOf, p.Handle)
+	}
+	s.current = 0
+	s.agreed, s.localConfirmed, s.lastSaved = NullFrame, NullFrame, NullFrame
+	s.checkSent, s.pushed, s.localPushed, s.discRollback = NullFrame, NullFrame, NullFrame, NullFrame
+	s.lastWaitRec = -math.MaxInt32
+	s.sums = newSumHistory(queueLen, remoteSumHistory)
+	s.inBuf = make([]Input, 0, n*(2*r.maxPred+6))
+	s.reqs = make([]Request, 0, 2*(2*r.maxPred+6))
+	s.scratch = make([]byte, 0, s.net.maxRecord())
+	if r.Record != nil {
+		s.rec, err = newRecorder(r.Record, &s.cfg)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(s.net.eps) == 0 {
+		s.running = true
+	} else {
+		for _, e := range s.net.eps {
+			s.net.sendSync(e)
+		}
+	}
+	return s, nil
+}
+
+// SnapshotDepth is how many saved frames the game must keep for Load
+// requests to find their frame: 2*MaxPrediction+3 (a disconnect agreed with
+// 3+ peers may reach back about twice the window), 0 in lockstep.
+func (s *P2PSession) SnapshotDepth() int {
+	if s.cfg.maxPred == 0 {
+		return 0
+	}
+	return 2*s.cfg.maxPred + 3
+}
+
+// AddLocalInput sets the input of local player h for the current frame. It
+// is copied. Call it for every local player before each AdvanceFrame.
+func (s *P2PSession) AddLocalInput(h PlayerHandle, input []byte) error {
+	if h < 0 || int(h) >= s.cfg.NumPlayers || s.owner[h] != nil {
+		return ErrInvalidHandle
+	}
+	if len(input) > s.cfg.MaxInputSize {
+		return ErrInputTooLarge
+	}
+	s.localIn[h] = append(s.localIn[h][:0], input...)
+	s.localHave[h] = true
+	return nil
+}
+
+// SetInputDelay changes the input delay of local player h from the next
+// frame. Raising it repeats the last input for the new frames in between
+// (they are sent to the peers like any other); lowering it drops the inputs
+// of frames that are already taken.
+func (s *P2PSession) SetInputDelay(h PlayerHandle, delay int) error {
+	if h < 0 || int(h) >= s.cfg.NumPlayers || s.owner[h] != nil {
+		return ErrInvalidHandle
+	}
+	if delay < 0 || delay > MaxInputDelay {
+		return invalid("input delay %d: want 0..%d", delay, MaxInputDelay)
+	}
+	s.queues[h].delay = delay
+	return nil
+}
+
+// Poll receives and answers network traffic without advancing: call it
+// while the session synchronizes or while the game waits.
+func (s *P2PSession) Poll() {
+	if s.closed {
+		return
+	}
+	s.net.poll(s)
+	s.checkParts()
+	s.net.flush(s.statuses)
+}
+
+// ReportChecksum records the checksum (and optionally the per-type parts,
+// for example from snapshot.Registry.Checksum) of the state saved as frame f.
+// Desync detection and recordings use the checksums of confirmed frames;
+// parts let a desync event name the differing types. Parts are copied.
+func (s *P2PSession) ReportChecksum(f Frame, sum uint64, parts []Part) {
+	keep := (s.cfg.DesyncInterval > 0 && int(f)%s.cfg.DesyncInterval == 0) ||
+		(s.rec != nil && int(f)%s.cfg.RecordChecksumInterval == 0)
+	s.sums.put(f, sum, parts, keep)
+}
+
+// AdvanceFrame polls the network and returns the requests the game must
+// carry out, in order, before the next call: a rollback (Load, then Advance
+// and Save for each frame to re-simulate) if a prediction was wrong or a
+// player disconnected, then Save and Advance for the current frame.
+//
+// When the session may not advance (the prediction window is exhausted, or
+// in lockstep the inputs have not arrived), the list still holds any rollback
+// (it is never dropped) but no Advance of the current frame, and Advanced
+// reports false. The requests and their inputs are valid until the next call.
+func (s *P2PSession) AdvanceFrame() ([]Request, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	s.advanced = false
+	s.reqs = s.reqs[:0]
+	s.inBuf = s.inBuf[:0]
+	s.net.poll(s)
+	if !s.running {
+		s.net.flush(s.statuses)
+		return nil, ErrNotSynchronized
+	}
+	for _, h := range s.local {
+		if !s.localHave[h] {
+			return nil, ErrMissingInput
+		}
+	}
+	if s.current >= math.MaxInt32-2*queueLen {
+		return nil, ErrFrameLimit
+	}
+	prevAgreed := s.agreed
+
+	// Confirmed frames first (before anything is rolled back or discarded):
+	// desync reports, spectators, recording.
+	s.confirmedWork(prevAgreed)
+
+	s.updateDisconnects()
+	s.computeConfirmed()
+
+	// Roll back to the first misprediction or disconnect.
+	target := s.discRollback
+	for _, q := range s.queues {
+		if fi := q.firstIncorrect; fi != NullFrame && (target == NullFrame || fi < target) {
+			target = fi
+		}
+	}
+	mp := s.cfg.maxPred
+	if s.cfg.SparseSaving && mp > 0 {
+		if target != NullFrame || (s.current-s.lastSaved >= Frame(mp) && s.agreed+1 > s.lastSaved) {
+			target = s.lastSaved
+		}
+	}
+	if target != NullFrame && target < s.current && mp > 0 {
+		s.rollback(target)
+	} else if target != NullFrame {
+		for _, q := range s.queues {
+			q.resetPrediction()
+		}
+	}
+	s.discRollback = NullFrame
+
+	// Local inputs of this frame: into the queues (at frame+delay) and to
+	// the peers. A frame that stalls keeps the inputs first added for it.
+	for _, h := range s.local {
+		q := s.queues[h]
+		if f := q.addLocal(s.current, s.localIn[h]); f != NullFrame {
+			s.status[h].lastFrame = q.head
+		}
+		s.localHave[h] = false
+	}
+	s.pushLocal()
+	s.computeConfirmed()
+
+	// Inputs no longer needed: everything before the agreed frame (and, when
+	// saving sparsely, before the last saved frame).
+	keep := prevAgreed
+	if s.cfg.SparseSaving && s.lastSaved < keep {
+		keep = s.lastSaved
+	}
+	if keep > s.pushed {
+		keep = s.pushed
+	}
+	for _, q := range s.queues {
+		q.discard(keep - 1)
+	}
+
+	stall := false
+	if mp == 0 {
+		stall = s.localConfirmed < s.current || s.agreed < s.current
+	} else {
+		stall = s.current-s.localConfirmed > Frame(mp) || s.current-s.agreed > Frame(2*mp+2)
+	}
+	if stall {
+		// The state of the current frame is saved when it is advanced; a
+		// rollback above already re-simulated up to it.
+		s.stats.Stalls++
+	} else {
+		if s.saveWanted(s.current) {
+			s.save(s.current)
+		}
+		s.advance(s.current)
+		s.current++
+		s.advanced = true
+		s.timeSync()
+	}
+	s.checkParts()
+	s.net.flush(s.statuses)
+	return s.reqs, nil
+}
+
+// Advanced reports whether the last AdvanceFrame advanced the current frame.
+func (s *P2PSession) Advanced() bool { return s.advanced }
+
+// saveWanted decides whether frame f is saved when it is simulated.
+func (s *P2PSession) saveWanted(f Frame) bool {
+	if s.cfg.maxPred == 0 {
+		return false
+	}
+	if !s.cfg.SparseSaving {
+		return true
+	}
+	if s.cfg.DesyncInterval > 0 && int(f)%s.cfg.DesyncInterval == 0 {
+		return true
+	}
+	if s.rec != nil && int(f)%s.cfg.RecordChecksumInterval == 0 {
+		return true
+	}
+	return f > s.lastSaved && f == min(s.agreed+1, s.current)
+}
+
+func (s *P2PSession) save(f Frame) {
+	s.reqs = append(s.reqs, Request{Kind: SaveRequest, Frame: f})
+	if f <= s.agreed+1 && f > s.lastSaved {
+		s.lastSaved = f
+	}
+	if !s.cfg.SparseSaving && f > s.lastSaved {
+		s.lastSaved = f
+	}
+}
+
+func (s *P2PSession) advance(f Frame) {
+	n := s.cfg.NumPlayers
+	k := len(s.inBuf)
+	for i := 0; i < n; i++ {
+		st := s.status[i]
+		if st.disconnected && f > st.lastFrame {
+			s.inBuf = append(s.inBuf, Input{Bytes: s.cfg.DefaultInput, Status: Disconnected})
+			continue
+		}
+		b, status := s.queues[i].input(f)
+		s.inBuf = append(s.inBuf, Input{Bytes: b, Status: status})
+	}
+	s.reqs = append(s.reqs, Request{Kind: AdvanceRequest, Frame: f, Inputs: s.inBuf[k : k+n : k+n]})
+}
+
+// rollback loads target and re-simulates up to the current frame.
+func (s *P2PSession) rollback(target Frame) {
+	s.reqs = append(s.reqs, Request{Kind: LoadRequest, Frame: target})
+	for _, q := range s.queues {
+		q.resetPrediction()
+	}
+	depth := int(s.current - target)
+	s.stats.Rollbacks++
+	s.stats.RollbackFrames += depth
+	if depth > s.stats.MaxRollback {
+		s.stats.MaxRollback = depth
+	}
+	s.net.log.Debug("rollback", "from", s.current, "to", target)
+	for f := target; f < s.current; f++ {
+		if f > target && s.saveWanted(f) {
+			s.save(f)
+		}
+		s.advance(f)
+	}
+}
+
+// computeConfirmed updates localConfirmed (every input known here) and the
+// agreed frame (every input final: known here and, for remote players, also
+// known to every other peer, so that no disconnect can change it).
+func (s *P2PSession) computeConfirmed() {
+	lc, ag := Frame(math.MaxInt32), Frame(math.MaxInt32)
+	for i, st := range s.status {
+		if st.disconnected {
+			continue
+		}
+		lc = min(lc, st.lastFrame)
+		ag = min(ag, st.lastFrame)
+		if s.owner[i] == nil {
+			continue
+		}
+		for _, p := range s.peers {
+			if p == s.owner[i] || p.state != stateRunning {
+				continue
+			}
+			if !p.hasStatus {
+				ag = min(ag, NullFrame)
+				continue
+			}
+			if ps := p.peerStatus[i]; !ps.Disconnected {
+				ag = min(ag, Frame(ps.LastFrame))
+			}
+		}
+	}
+	if lc == math.MaxInt32 {
+		lc = s.current
+	}
+	if ag == math.MaxInt32 {
+		ag = lc
+	}
+	s.localConfirmed = lc
+	if ag > s.agreed {
+		s.agreed = ag
+	}
+	s.stats.Confirmed = s.ConfirmedFrame()
+}
+
+// updateDisconnects applies the connection statuses gossiped by the peers:
+// a player any running peer (or this session) considers disconnected is
+// disconnected here too, at the lowest last frame anyone has.
+func (s *P2PSession) updateDisconnects() {
+	for _, i := range s.remote {
+		connected := s.owner[i].state != stateDisconnected
+		last := Frame(math.MaxInt32)
+		for _, p := range s.peers {
+			if p.state != stateRunning || !p.hasStatus {
+				continue
+			}
+			ps := p.peerStatus[i]
+			if ps.Disconnected {
+				connected = false
+			}
+			last = min(last, Frame(ps.LastFrame))
+		}
+		st := s.status[i]
+		if !st.disconnected {
+			last = min(last, st.lastFrame)
+		}
+		if !connected && (!st.disconnected || st.lastFrame > last) {
+			s.disconnectPlayerAt(PlayerHandle(i), last)
+		}
+	}
+}
+
+func (s *P2PSession) disconnectPlayerAt(h PlayerHandle, last Frame) {
+	if last < s.agreed {
+		// Cannot happen with peers following the protocol (the agreed
+		// frame already includes every peer's last frame); refuse to
+		// rewrite history that is final.
+		last = s.agreed
+	}
+	s.status[h] = playerStatus{disconnected: true, lastFrame: last}
+	if last+1 < s.current && (s.discRollback == NullFrame || last+1 < s.discRollback) {
+		s.discRollback = last + 1
+	}
+	e := s.owner[h]
+	if e == nil {
+		return
+	}
+	for _, o := range e.handles {
+		if !s.status[o].disconnected {
+			return
+		}
+	}
+	s.net.disconnect(e, "disconnected by a peer")
+}
+
+// DisconnectPlayer disconnects a remote player (and every player behind the
+// same address) or a spectator. The other peers agree on the frame from
+// which the player's inputs are the default.
+func (s *P2PSession) DisconnectPlayer(h PlayerHandle) error {
+	if h >= 0 && int(h) < s.cfg.NumPlayers {
+		e := s.owner[h]
+		if e == nil {
+			return ErrInvalidHandle
+		}
+		if s.status[h].disconnected {
+			return ErrAlreadyDisconnected
+		}
+		s.dropEndpoint(e, "disconnected locally")
+		return nil
+	}
+	for i, sh := range s.specOf {
+		if sh == h {
+			if s.specs[i].state == stateDisconnected {
+				return ErrAlreadyDisconnected
+			}
+			s.net.disconnect(s.specs[i], "disconnected locally")
+			return nil
+		}
+	}
+	return ErrInvalidHandle
+}
+
+// dropEndpoint implements handler.
+func (s *P2PSession) dropEndpoint(e *endpoint, reason string) {
+	s.net.disconnect(e, reason)
+	for _, h := range e.handles {
+		if !s.status[h].disconnected {
+			s.disconnectPlayerAt(h, s.status[h].lastFrame)
+		}
+	}
+}
+
+// synchronized implements handler.
+func (s *P2PSession) synchronized(*endpoint) {
+	if s.running {
+		return
+	}
+	for _, e := range s.net.eps {
+		if e.state == stateSyncing {
+			return
+		}
+	}
+	s.running = true
+	s.net.event(Event{Kind: EventRunning})
+}
+
+// onRecord implements handler: a peer's inputs for frame f.
+func (s *P2PSession) onRecord(e *endpoint, f Frame, rec []byte) bool {
+	if e.spectator {
+		s.net.malformedFrom(s, e, "inputs from a spectator", nil)
+		return false
+	}
+	for _, h := range e.handles {
+		q := s.queues[h]
+		if f != q.head+1 || !q.room(f) {
+			return false
+		}
+	}
+	splitRecord(rec, len(e.handles), s.cfg.MaxInputSize, func(i int, in []byte, _ bool) {
+		h := e.handles[i]
+		s.queues[h].addRemote(f, in)
+		if !s.status[h].disconnected {
+			s.status[h].lastFrame = f
+		}
+	})
+	return true
+}
+
+// pushLocal queues the newly complete local frames to every peer.
+func (s *P2PSession) pushLocal() {
+	if len(s.local) == 0 {
+		return
+	}
+	top := Frame(math.MaxInt32)
+	for _, h := range s.local {
+		top = min(top, s.queues[h].head)
+	}
+	for f := s.localPushed + 1; f <= top; f++ {
+		rec := s.scratch[:0]
+		for _, h := range s.local {
+			rec = appendRecordInput(rec, s.queues[h].get(f), false)
+		}
+		s.scratch = rec
+		for _, e := range s.peers {
+			if e.state == stateDisconnected {
+				continue
+			}
+			if e.pending.full() {
+				// 128 frames unacknowledged: the peer is long gone.
+				s.dropEndpoint(e, "stopped acknowledging inputs")
+				continue
+			}
+			e.pending.push(f, rec)
+			e.inputDirty = true
+		}
+		s.localPushed = f
+	}
+}
+
+// statuses fills the connection statuses gossiped in Input messages.
+func (s *P2PSession) statuses(dst []wire.PeerStatus) []wire.PeerStatus {
+	for _, st := range s.status {
+		dst = append(dst, wire.PeerStatus{Disconnected: st.disconnected, LastFrame: int32(st.lastFrame)})
+	}
+	return dst
+}
+
+// confirmedWork handles frames that became final by the previous call (their
+// saves were carried out and their checksums reported since): inputs to the
+// spectators and the recording, checksums for desync detection.
+func (s *P2PSession) confirmedWork(agreed Frame) {
+	limit := min(agreed, s.current-1)
+	for f := s.pushed + 1; f <= limit; f++ {
+		rec := s.fullRecord(f)
+		for _, e := range s.specs {
+			if e.state != stateRunning {
+				continue
+			}
+			if e.pending.full() {
+				s.net.disconnect(e, "spectator stopped acknowledging inputs")
+				continue
+			}
+			e.pending.push(f, rec)
+			e.inputDirty = true
+		}
+		if s.rec != nil {
+			s.rec.inputs(f, rec)
+		}
+		s.pushed = f
+	}
+	final := min(agreed+1, s.current)
+	if s.rec != nil {
+		s.rec.checksums(s.sums, final)
+	}
+	if iv := Frame(s.cfg.DesyncInterval); iv > 0 {
+		for c := (s.checkSent/iv + 1) * iv; c <= final; c += iv {
+			s.checkSent = c
+			sum, ok := s.sums.get(c)
+			if !ok {
+				continue
+			}
+			for _, p := range s.peers {
+				if p.state != stateRunning {
+					continue
+				}
+				m := s.net.msg(wire.KindChecksumReport)
+				m.Frame, m.Checksum = int32(c), sum
+				s.net.send(p)
+				s.compare(p, c)
+			}
+		}
+		if s.checkSent < 0 {
+			s.checkSent = 0
+		}
+	}
+}
+
+// fullRecord builds the record of frame f with every player's input and
+// disconnected status.
+func (s *P2PSession) fullRecord(f Frame) []byte {
+	rec := s.scratch[:0]
+	for i, st := range s.status {
+		if st.disconnected && f > st.lastFrame {
+			rec = appendRecordInput(rec, s.cfg.DefaultInput, true)
+			continue
+		}
+		rec = appendRecordInput(rec, s.queues[i].get(f), false)
+	}
+	s.scratch = rec
+	return rec
+}
+
+// onMessage implements handler: checksum reports and parts.
+func (s *P2PSession) onMessage(e *endpoint, m *wire.Message) {
+	switch m.Kind {
+	case wire.KindChecksumReport:
+		f := Frame(m.Frame)
+		e.remoteSums[int(f)%remoteSumHistory] = sumEntry{frame: f, sum: m.Checksum, ok: true}
+		s.compare(e, f)
+	case wire.KindPartsRequest:
+		if parts, ok := s.sums.getParts(Frame(m.Frame)); ok {
+			s.sendParts(e, Frame(m.Frame), parts)
+		}
+	case wire.KindParts:
+		if e.partsFrame != Frame(m.Frame) {
+			return
+		}
+		for _, p := range m.Parts {
+			name := string(p.Name)
+			dup := false
+			for _, q := range e.remoteParts {
+				if q.Name == name {
+					dup = true
+				}
+			}
+			if !dup {
+				e.remoteParts = append(e.remoteParts, Part{Name: name, Sum: p.Sum})
+			}
+		}
+		local, _ := s.sums.getParts(e.partsFrame)
+		if len(e.remoteParts) >= len(local) {
+			s.desync(e, diffParts(local, e.remoteParts))
+		}
+	default:
+		s.net.malformedFrom(s, e, "unexpected message", nil)
+	}
+}
+
+// compare checks the remote checksum of frame f against ours once ours is
+// final, and starts the parts exchange on a mismatch.
+func (s *P2PSession) compare(e *endpoint, f Frame) {
+	if f > s.checkSent || f < 0 {
+		return
+	}
+	r := e.remoteSums[int(f)%remoteSumHistory]
+	if !r.ok || r.frame != f {
+		return
+	}
+	local, ok := s.sums.get(f)
+	if !ok || local == r.sum {
+		return
+	}
+	e.remoteSums[int(f)%remoteSumHistory].ok = false // compare once
+	if e.partsFrame != NullFrame {
+		s.net.event(Event{Kind: EventDesyncDetected, Addr: e.addr, Frame: f, Local: local, Remote: r.sum})
+		s.stats.Desyncs++
+		return
+	}
+	e.partsFrame, e.partsLocal, e.partsRemote = f, local, r.sum
+	e.partsSince = s.net.now
+	e.remoteParts = e.remoteParts[:0]
+	if _, ok := s.sums.getParts(f); !ok {
+		s.desync(e, nil)
+		return
+	}
+	s.requestParts(e)
+}
+
+func (s *P2PSession) requestParts(e *endpoint) {
+	s.net.msg(wire.KindPartsRequest).Frame = int32(e.partsFrame)
+	s.net.send(e)
+	e.partsLast = s.net.now
+}
+
+// checkParts retries parts requests and gives up after partsTimeout.
+func (s *P2PSession) checkParts() {
+	for _, e := range s.peers {
+		if e.partsFrame == NullFrame {
+			continue
+		}
+		switch {
+		case s.net.now.Sub(e.partsSince) >= partsTimeout || e.state != stateRunning:
+			s.desync(e, nil)
+		case s.net.now.Sub(e.partsLast) >= partsRetry:
+			s.requestParts(e)
+		}
+	}
+}
+
+func (s *P2PSession) desync(e *endpoint, types []string) {
+	s.net.event(Event{Kind: EventDesyncDetected, Addr: e.addr, Frame: e.partsFrame,
+		Local: e.partsLocal, Remote: e.partsRemote, Types: types})
+	s.stats.Desyncs++
+	e.partsFrame = NullFrame
+}
+
+// sendParts sends the parts of frame f in as many datagrams as they need.
+func (s *P2PSession) sendParts(e *endpoint, f Frame, parts []Part) {
+	for len(parts) > 0 {
+		m := s.net.msg(wire.KindParts)
+		m.Frame = int32(f)
+		size := wire.HeaderSize + 10
+		for len(parts) > 0 && len(m.Parts) < wire.MaxParts {
+			name := parts[0].Name
+			if len(name) > wire.MaxNameLen {
+				name = name[:wire.MaxNameLen]
+			}
+			if size+len(name)+10 > transport.MaxPacketSize {
+				break
+			}
+			size += len(name) + 10
+			m.Parts = append(m.Parts, wire.Part{Name: []byte(name), Sum: parts[0].Sum})
+			parts = parts[1:]
+		}
+		s.net.send(e)
+	}
+}
+
+// timeSync samples frame advantages and recommends waiting when far ahead.
+func (s *P2PSession) timeSync() {
+	for _, e := range s.peers {
+		if e.state == stateRunning {
+			s.net.updateAdvantage(e, s.current)
+		}
+	}
+	ahead := s.FramesAhead()
+	if ahead >= 3 && s.current-s.lastWaitRec >= 60 {
+		s.lastWaitRec = s.current
+		s.net.event(Event{Kind: EventWaitRecommendation, SkipFrames: ahead})
+	}
+}
+
+// FramesAhead is the averaged number of frames this session runs ahead of
+// the furthest-behind peer. A game loop runs slightly slower while it is
+// positive (the Driver runs 10% slower) so peers stay in step.
+func (s *P2PSession) FramesAhead() int {
+	ahead := 0
+	for _, e := range s.peers {
+		if e.state == stateRunning {
+			ahead = max(ahead, e.framesAhead())
+		}
+	}
+	return ahead
+}
+
+// Events returns and clears the queued events (nil when none).
+func (s *P2PSession) Events() []Event { return s.net.drainEvents(nil) }
+
+// NetworkStats returns the connection statistics of a remote player's or a
+// spectator's address.
+func (s *P2PSession) NetworkStats(h PlayerHandle) (NetworkStats, error) {
+	var e *endpoint
+	if h >= 0 && int(h) < s.cfg.NumPlayers {
+		e = s.owner[h]
+	}
+	for i, sh := range s.specOf {
+		if sh == h {
+			e = s.specs[i]
+		}
+	}
+	if e == nil {
+		return NetworkStats{}, ErrInvalidHandle
+	}
+	return s.net.stats(e)
+}
+
+// Stats returns the session's counters.
+func (s *P2PSession) Stats() SessionStats {
+	st := s.stats
+	st.Frame = s.current
+	st.Confirmed = s.ConfirmedFrame()
+	st.EventsDropped = s.net.evDrop
+	st.UnknownPackets = s.net.unknown
+	return st
+}
+
+// CurrentFrame is the frame the next Advance simulates.
+func (s *P2PSession) CurrentFrame() Frame { return s.current }
+
+// ConfirmedFrame is the last frame whose inputs are final for every player:
+// the game may free saved states before it (Ring.Confirm), and a state
+// saved at ConfirmedFrame()+1 or earlier will never be rolled back.
+func (s *P2PSession) ConfirmedFrame() Frame { return min(s.agreed, s.current-1) }
+
+// MaxPrediction is the prediction window (0 in lockstep).
+func (s *P2PSession) MaxPrediction() int { return s.cfg.maxPred }
+
+// Running reports whether every peer is synchronized.
+func (s *P2PSession) Running() bool { return s.running }
+
+// NumPlayers is the number of players.
+func (s *P2PSession) NumPlayers() int { return s.cfg.NumPlayers }
+
+// LocalHandles lists the local players.
+func (s *P2PSession) LocalHandles() []PlayerHandle { return s.local }
+
+// RemoteHandles lists the remote players.
+func (s *P2PSession) RemoteHandles() []PlayerHandle { return s.remote }
+
+// SpectatorHandles lists the spectators.
+func (s *P2PSession) SpectatorHandles() []PlayerHandle { return s.specOf }
+
+// HandlesByAddress lists the players behind addr.
+func (s *P2PSession) HandlesByAddress(addr netip.AddrPort) []PlayerHandle {
+	if e := s.net.byAddr[addr]; e != nil && !e.spectator {
+		return e.handles
+	}
+	return nil
+}
+
+// PlayerStatus reports whether player h is disconnected and the last frame
+// of its inputs known here (for a disconnected player: the last frame before
+// its inputs became the default).
+func (s *P2PSession) PlayerStatus(h PlayerHandle) (disconnected bool, lastFrame Frame) {
+	if h < 0 || int(h) >= s.cfg.NumPlayers {
+		return false, NullFrame
+	}
+	return s.status[h].disconnected, s.status[h].lastFrame
+}
+
+// Close tells the peers this session leaves and flushes the recording. It
+// does not close the conn.
+func (s *P2PSession) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	for _, e := range s.net.eps {
+		if e.state == stateRunning {
+			e.disconnectRq = true
+			s.net.sendInput(e, s.statuses)
+		}
+	}
+	if s.rec != nil {
+		return s.rec.close(s.current)
+	}
+	return nil
+}

@@ -1,0 +1,643 @@
+package rollback
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"log/slog"
+	"math"
+	"net/netip"
+	"time"
+
+	"github.com/rewindgo/rewind/rng"
+	"github.com/rewindgo/rewind/rollback/internal/wire"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// Protocol timing and limits (GGRS values where GGRS has them).
+const (
+	syncRoundTrips     = 5
+	syncRetry          = 200 * time.Millisecond
+	resendInterval     = 200 * time.Millisecond
+	keepAliveInterval  = 200 * time.Millisecond
+	qualityInterval    = 200 * time.Millisecond
+	partsRetry         = 200 * time.Millisecond
+	partsTimeout       = 2 * time.Second
+	timeSyncWindow     = 30
+	remoteSumHistory   = 32
+	maxPollPackets     = 2048
+	udpOverhead        = 28
+	malformedBurst     = 50 // malformed datagrams tolerated per second before a peer is dropped
+	floodPerFrameRatio = 12 // datagrams per simulated frame a peer may send before the excess is dropped
+)
+
+type endpointState uint8
+
+const (
+	stateSyncing endpointState = iota
+	stateRunning
+	stateDisconnected
+)
+
+// endpoint is the protocol state towards one remote address: a peer (players
+// behind it), a spectator this session hosts, or the host a spectator follows.
+type endpoint struct {
+	addr      netip.AddrPort
+	handles   []PlayerHandle // players behind a peer's address, in handle order
+	spectator bool           // a spectator this session hosts
+	host      bool           // the host of a spectator session
+	state     endpointState
+
+	magic, remoteMagic uint16
+	syncLeft           int
+	syncNonce          uint32
+	lastSyncSend       time.Time
+	versionReported    bool
+
+	// Sending.
+	pending      *recordRing // frames not yet acknowledged (+ the last acked one as base)
+	lastAcked    Frame
+	lastSend     time.Time
+	lastInput    time.Time
+	lastQuality  time.Time
+	inputDirty   bool // new frames to send
+	ackDue       bool
+	disconnectRq bool // tell the peer we dropped it
+
+	// Receiving.
+	recv       *recordRing
+	lastRecv   Frame
+	lastSeen   Frame // newest frame the peer has sent (stored or not)
+	lastHeard  time.Time
+	interrupt  bool
+	peerStatus []wire.PeerStatus
+	hasStatus  bool
+
+	// Quality and time sync.
+	rtt          time.Duration
+	remoteAdv    int
+	localAdv     int
+	localWindow  [timeSyncWindow]int
+	remoteWindow [timeSyncWindow]int
+	syncedAt     time.Time
+
+	// Checksums: remote reports, and a pending parts exchange.
+	remoteSums  [remoteSumHistory]sumEntry
+	partsFrame  Frame
+	partsSince  time.Time
+	partsLast   time.Time
+	remoteParts []Part
+	partsLocal  uint64
+	partsRemote uint64
+
+	// Counters.
+	bytesSent, packetsSent, bytesRecv, packetsRecv uint64
+	malformed, dropped                             uint64
+	malformedBudget, floodBudget                   float64
+	lastBudget                                     time.Time
+}
+
+type sumEntry struct {
+	frame Frame
+	sum   uint64
+	ok    bool
+}
+
+// netcore is the part of a session that talks to the network: the conn, the
+// endpoints, scratch buffers for encoding and decoding, and the event queue.
+type netcore struct {
+	cfg     *resolved
+	conn    transport.PacketConn
+	log     *slog.Logger
+	rand    rng.Rand
+	eps     []*endpoint
+	byAddr  map[netip.AddrPort]*endpoint
+	in, out wire.Message
+	buf     []byte
+	rec     []byte
+	enc     wire.InputEncoder
+	dec     wire.InputDecoder
+	events  []Event
+	evHead  int
+	evLen   int
+	evDrop  uint64
+	unknown uint64
+	start   time.Time
+	now     time.Time
+}
+
+func (n *netcore) init(cfg *resolved, conn transport.PacketConn) {
+	n.cfg = cfg
+	n.conn = conn
+	n.log = cfg.Logger
+	if n.log == nil {
+		n.log = slog.New(slog.DiscardHandler)
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		var b [8]byte
+		_, _ = crand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	n.rand = rng.NewSeed(seed)
+	n.byAddr = make(map[netip.AddrPort]*endpoint)
+	n.events = make([]Event, cfg.MaxEvents)
+	n.buf = make([]byte, 0, transport.MaxPacketSize)
+	n.start = cfg.Now()
+	n.now = n.start
+}
+
+func (n *netcore) maxRecord() int { return n.cfg.NumPlayers * (1 + n.cfg.MaxInputSize) }
+
+func (n *netcore) addEndpoint(addr netip.AddrPort) *endpoint {
+	if e := n.byAddr[addr]; e != nil {
+		return e
+	}
+	e := &endpoint{
+		addr: addr, syncLeft: syncRoundTrips, lastAcked: NullFrame, lastRecv: NullFrame, lastSeen: NullFrame,
+		pending: newRecordRing(n.maxRecord()), recv: newRecordRing(n.maxRecord()),
+		peerStatus: make([]wire.PeerStatus, n.cfg.NumPlayers), partsFrame: NullFrame,
+		lastHeard: n.now, lastBudget: n.now, floodBudget: float64(floodPerFrameRatio * n.cfg.FPS),
+		malformedBudget: malformedBurst,
+	}
+	for e.magic == 0 {
+		e.magic = uint16(n.rand.Uint64())
+	}
+	e.syncNonce = uint32(n.rand.Uint64())
+	n.eps = append(n.eps, e)
+	n.byAddr[addr] = e
+	return e
+}
+
+// event queues ev, dropping the oldest when the queue is full.
+func (n *netcore) event(ev Event) {
+	if n.evLen == len(n.events) {
+		n.evHead = (n.evHead + 1) % len(n.events)
+		n.evLen--
+		n.evDrop++
+	}
+	n.events[(n.evHead+n.evLen)%len(n.events)] = ev
+	n.evLen++
+	n.log.Debug("rollback event", "event", ev.String())
+}
+
+// drainEvents appends the queued events to dst.
+func (n *netcore) drainEvents(dst []Event) []Event {
+	for n.evLen > 0 {
+		dst = append(dst, n.events[n.evHead])
+		n.events[n.evHead] = Event{}
+		n.evHead = (n.evHead + 1) % len(n.events)
+		n.evLen--
+	}
+	return dst
+}
+
+// send encodes n.out with the endpoint's magic and sends it.
+func (n *netcore) send(e *endpoint) {
+	n.out.Version = wire.Version
+	n.out.Magic = e.magic
+	b, err := n.out.Append(n.buf[:0])
+	if err != nil {
+		n.log.Error("rollback: encoding a message failed", "kind", n.out.Kind, "err", err)
+		return
+	}
+	n.buf = b
+	if err := n.conn.Send(e.addr, b); err != nil {
+		n.log.Debug("rollback: send failed", "addr", e.addr, "err", err)
+		return
+	}
+	e.bytesSent += uint64(len(b))
+	e.packetsSent++
+	e.lastSend = n.now
+}
+
+// msg resets the outgoing message to kind k (keeping slice capacity) and
+// returns it for the caller to fill and send.
+func (n *netcore) msg(k wire.Kind) *wire.Message {
+	n.out = wire.Message{Kind: k, Status: n.out.Status[:0], Parts: n.out.Parts[:0]}
+	return &n.out
+}
+
+// sendSync sends a sync request with the endpoint's current nonce.
+func (n *netcore) sendSync(e *endpoint) {
+	n.msg(wire.KindSyncRequest).Nonce = e.syncNonce
+	n.send(e)
+	e.lastSyncSend = n.now
+}
+
+// budget refills the per-peer allowances for malformed and flood traffic.
+func (n *netcore) budget(e *endpoint) {
+	dt := n.now.Sub(e.lastBudget).Seconds()
+	if dt <= 0 {
+		return
+	}
+	e.lastBudget = n.now
+	e.malformedBudget = math.Min(malformedBurst, e.malformedBudget+dt*malformedBurst)
+	maxFlood := float64(floodPerFrameRatio * n.cfg.FPS)
+	e.floodBudget = math.Min(maxFlood, e.floodBudget+dt*maxFlood)
+}
+
+// handler is what a session does with decoded traffic.
+type handler interface {
+	// onRecord receives the input record of frame f from e; false refuses
+	// it (no room): it and later frames are not acknowledged.
+	onRecord(e *endpoint, f Frame, rec []byte) bool
+	// onMessage handles the other message kinds that need session state.
+	onMessage(e *endpoint, m *wire.Message)
+	// dropEndpoint disconnects e for misbehaviour or by the peer's request.
+	dropEndpoint(e *endpoint, reason string)
+	// running is called when e finishes its handshake.
+	synchronized(e *endpoint)
+}
+
+// poll receives waiting datagrams (at most maxPollPackets) and runs the
+// endpoint timers.
+func (n *netcore) poll(h handler) {
+	n.now = n.cfg.Now()
+	for i := 0; i < maxPollPackets; i++ {
+		from, payload, ok := n.conn.Receive()
+		if !ok {
+			break
+		}
+		e := n.byAddr[from]
+		if e == nil {
+			n.unknown++
+			continue
+		}
+		n.handle(h, e, payload)
+	}
+	for _, e := range n.eps {
+		n.timers(h, e)
+	}
+}
+
+func (n *netcore) malformedFrom(h handler, e *endpoint, what string, err error) {
+	e.malformed++
+	e.malformedBudget--
+	n.log.Debug("rollback: malformed datagram", "addr", e.addr, "what", what, "err", err)
+	if e.malformedBudget < 0 && e.state != stateDisconnected {
+		h.dropEndpoint(e, "sent too many malformed datagrams")
+	}
+}
+
+func (n *netcore) handle(h handler, e *endpoint, payload []byte) {
+	n.budget(e)
+	e.bytesRecv += uint64(len(payload))
+	e.packetsRecv++
+	if e.state == stateDisconnected {
+		return
+	}
+	if e.floodBudget < 1 {
+		e.dropped++
+		return
+	}
+	e.floodBudget--
+	m := &n.in
+	if err := m.Decode(payload); err != nil {
+		if m.Version != wire.Version && len(payload) > 0 {
+			if !e.versionReported {
+				e.versionReported = true
+				n.event(Event{Kind: EventVersionMismatch, Addr: e.addr, Version: m.Version})
+			}
+			e.malformed++
+			return
+		}
+		n.malformedFrom(h, e, "decode", err)
+		return
+	}
+	switch m.Kind {
+	case wire.KindSyncRequest:
+		// Always answer: the peer may have lost our replies.
+		nonce := m.Nonce
+		if e.remoteMagic == 0 {
+			e.remoteMagic = m.Magic
+		} else if m.Magic != e.remoteMagic {
+			e.dropped++
+			return
+		}
+		n.heard(e)
+		n.msg(wire.KindSyncReply).Nonce = nonce
+		n.send(e)
+		return
+	case wire.KindSyncReply:
+		if e.remoteMagic == 0 {
+			e.remoteMagic = m.Magic
+		} else if m.Magic != e.remoteMagic {
+			e.dropped++
+			return
+		}
+		n.heard(e)
+		if e.state != stateSyncing || m.Nonce != e.syncNonce {
+			return
+		}
+		e.syncLeft--
+		if e.syncLeft > 0 {
+			n.event(Event{Kind: EventSynchronizing, Addr: e.addr, Count: syncRoundTrips - e.syncLeft, Total: syncRoundTrips})
+			e.syncNonce = uint32(n.rand.Uint64())
+			n.sendSync(e)
+			return
+		}
+		e.state = stateRunning
+		e.syncedAt = n.now
+		e.lastQuality = n.now
+		n.event(Event{Kind: EventSynchronized, Addr: e.addr})
+		h.synchronized(e)
+		return
+	}
+	// Everything else needs the handshake to have told us the peer's magic.
+	if e.remoteMagic == 0 || m.Magic != e.remoteMagic {
+		e.dropped++
+		return
+	}
+	n.heard(e)
+	switch m.Kind {
+	case wire.KindInput:
+		n.onInput(h, e, m)
+	case wire.KindInputAck:
+		n.ack(e, Frame(m.AckFrame))
+	case wire.KindQualityReport:
+		e.remoteAdv = int(m.Advantage)
+		ping := m.Ping
+		n.msg(wire.KindQualityReply).Ping = ping
+		n.send(e)
+	case wire.KindQualityReply:
+		now := uint64(n.now.Sub(n.start).Microseconds())
+		if m.Ping <= now {
+			sample := time.Duration(now-m.Ping) * time.Microsecond
+			if e.rtt == 0 {
+				e.rtt = sample
+			} else {
+				e.rtt = (e.rtt*7 + sample) / 8
+			}
+		}
+	case wire.KindKeepAlive:
+	default:
+		h.onMessage(e, m)
+	}
+}
+
+func (n *netcore) heard(e *endpoint) {
+	e.lastHeard = n.now
+	if e.interrupt {
+		e.interrupt = false
+		n.event(Event{Kind: EventNetworkResumed, Addr: e.addr})
+	}
+}
+
+// ack drops pending frames the peer has received.
+func (n *netcore) ack(e *endpoint, f Frame) {
+	if f <= e.lastAcked || f > e.pending.last {
+		return
+	}
+	e.lastAcked = f
+	// Keep the acked frame itself: it is the delta base of the next packet.
+	e.pending.dropThrough(f - 1)
+}
+
+func (n *netcore) onInput(h handler, e *endpoint, m *wire.Message) {
+	if m.DisconnectRequested {
+		h.dropEndpoint(e, "the peer disconnected us")
+		return
+	}
+	if !e.host && len(m.Status) != n.cfg.NumPlayers {
+		n.malformedFrom(h, e, "status length", nil)
+		return
+	}
+	n.ack(e, Frame(m.AckFrame))
+	if !e.host {
+		copy(e.peerStatus, m.Status)
+		e.hasStatus = true
+	}
+	start := Frame(m.StartFrame)
+	if m.NumFrames == 0 {
+		return
+	}
+	if top := start + Frame(m.NumFrames) - 1; top > e.lastSeen {
+		e.lastSeen = top
+	}
+	e.ackDue = true
+	var base []byte
+	switch {
+	case start == 0:
+		base = nil
+	case e.recv.has(start - 1):
+		base = e.recv.get(start - 1)
+	default:
+		// No decode base (a gap, or older than we keep): wait for a resend.
+		e.dropped++
+		return
+	}
+	if start+Frame(m.NumFrames)-1 <= e.lastRecv {
+		return // nothing new
+	}
+	if err := n.dec.Reset(m.Inputs, base, m.NumFrames, n.maxRecord()); err != nil {
+		n.malformedFrom(h, e, "inputs", err)
+		return
+	}
+	want := len(e.handles)
+	if e.host {
+		want = n.cfg.NumPlayers
+	}
+	for f := start; ; f++ {
+		rec, ok, err := n.dec.Next()
+		if err != nil {
+			n.malformedFrom(h, e, "inputs", err)
+			return
+		}
+		if !ok {
+			return
+		}
+		if f <= e.lastRecv {
+			continue
+		}
+		if f != e.lastRecv+1 {
+			return
+		}
+		if !splitRecord(rec, want, n.cfg.MaxInputSize, nil) {
+			n.malformedFrom(h, e, "input record", nil)
+			return
+		}
+		if !h.onRecord(e, f, rec) {
+			return
+		}
+		e.recv.push(f, rec)
+		e.lastRecv = f
+	}
+}
+
+// timers runs retries, keep-alives, quality reports and disconnect detection.
+func (n *netcore) timers(h handler, e *endpoint) {
+	switch e.state {
+	case stateDisconnected:
+		return
+	case stateSyncing:
+		if n.now.Sub(e.lastSyncSend) >= syncRetry {
+			n.sendSync(e)
+		}
+		return
+	}
+	silent := n.now.Sub(e.lastHeard)
+	if silent >= n.cfg.DisconnectTimeout {
+		h.dropEndpoint(e, "timed out")
+		return
+	}
+	if silent >= n.cfg.DisconnectNotifyDelay && !e.interrupt {
+		e.interrupt = true
+		n.event(Event{Kind: EventNetworkInterrupted, Addr: e.addr, Timeout: n.cfg.DisconnectTimeout - silent})
+	}
+	if n.now.Sub(e.lastQuality) >= qualityInterval {
+		e.lastQuality = n.now
+		adv := e.localAdv
+		if adv > math.MaxInt16 {
+			adv = math.MaxInt16
+		} else if adv < math.MinInt16 {
+			adv = math.MinInt16
+		}
+		m := n.msg(wire.KindQualityReport)
+		m.Advantage = int16(adv)
+		m.Ping = uint64(n.now.Sub(n.start).Microseconds())
+		n.send(e)
+	}
+	if !e.pending.empty() && e.pending.last > e.lastAcked && n.now.Sub(e.lastInput) >= resendInterval {
+		e.inputDirty = true
+	}
+	if n.now.Sub(e.lastSend) >= keepAliveInterval && !e.inputDirty {
+		n.msg(wire.KindKeepAlive)
+		n.send(e)
+	}
+}
+
+// flush sends what each running endpoint is owed: pending inputs (with the
+// ack), or a bare ack. statusFn fills the connection statuses of an Input.
+func (n *netcore) flush(statusFn func([]wire.PeerStatus) []wire.PeerStatus) {
+	for _, e := range n.eps {
+		if e.state != stateRunning {
+			continue
+		}
+		if e.inputDirty || e.disconnectRq {
+			n.sendInput(e, statusFn)
+		} else if e.ackDue {
+			n.msg(wire.KindInputAck).AckFrame = int32(e.lastRecv)
+			n.send(e)
+		}
+		e.ackDue = false
+	}
+}
+
+// sendInput sends every unacknowledged frame (as many as fit one datagram),
+// delta-encoded against the last acknowledged one.
+func (n *netcore) sendInput(e *endpoint, statusFn func([]wire.PeerStatus) []wire.PeerStatus) {
+	e.inputDirty = false
+	first := e.lastAcked + 1
+	if e.pending.empty() || first < e.pending.first {
+		first = e.pending.first
+	}
+	count := int(e.pending.last - first + 1)
+	if count < 0 {
+		count = 0
+	}
+	if count > wire.MaxFrames {
+		count = wire.MaxFrames
+	}
+	var base []byte
+	if first > 0 && e.pending.has(first-1) {
+		base = e.pending.get(first - 1)
+	}
+	for {
+		n.enc.Reset(base)
+		for i := 0; i < count; i++ {
+			n.enc.Add(e.pending.get(first + Frame(i)))
+		}
+		n.rec = n.enc.AppendTo(n.rec[:0])
+		n.msg(wire.KindInput)
+		if statusFn != nil && !e.host {
+			// Peers gossip every player's connection status; spectators
+			// get it too (informational: their records carry the status).
+			n.out.Status = statusFn(n.out.Status)
+		}
+		start := first
+		if count == 0 {
+			start = e.pending.last + 1
+			if start < 0 {
+				start = 0
+			}
+		}
+		n.out.StartFrame = int32(start)
+		n.out.AckFrame = int32(e.lastRecv)
+		n.out.DisconnectRequested = e.disconnectRq
+		n.out.NumFrames = count
+		n.out.Inputs = n.rec
+		if count <= 1 || 4+len(n.rec)+8*len(n.out.Status)+24 <= transport.MaxPacketSize {
+			break
+		}
+		count /= 2
+	}
+	n.send(e)
+	e.lastInput = n.now
+}
+
+// disconnect marks e disconnected (and tells the peer so, once).
+func (n *netcore) disconnect(e *endpoint, reason string) bool {
+	if e.state == stateDisconnected {
+		return false
+	}
+	if e.state == stateRunning {
+		e.disconnectRq = true
+		n.sendInput(e, nil)
+	}
+	e.state = stateDisconnected
+	n.event(Event{Kind: EventDisconnected, Addr: e.addr, Reason: reason})
+	return true
+}
+
+// stats fills NetworkStats for e.
+func (n *netcore) stats(e *endpoint) (NetworkStats, error) {
+	if e.state == stateSyncing {
+		return NetworkStats{}, ErrNotSynchronized
+	}
+	el := n.now.Sub(e.syncedAt)
+	if el < time.Second {
+		return NetworkStats{}, ErrNotEnoughData
+	}
+	st := NetworkStats{
+		Ping: e.rtt, BytesSent: e.bytesSent, PacketsSent: e.packetsSent,
+		BytesReceived: e.bytesRecv, PacketsReceived: e.packetsRecv,
+		LocalFramesBehind: e.localAdv, RemoteFramesBehind: e.remoteAdv,
+		Malformed: e.malformed, Dropped: e.dropped,
+	}
+	if !e.pending.empty() {
+		st.SendQueueLen = int(e.pending.last - e.lastAcked)
+	}
+	st.KbpsSent = float64(e.bytesSent+udpOverhead*e.packetsSent) * 8 / 1000 / el.Seconds()
+	return st, nil
+}
+
+// updateAdvantage records the time-sync sample of this frame: how far the
+// peer is ahead of us (estimated from the last frame received and half the
+// round trip) and how far it says we are ahead of it.
+func (n *netcore) updateAdvantage(e *endpoint, local Frame) {
+	remote := int(e.lastRecv) + int(e.rtt.Milliseconds()*int64(n.cfg.FPS)/2000)
+	e.localAdv = remote - int(local)
+	i := int(local) % timeSyncWindow
+	if i < 0 {
+		i += timeSyncWindow
+	}
+	e.localWindow[i] = e.localAdv
+	e.remoteWindow[i] = e.remoteAdv
+}
+
+// framesAhead is the averaged number of frames this session is ahead of e.
+func (e *endpoint) framesAhead() int {
+	var l, r int
+	for i := range e.localWindow {
+		l += e.localWindow[i]
+		r += e.remoteWindow[i]
+	}
+	return int(float64(r-l)/float64(2*timeSyncWindow) + 0.5*sign(r-l))
+}
+
+func sign(x int) float64 {
+	if x < 0 {
+		return -1
+	}
+	return 1
+}

@@ -1,0 +1,179 @@
+package rollback
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/rewindgo/rewind/rollback/internal/wire"
+)
+
+// Recording format, version 1 (all integers uvarints unless noted):
+//
+//	header:  "RWND" (4 bytes), version byte (1), NumPlayers, MaxInputSize, FPS,
+//	         checksum interval, len(meta), meta, len(default input), default input
+//	blocks:  a kind byte, then
+//	  1 inputs:   first frame, frame count n (1..recordBlock), payload length,
+//	              payload = n records compressed as on the wire (each record
+//	              one byte per player: input length | 0x80 if disconnected,
+//	              then the input), delta-chained from the previous block's
+//	              last record (an empty record before frame 0)
+//	  2 checksum: frame, checksum (8 bytes little-endian), part count,
+//	              per part: name length, name, sum (8 bytes little-endian)
+//	  3 end:      number of frames recorded
+//
+// Frames are consecutive from 0. A reader rejects anything else.
+const (
+	recordMagic   = "RWND"
+	recordVersion = 1
+	recordBlock   = 64
+	maxRecordMeta = 1 << 16
+	maxBlockBytes = 1 << 20
+	maxFileParts  = 256
+
+	blockInputs   = 1
+	blockChecksum = 2
+	blockEnd      = 3
+)
+
+// recorder writes a recording as frames become confirmed.
+type recorder struct {
+	w        *bufio.Writer
+	cfg      *resolved
+	err      error
+	enc      wire.InputEncoder
+	base     []byte
+	pending  []byte // records of the block being built, back to back
+	lens     []int
+	first    Frame
+	next     Frame // next frame expected
+	lastSum  Frame
+	payload  []byte
+	tmp      []byte
+	finished bool
+}
+
+func newRecorder(w io.Writer, cfg *resolved) (*recorder, error) {
+	r := &recorder{w: bufio.NewWriter(w), cfg: cfg, next: 0, lastSum: NullFrame}
+	h := []byte(recordMagic)
+	h = append(h, recordVersion)
+	h = binary.AppendUvarint(h, uint64(cfg.NumPlayers))
+	h = binary.AppendUvarint(h, uint64(cfg.MaxInputSize))
+	h = binary.AppendUvarint(h, uint64(cfg.FPS))
+	h = binary.AppendUvarint(h, uint64(cfg.RecordChecksumInterval))
+	h = binary.AppendUvarint(h, uint64(len(cfg.RecordMeta)))
+	h = append(h, cfg.RecordMeta...)
+	h = binary.AppendUvarint(h, uint64(len(cfg.DefaultInput)))
+	h = append(h, cfg.DefaultInput...)
+	if _, err := r.w.Write(h); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRecording, err)
+	}
+	return r, nil
+}
+
+func (r *recorder) write(b []byte) {
+	if r.err != nil {
+		return
+	}
+	if _, err := r.w.Write(b); err != nil {
+		r.err = fmt.Errorf("%w: %w", ErrRecording, err)
+	}
+}
+
+// inputs adds the full record of frame f (frames arrive in order).
+func (r *recorder) inputs(f Frame, rec []byte) {
+	if f != r.next || r.finished {
+		return
+	}
+	if len(r.lens) == 0 {
+		r.first = f
+	}
+	r.pending = append(r.pending, rec...)
+	r.lens = append(r.lens, len(rec))
+	r.next = f + 1
+	if len(r.lens) == recordBlock {
+		r.flushInputs()
+	}
+}
+
+func (r *recorder) flushInputs() {
+	if len(r.lens) == 0 {
+		return
+	}
+	r.enc.Reset(r.base)
+	off := 0
+	for _, l := range r.lens {
+		r.enc.Add(r.pending[off : off+l])
+		off += l
+	}
+	last := r.pending[off-r.lens[len(r.lens)-1] : off]
+	r.base = append(r.base[:0], last...)
+	r.payload = r.enc.AppendTo(r.payload[:0])
+	b := append(r.tmp[:0], blockInputs)
+	b = binary.AppendUvarint(b, uint64(r.first))
+	b = binary.AppendUvarint(b, uint64(len(r.lens)))
+	b = binary.AppendUvarint(b, uint64(len(r.payload)))
+	r.tmp = b
+	r.write(b)
+	r.write(r.payload)
+	r.pending = r.pending[:0]
+	r.lens = r.lens[:0]
+}
+
+// checksums writes the recorded checksums of interval frames up to final.
+func (r *recorder) checksums(h *sumHistory, final Frame) {
+	iv := Frame(r.cfg.RecordChecksumInterval)
+	for c := (r.lastSum/iv + 1) * iv; c <= final; c += iv {
+		if r.lastSum < 0 {
+			c = 0
+		}
+		r.lastSum = c
+		sum, ok := h.get(c)
+		if !ok {
+			continue
+		}
+		parts, _ := h.getParts(c)
+		r.checksum(c, sum, parts)
+	}
+}
+
+func (r *recorder) checksum(c Frame, sum uint64, parts []Part) {
+	// Inputs before the checksum's frame go first, so a reader has them.
+	r.flushInputs()
+	b := append(r.tmp[:0], blockChecksum)
+	b = binary.AppendUvarint(b, uint64(c))
+	b = binary.LittleEndian.AppendUint64(b, sum)
+	if len(parts) > maxFileParts {
+		parts = parts[:maxFileParts]
+	}
+	b = binary.AppendUvarint(b, uint64(len(parts)))
+	for _, p := range parts {
+		name := p.Name
+		if len(name) > 255 {
+			name = name[:255]
+		}
+		b = binary.AppendUvarint(b, uint64(len(name)))
+		b = append(b, name...)
+		b = binary.LittleEndian.AppendUint64(b, p.Sum)
+	}
+	r.tmp = b
+	r.write(b)
+}
+
+func (r *recorder) close(Frame) error {
+	if r.finished {
+		return r.err
+	}
+	r.finished = true
+	r.flushInputs()
+	b := append(r.tmp[:0], blockEnd)
+	b = binary.AppendUvarint(b, uint64(r.next))
+	r.write(b)
+	if r.err == nil {
+		if err := r.w.Flush(); err != nil {
+			r.err = fmt.Errorf("%w: %w", ErrRecording, err)
+		}
+	}
+	return r.err
+}

@@ -1,0 +1,289 @@
+package rollback
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/rewindgo/rewind/rollback/internal/wire"
+)
+
+// ReplayInfo is the header of a recording.
+type ReplayInfo struct {
+	// NumPlayers, MaxInputSize, FPS and ChecksumInterval are the recording
+	// session's settings.
+	NumPlayers, MaxInputSize, FPS, ChecksumInterval int
+	// Meta is what the recording session stored in Config.RecordMeta.
+	Meta []byte
+	// DefaultInput is the recording session's Config.DefaultInput.
+	DefaultInput []byte
+}
+
+// ReplaySession plays a recording back through the same requests as a live
+// session: Advance for every frame with the recorded inputs, and Save for
+// every frame that has a recorded checksum, whose checksum the game reports
+// with ReportChecksum. A checksum that differs from the recording makes the
+// next AdvanceFrame return a *MismatchError naming the differing types.
+type ReplaySession struct {
+	r        *bufio.Reader
+	info     ReplayInfo
+	dec      wire.InputDecoder
+	base     []byte
+	payload  []byte
+	records  []byte
+	lens     []int
+	recIdx   int
+	next     Frame // first frame of the records loaded
+	current  Frame
+	ended    bool
+	total    Frame
+	sums     []fileSum
+	inputs   []Input
+	inBuf    []byte
+	reqs     []Request
+	verified int
+	mismatch *MismatchError
+	err      error
+}
+
+type fileSum struct {
+	frame Frame
+	sum   uint64
+	parts []Part
+}
+
+// NewReplay reads the header of a recording and returns a session that plays
+// it. The reader is read as frames are needed.
+func NewReplay(r io.Reader) (*ReplaySession, error) {
+	s := &ReplaySession{r: bufio.NewReader(r)}
+	var magic [5]byte
+	if _, err := io.ReadFull(s.r, magic[:]); err != nil {
+		return nil, s.fail("header: %w", err)
+	}
+	if string(magic[:4]) != recordMagic {
+		return nil, s.fail("not a rewind recording")
+	}
+	if magic[4] != recordVersion {
+		return nil, s.fail("recording version %d, this build reads %d", magic[4], recordVersion)
+	}
+	var vals [5]uint64
+	limits := [5]uint64{MaxPlayers, MaxInputLimit, 1000, 1 << 20, maxRecordMeta}
+	for i := range vals {
+		v, err := binary.ReadUvarint(s.r)
+		if err != nil || v > limits[i] || (i < 4 && v == 0) {
+			return nil, s.fail("bad header field %d", i)
+		}
+		vals[i] = v
+	}
+	s.info = ReplayInfo{NumPlayers: int(vals[0]), MaxInputSize: int(vals[1]), FPS: int(vals[2]), ChecksumInterval: int(vals[3])}
+	s.info.Meta = make([]byte, vals[4])
+	if _, err := io.ReadFull(s.r, s.info.Meta); err != nil {
+		return nil, s.fail("header meta: %w", err)
+	}
+	dl, err := binary.ReadUvarint(s.r)
+	if err != nil || dl > uint64(s.info.MaxInputSize) {
+		return nil, s.fail("bad default input")
+	}
+	s.info.DefaultInput = make([]byte, dl)
+	if _, err := io.ReadFull(s.r, s.info.DefaultInput); err != nil {
+		return nil, s.fail("default input: %w", err)
+	}
+	s.inputs = make([]Input, s.info.NumPlayers)
+	s.inBuf = make([]byte, 0, s.info.NumPlayers*s.info.MaxInputSize)
+	return s, nil
+}
+
+func (s *ReplaySession) fail(format string, args ...any) error {
+	s.err = fmt.Errorf("%w: %s", ErrRecording, fmt.Errorf(format, args...))
+	return s.err
+}
+
+// Info returns the recording's header.
+func (s *ReplaySession) Info() ReplayInfo { return s.info }
+
+func (s *ReplaySession) maxRecord() int { return s.info.NumPlayers * (1 + s.info.MaxInputSize) }
+
+// readBlock reads the next block: inputs into the record buffer, checksums
+// into the pending list, or the end marker.
+func (s *ReplaySession) readBlock() error {
+	kind, err := s.r.ReadByte()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return s.fail("recording ends without an end marker at frame %d", s.current)
+		}
+		return s.fail("%w", err)
+	}
+	switch kind {
+	case blockInputs:
+		first, err1 := binary.ReadUvarint(s.r)
+		n, err2 := binary.ReadUvarint(s.r)
+		size, err3 := binary.ReadUvarint(s.r)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return s.fail("inputs block: %w", err)
+		}
+		if Frame(first) != s.next+Frame(len(s.lens)) || n == 0 || n > recordBlock || size > maxBlockBytes {
+			return s.fail("inputs block out of sequence at frame %d", first)
+		}
+		if cap(s.payload) < int(size) {
+			s.payload = make([]byte, size)
+		}
+		s.payload = s.payload[:size]
+		if _, err := io.ReadFull(s.r, s.payload); err != nil {
+			return s.fail("inputs block: %w", err)
+		}
+		if err := s.dec.Reset(s.payload, s.base, int(n), s.maxRecord()); err != nil {
+			return s.fail("inputs block: %w", err)
+		}
+		// Drop consumed records, then append the new ones.
+		if s.recIdx == len(s.lens) {
+			s.next += Frame(s.recIdx)
+			s.records, s.lens, s.recIdx = s.records[:0], s.lens[:0], 0
+		}
+		for {
+			rec, ok, err := s.dec.Next()
+			if err != nil {
+				return s.fail("inputs block: %w", err)
+			}
+			if !ok {
+				break
+			}
+			if !splitRecord(rec, s.info.NumPlayers, s.info.MaxInputSize, nil) {
+				return s.fail("bad input record")
+			}
+			s.records = append(s.records, rec...)
+			s.lens = append(s.lens, len(rec))
+			s.base = append(s.base[:0], rec...)
+		}
+	case blockChecksum:
+		f, err1 := binary.ReadUvarint(s.r)
+		var sb [8]byte
+		_, err2 := io.ReadFull(s.r, sb[:])
+		np, err3 := binary.ReadUvarint(s.r)
+		if err := errors.Join(err1, err2, err3); err != nil || np > maxFileParts || f > 1<<31-1 {
+			return s.fail("checksum block")
+		}
+		fs := fileSum{frame: Frame(f), sum: binary.LittleEndian.Uint64(sb[:])}
+		for i := uint64(0); i < np; i++ {
+			l, err := binary.ReadUvarint(s.r)
+			if err != nil || l > 255 {
+				return s.fail("checksum block part")
+			}
+			name := make([]byte, l)
+			if _, err := io.ReadFull(s.r, name); err != nil {
+				return s.fail("checksum block part: %w", err)
+			}
+			if _, err := io.ReadFull(s.r, sb[:]); err != nil {
+				return s.fail("checksum block part: %w", err)
+			}
+			fs.parts = append(fs.parts, Part{Name: string(name), Sum: binary.LittleEndian.Uint64(sb[:])})
+		}
+		if len(s.sums) >= 1024 {
+			return s.fail("too many pending checksums")
+		}
+		s.sums = append(s.sums, fs)
+	case blockEnd:
+		n, err := binary.ReadUvarint(s.r)
+		if err != nil || Frame(n) != s.next+Frame(len(s.lens)) {
+			return s.fail("end marker says %d frames, recording has %d", n, s.next+Frame(len(s.lens)))
+		}
+		s.ended = true
+		s.total = Frame(n)
+	default:
+		return s.fail("unknown block kind %d", kind)
+	}
+	return nil
+}
+
+// AdvanceFrame returns the requests for the next recorded frame: a Save when
+// the recording has a checksum for the frame, then the Advance. It returns
+// ErrReplayEnded after the last frame, and a *MismatchError once a reported
+// checksum differed from the recording.
+func (s *ReplaySession) AdvanceFrame() ([]Request, error) {
+	if s.mismatch != nil {
+		return nil, s.mismatch
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	for s.recIdx >= len(s.lens) && !s.ended {
+		if err := s.readBlock(); err != nil {
+			return nil, err
+		}
+	}
+	if s.recIdx >= len(s.lens) {
+		return nil, ErrReplayEnded
+	}
+	// Checksum blocks for this frame come before the next inputs block;
+	// read ahead so that a checksum of this frame is known.
+	off := 0
+	for i := 0; i < s.recIdx; i++ {
+		off += s.lens[i]
+	}
+	rec := s.records[off : off+s.lens[s.recIdx]]
+	s.inBuf = s.inBuf[:0]
+	splitRecord(rec, s.info.NumPlayers, s.info.MaxInputSize, func(i int, in []byte, disc bool) {
+		k := len(s.inBuf)
+		s.inBuf = append(s.inBuf, in...)
+		st := Confirmed
+		if disc {
+			st = Disconnected
+		}
+		s.inputs[i] = Input{Bytes: s.inBuf[k:len(s.inBuf):len(s.inBuf)], Status: st}
+	})
+	s.reqs = s.reqs[:0]
+	if s.info.ChecksumInterval > 0 && int(s.current)%s.info.ChecksumInterval == 0 {
+		s.reqs = append(s.reqs, Request{Kind: SaveRequest, Frame: s.current})
+	}
+	s.reqs = append(s.reqs, Request{Kind: AdvanceRequest, Frame: s.current, Inputs: s.inputs})
+	s.recIdx++
+	s.current++
+	return s.reqs, nil
+}
+
+// ReportChecksum compares the checksum of saved frame f with the recording.
+func (s *ReplaySession) ReportChecksum(f Frame, sum uint64, parts []Part) {
+	// Checksum blocks precede the inputs that follow them; they may not be
+	// read yet when f is the last frame of a block.
+	for !s.ended && s.err == nil && !s.hasSum(f) && s.peekChecksum() {
+		if s.readBlock() != nil {
+			return
+		}
+	}
+	for i, fs := range s.sums {
+		if fs.frame != f {
+			continue
+		}
+		s.sums = append(s.sums[:i], s.sums[i+1:]...)
+		s.verified++
+		if fs.sum != sum && s.mismatch == nil {
+			s.mismatch = &MismatchError{CurrentFrame: s.current, Frame: f, Want: fs.sum, Got: sum, Types: diffParts(fs.parts, parts)}
+		}
+		return
+	}
+}
+
+func (s *ReplaySession) hasSum(f Frame) bool {
+	for _, fs := range s.sums {
+		if fs.frame == f {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *ReplaySession) peekChecksum() bool {
+	b, err := s.r.Peek(1)
+	return err == nil && b[0] == blockChecksum
+}
+
+// Verified is the number of recorded checksums compared so far.
+func (s *ReplaySession) Verified() int { return s.verified }
+
+// CurrentFrame is the frame the next Advance simulates.
+func (s *ReplaySession) CurrentFrame() Frame { return s.current }
+
+// Frames is the number of frames in the recording, known once the end has
+// been read (0 before).
+func (s *ReplaySession) Frames() Frame { return s.total }
