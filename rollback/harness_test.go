@@ -53,6 +53,7 @@ type stubGame struct {
 	confirm  map[rollback.Frame]uint64 // checksum of the state at each frame once final
 	corrupt  func(*stubState)          // optional: deliberate non-determinism
 	loads    int
+	saves    int
 	advances int
 }
 
@@ -73,6 +74,7 @@ func (g *stubGame) run(reqs []rollback.Request, r reporter) {
 				g.t.Fatalf("save %d while the state is at frame %d", q.Frame, g.state.Frame)
 			}
 			g.saved[q.Frame] = g.state
+			g.saves++
 			if r != nil {
 				sum := g.state.checksum()
 				r.ReportChecksum(q.Frame, sum, []rollback.Part{{Name: "Pos", Sum: xxh64.Mix64(uint64(g.state.Pos[0]) ^ uint64(g.state.Pos[1])<<20)}, {Name: "Acc", Sum: g.state.Acc}})

@@ -166,13 +166,14 @@ func NewP2P(conn transport.PacketConn, cfg Config) (*P2PSession, error) {
 }
 
 // SnapshotDepth is how many saved frames the game must keep for Load
-// requests to find their frame: 2*MaxPrediction+3 (a disconnect agreed with
-// 3+ peers may reach back about twice the window), 0 in lockstep.
+// requests to find their frame: 2*MaxPrediction+4 (a disconnect agreed with
+// 3+ peers may reach back about twice the window, and the session never runs
+// further ahead of the agreed frame than that), 0 in lockstep.
 func (s *P2PSession) SnapshotDepth() int {
 	if s.cfg.maxPred == 0 {
 		return 0
 	}
-	return 2*s.cfg.maxPred + 3
+	return 2*s.cfg.maxPred + 4
 }
 
 // AddLocalInput sets the input of local player h for the current frame. It
@@ -220,9 +221,14 @@ func (s *P2PSession) Poll() {
 // Desync detection and recordings use the checksums of confirmed frames;
 // parts let a desync event name the differing types. Parts are copied.
 func (s *P2PSession) ReportChecksum(f Frame, sum uint64, parts []Part) {
-	keep := (s.cfg.DesyncInterval > 0 && int(f)%s.cfg.DesyncInterval == 0) ||
+	s.sums.put(f, sum, parts, s.WantsChecksum(f))
+}
+
+// WantsChecksum reports whether the checksum of saved frame f is used
+// (desync detection or recording), so a game can skip computing the others.
+func (s *P2PSession) WantsChecksum(f Frame) bool {
+	return (s.cfg.DesyncInterval > 0 && int(f)%s.cfg.DesyncInterval == 0) ||
 		(s.rec != nil && int(f)%s.cfg.RecordChecksumInterval == 0)
-	s.sums.put(f, sum, parts, keep)
 }
 
 // AdvanceFrame polls the network and returns the requests the game must

@@ -152,8 +152,15 @@ func (d *InputDecoder) Next() (record []byte, ok bool, err error) {
 	return d.prev, true, nil
 }
 
-// next decodes one record into d.cur and swaps it with d.prev.
+// next decodes one record into d.prev (using d.cur as scratch).
 func (d *InputDecoder) next() error {
+	// Fast path: a run covering the length header and every byte of the
+	// record means the record equals its predecessor, which stays in place.
+	if p := uint64(len(d.prev)); d.run > p && len(d.prev) <= d.maxRecord {
+		d.run -= p + 1
+		d.budget -= p + 1
+		return nil
+	}
 	// Length header: minimal uvarint of len(record) ^ len(prev).
 	var x uint64
 	for i, shift := 0, uint(0); ; i, shift = i+1, shift+7 {

@@ -431,6 +431,15 @@ func (r *reader) fail(err error) {
 
 // uvarint reads a minimally encoded unsigned varint.
 func (r *reader) uvarint() uint64 {
+	if r.err == nil && len(r.b) > 0 && r.b[0] < 0x80 {
+		v := uint64(r.b[0])
+		r.b = r.b[1:]
+		return v
+	}
+	return r.uvarintSlow()
+}
+
+func (r *reader) uvarintSlow() uint64 {
 	if r.err != nil {
 		return 0
 	}

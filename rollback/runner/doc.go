@@ -1,0 +1,18 @@
+// Package runner connects a rollback session (package rollback) to a world
+// (package ecs) and its snapshots (package snapshot), the way bevy_ggrs
+// connects GGRS to Bevy.
+//
+// The game registers its rollback state (components, resources, the world's
+// rng.Rand) in a snapshot.Registry, writes its simulation as a Step, and
+// calls Runner.Update every rendered frame with the elapsed wall time. The
+// Runner runs a fixed-timestep clock (10% slower while the session is ahead
+// of its peers), reads local input once per frame, and carries out the
+// session's requests: Save (into a snapshot.Ring whose depth follows the
+// prediction window, with checksums and per-type parts when the session uses
+// them), Load (the ring restores entities, components and resources
+// exactly), and Advance (the Step, with deterministic time derived from the
+// frame number). Confirmed frames free older snapshots.
+//
+// Games that do not use the world drive a session directly: see the
+// rollback package.
+package runner

@@ -1,0 +1,345 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/rollback"
+	"github.com/rewindgo/rewind/snapshot"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// Session is what a Runner drives: *rollback.P2PSession,
+// *rollback.SyncTestSession, *rollback.SpectatorSession and
+// *rollback.ReplaySession all are. The Runner also uses these methods when
+// the session has them: LocalHandles and AddLocalInput (local input),
+// ReportChecksum and WantsChecksum (checksums), ConfirmedFrame (freeing
+// snapshots), FramesAhead (time sync), SnapshotDepth or MaxPrediction
+// (ring depth), Poll (network while not advancing).
+type Session interface {
+	AdvanceFrame() ([]rollback.Request, error)
+}
+
+type inputAdder interface {
+	LocalHandles() []rollback.PlayerHandle
+	AddLocalInput(rollback.PlayerHandle, []byte) error
+}
+
+// syncTestHandles adapts SyncTest, whose players are all local.
+type allLocal interface {
+	NumPlayers() int
+	AddLocalInput(rollback.PlayerHandle, []byte) error
+}
+
+type checksummer interface {
+	ReportChecksum(rollback.Frame, uint64, []rollback.Part)
+}
+
+type checksumFilter interface{ WantsChecksum(rollback.Frame) bool }
+type confirmer interface{ ConfirmedFrame() rollback.Frame }
+type aheader interface{ FramesAhead() int }
+type depther interface{ SnapshotDepth() int }
+type poller interface{ Poll() }
+
+// Step is the simulation: it advances the world by one frame with the
+// players' inputs. It must be deterministic: read only the world, the
+// inputs and ctx (never the wall clock, a global random generator, map
+// iteration order or goroutines).
+type Step func(ctx *Context)
+
+// Context is what a Step sees.
+type Context struct {
+	World *ecs.World
+	// Frame is the frame being simulated.
+	Frame rollback.Frame
+	// Inputs holds one input per player, in handle order (valid during the step).
+	Inputs []rollback.Input
+	// Time is the deterministic game time of the frame.
+	Time tick.Time
+	err  error
+}
+
+// Fail reports that the step could not be carried out (an ecs operation
+// failed, which means a bug in the game): the Runner stops after the step
+// and Handle, RunFrame and Update return err. The first error is kept.
+func (c *Context) Fail(err error) {
+	if c.err == nil && err != nil {
+		c.err = err
+	}
+}
+
+// Config configures a Runner. Zero fields take the documented defaults.
+type Config struct {
+	// World and Registry are the game state; every rollback-relevant
+	// component and resource type (including the game's rng.Rand resource)
+	// must be registered before New.
+	World    *ecs.World
+	Registry *snapshot.Registry
+	// Session drives the frames.
+	Session Session
+	// Step simulates one frame.
+	Step Step
+	// ReadInput returns local player h's input for the next frame. It is
+	// called once per frame for each local player, outside the simulation.
+	ReadInput func(h rollback.PlayerHandle) []byte
+	// FPS is the simulation rate. Default 60.
+	FPS int
+	// SlowdownPermille is the clock rate used while the session is ahead of
+	// its peers (FramesAhead > 0): 1100 runs frames 10% longer. Default 1100.
+	SlowdownPermille uint32
+	// Depth overrides the snapshot ring depth. Default: the session's
+	// SnapshotDepth, else MaxPrediction+2 for sessions that have one, else 1.
+	Depth int
+	// SyncTestDepth: for sessions without SnapshotDepth or MaxPrediction
+	// (SyncTest), the depth used; default 8.
+	SyncTestDepth int
+	// ChecksumAll computes the checksum of every saved frame, not only of
+	// the frames the session asks for (see rollback's WantsChecksum), so
+	// that Confirmed sees every confirmed frame. It costs one checksum per
+	// save; tests and the demo use it to compare peers frame by frame.
+	ChecksumAll bool
+	// Confirmed, when set, is called with the checksum of each saved state
+	// that became final (the session will never roll it back), once per
+	// frame and in frame order. Only frames saved with a checksum are
+	// reported (every saved frame with ChecksumAll). For sessions without
+	// ConfirmedFrame (replay) every checksummed save is final at once.
+	Confirmed func(f rollback.Frame, sum uint64)
+}
+
+// Runner connects a rollback session to an ecs.World and a snapshot.Ring the
+// way bevy_ggrs connects GGRS to Bevy: a fixed-timestep clock (slower while
+// ahead of the peers), local input read once per frame, Save / Load /
+// Advance carried out on the world, checksums (with per-type parts) reported
+// when the session uses them, and snapshots freed as frames are confirmed.
+type Runner struct {
+	cfg    Config
+	ring   *snapshot.Ring
+	clock  *tick.Clock
+	ctx    Context
+	parts  []rollback.Part
+	frames int
+	loads  int
+	// frame of the world (the frame the next Advance simulates).
+	frame rollback.Frame
+	// final is the newest frame passed to Confirmed (or skipped as not held).
+	final rollback.Frame
+}
+
+// Errors of the runner; compare with errors.Is.
+var (
+	// ErrConfig wraps configuration errors of New.
+	ErrConfig = errors.New("runner: invalid config")
+	// ErrRequestOrder: a Save or Advance request named a frame other than
+	// the world's current frame (a session bug, or a hand-built request
+	// list that is not consistent).
+	ErrRequestOrder = errors.New("runner: request out of order")
+)
+
+// New returns a Runner.
+func New(cfg Config) (*Runner, error) {
+	if cfg.World == nil || cfg.Registry == nil || cfg.Session == nil || cfg.Step == nil {
+		return nil, fmt.Errorf("%w: World, Registry, Session and Step are required", ErrConfig)
+	}
+	if cfg.Registry.World() != cfg.World {
+		return nil, fmt.Errorf("%w: Registry belongs to another World", ErrConfig)
+	}
+	if _, ok := cfg.Session.(inputAdder); ok && cfg.ReadInput == nil {
+		return nil, fmt.Errorf("%w: the session has local players but ReadInput is nil", ErrConfig)
+	}
+	if cfg.FPS == 0 {
+		cfg.FPS = 60
+	}
+	if cfg.FPS < 1 || cfg.FPS > 1000 {
+		return nil, fmt.Errorf("%w: FPS %d", ErrConfig, cfg.FPS)
+	}
+	if cfg.SlowdownPermille == 0 {
+		cfg.SlowdownPermille = 1100
+	}
+	if cfg.SyncTestDepth == 0 {
+		cfg.SyncTestDepth = 8
+	}
+	depth := cfg.Depth
+	if depth == 0 {
+		switch s := cfg.Session.(type) {
+		case depther:
+			depth = s.SnapshotDepth()
+		case interface{ MaxPrediction() int }:
+			depth = s.MaxPrediction() + 2
+		case allLocal:
+			depth = cfg.SyncTestDepth
+		default:
+			depth = 1
+		}
+		depth = max(depth, 1)
+	}
+	ring, err := snapshot.NewRing(cfg.Registry, depth)
+	if err != nil {
+		return nil, err
+	}
+	clock, err := tick.NewClock(uint32(cfg.FPS))
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg, ring: ring, clock: clock, ctx: Context{World: cfg.World}, final: rollback.NullFrame}, nil
+}
+
+// Session returns the session the Runner drives.
+func (r *Runner) Session() Session { return r.cfg.Session }
+
+// Ring returns the snapshot ring (for inspection and Diff).
+func (r *Runner) Ring() *snapshot.Ring { return r.ring }
+
+// Frame is the world's current frame.
+func (r *Runner) Frame() rollback.Frame { return r.frame }
+
+// Frames counts simulated frames, re-simulations included; Loads counts
+// rollbacks carried out.
+func (r *Runner) Frames() int { return r.frames }
+
+// Loads counts the Load requests carried out.
+func (r *Runner) Loads() int { return r.loads }
+
+// Update advances the fixed-timestep clock by the wall time elapsed since the
+// last call and runs the frames that are due (each one RunFrame). The clock
+// runs at SlowdownPermille while the session is ahead of its peers. It
+// returns the number of RunFrame calls.
+func (r *Runner) Update(elapsed time.Duration) (int, error) {
+	if a, ok := r.cfg.Session.(aheader); ok && a.FramesAhead() > 0 {
+		r.clock.SetRate(r.cfg.SlowdownPermille)
+	} else {
+		r.clock.SetRate(1000)
+	}
+	n := r.clock.Advance(elapsed)
+	if n == 0 {
+		if p, ok := r.cfg.Session.(poller); ok {
+			p.Poll()
+		}
+	}
+	for i := 0; i < n; i++ {
+		if err := r.RunFrame(); err != nil {
+			return i, err
+		}
+	}
+	return n, nil
+}
+
+// RunFrame runs one step of the session: reads the local inputs, calls
+// AdvanceFrame and carries out its requests. Sessions that are not ready
+// (synchronizing, waiting for a spectator's or replay's input) are polled
+// and RunFrame returns nil; other session errors are returned.
+func (r *Runner) RunFrame() error {
+	switch s := r.cfg.Session.(type) {
+	case inputAdder:
+		for _, h := range s.LocalHandles() {
+			if err := s.AddLocalInput(h, r.cfg.ReadInput(h)); err != nil {
+				return err
+			}
+		}
+	case allLocal:
+		if r.cfg.ReadInput != nil {
+			for h := 0; h < s.NumPlayers(); h++ {
+				if err := s.AddLocalInput(rollback.PlayerHandle(h), r.cfg.ReadInput(rollback.PlayerHandle(h))); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	reqs, err := r.cfg.Session.AdvanceFrame()
+	if errors.Is(err, rollback.ErrNotSynchronized) || errors.Is(err, rollback.ErrWaitingForInput) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.Handle(reqs); err != nil {
+		return err
+	}
+	if c, ok := r.cfg.Session.(confirmer); ok {
+		f := c.ConfirmedFrame()
+		if r.cfg.Confirmed != nil {
+			// The state saved at f+1 is final too (it results from confirmed
+			// inputs only); the newest saved state is that of frame-1.
+			r.reportFinal(min(f+1, r.frame-1))
+		}
+		if f >= 0 {
+			r.ring.Confirm(tick.Tick(f))
+		}
+	}
+	return nil
+}
+
+// reportFinal passes the held checksums of frames final+1..upTo to Confirmed.
+// It runs before Ring.Confirm frees them.
+func (r *Runner) reportFinal(upTo rollback.Frame) {
+	for f := r.final + 1; f <= upTo; f++ {
+		if sum, _, ok := r.ring.Checksum(tick.Tick(f)); ok {
+			r.cfg.Confirmed(f, sum)
+		}
+		r.final = f
+	}
+}
+
+// Handle carries out requests on the world, in order. RunFrame calls it;
+// call it directly when driving the session yourself.
+func (r *Runner) Handle(reqs []rollback.Request) error {
+	cs, _ := r.cfg.Session.(checksummer)
+	filter, _ := r.cfg.Session.(checksumFilter)
+	for _, q := range reqs {
+		switch q.Kind {
+		case rollback.SaveRequest:
+			if q.Frame != r.frame {
+				return fmt.Errorf("%w: save of frame %d while the world is at frame %d", ErrRequestOrder, q.Frame, r.frame)
+			}
+			t := tick.Tick(q.Frame)
+			report := cs != nil && (filter == nil || filter.WantsChecksum(q.Frame))
+			if !report && !r.cfg.ChecksumAll {
+				if err := r.ring.Save(t); err != nil {
+					return err
+				}
+				continue
+			}
+			sum, err := r.ring.SaveChecksum(t)
+			if err != nil {
+				return err
+			}
+			if report {
+				_, parts, _ := r.ring.Checksum(t)
+				r.parts = r.parts[:0]
+				for _, p := range parts {
+					r.parts = append(r.parts, rollback.Part{Name: p.Name, Sum: p.Sum})
+				}
+				cs.ReportChecksum(q.Frame, sum, r.parts)
+			}
+			if _, ok := r.cfg.Session.(confirmer); !ok && r.cfg.Confirmed != nil && q.Frame > r.final {
+				r.final = q.Frame
+				r.cfg.Confirmed(q.Frame, sum)
+			}
+		case rollback.LoadRequest:
+			if err := r.ring.Load(tick.Tick(q.Frame)); err != nil {
+				return err
+			}
+			r.frame = q.Frame
+			r.loads++
+		case rollback.AdvanceRequest:
+			if q.Frame != r.frame {
+				return fmt.Errorf("%w: advance of frame %d while the world is at frame %d", ErrRequestOrder, q.Frame, r.frame)
+			}
+			r.ctx.Frame = q.Frame
+			r.ctx.Inputs = q.Inputs
+			r.ctx.Time = tick.Time{Frame: tick.Tick(q.Frame), Hz: uint32(r.cfg.FPS)}
+			r.cfg.Step(&r.ctx)
+			r.ctx.Inputs = nil
+			r.cfg.World.AdvanceTick()
+			r.frame = q.Frame + 1
+			r.frames++
+			if err := r.ctx.err; err != nil {
+				return fmt.Errorf("runner: step of frame %d: %w", q.Frame, err)
+			}
+		default:
+			return fmt.Errorf("%w: unknown request kind %v", ErrRequestOrder, q.Kind)
+		}
+	}
+	return nil
+}
