@@ -1,0 +1,199 @@
+// Package layout defines the canonical byte form of plain-data Go values:
+// every primitive field in declaration order, little-endian, ints and uints
+// of platform size widened to 8 bytes, bools as one byte (0 or 1), no
+// padding. The form is the same on every machine and Go version, so it serves
+// both checksums (package snapshot) and the default replication codec
+// (package replicate).
+package layout
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"reflect"
+	"unsafe"
+)
+
+// ErrNotPlain reports a type that holds pointers (or strings, slices, maps,
+// channels, funcs, interfaces, uintptrs) and so has no canonical form.
+var ErrNotPlain = errors.New("not plain data")
+
+// Layout is the canonical form of one plain-data type.
+type Layout struct {
+	// Size is the in-memory size of the type.
+	Size uintptr
+	// Encoded is the size of the canonical form in bytes.
+	Encoded int
+	// Direct is true when the in-memory bytes already are the canonical
+	// bytes (little-endian host, no padding, no narrow platform ints, no
+	// bools, which must be validated on decode).
+	Direct bool
+	fields []field
+}
+
+type field struct {
+	off    uintptr
+	size   uint8 // in-memory size: 1, 2, 4 or 8
+	signed bool  // sign-extend when widening
+	widen  bool  // platform-sized int/uint narrower than 8 bytes: 8 on the wire
+	isBool bool
+}
+
+func littleEndianHost() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}
+
+// Of returns the layout of t, or an error wrapping ErrNotPlain that names the
+// offending field path and kind.
+func Of(t reflect.Type) (*Layout, error) {
+	l := &Layout{Size: t.Size()}
+	if err := l.walk(t, 0, t.String()); err != nil {
+		return nil, err
+	}
+	packed := uintptr(0)
+	direct := littleEndianHost()
+	for _, f := range l.fields {
+		packed += uintptr(f.size)
+		n := int(f.size)
+		if f.widen {
+			n = 8
+			direct = false
+		}
+		if f.isBool {
+			direct = false
+		}
+		l.Encoded += n
+	}
+	l.Direct = direct && packed == l.Size
+	return l, nil
+}
+
+func (l *Layout) walk(t reflect.Type, off uintptr, path string) error {
+	switch t.Kind() {
+	case reflect.Bool:
+		l.fields = append(l.fields, field{off: off, size: 1, isBool: true})
+	case reflect.Int8, reflect.Uint8:
+		l.fields = append(l.fields, field{off: off, size: 1, signed: t.Kind() == reflect.Int8})
+	case reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		k := t.Kind()
+		l.fields = append(l.fields, field{off: off, size: uint8(t.Size()), signed: k == reflect.Int16 || k == reflect.Int32 || k == reflect.Int64})
+	case reflect.Int, reflect.Uint:
+		l.fields = append(l.fields, field{off: off, size: uint8(t.Size()), signed: t.Kind() == reflect.Int, widen: t.Size() < 8})
+	case reflect.Complex64, reflect.Complex128:
+		h := uint8(t.Size() / 2)
+		l.fields = append(l.fields, field{off: off, size: h}, field{off: off + uintptr(h), size: h})
+	case reflect.Array:
+		for i := range t.Len() {
+			if err := l.walk(t.Elem(), off+uintptr(i)*t.Elem().Size(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if err := l.walk(f.Type, off+f.Offset, path+"."+f.Name); err != nil {
+				return err
+			}
+		}
+	default: // Pointer, UnsafePointer, Uintptr, Slice, Map, Chan, Func, Interface, String
+		return fmt.Errorf("%w: %s is a %s", ErrNotPlain, path, KindName(t.Kind()))
+	}
+	return nil
+}
+
+// KindName names a kind for error messages.
+func KindName(k reflect.Kind) string {
+	switch k {
+	case reflect.Pointer, reflect.UnsafePointer:
+		return "pointer"
+	case reflect.Uintptr:
+		return "uintptr (may hide a pointer)"
+	case reflect.String:
+		return "string (holds a pointer)"
+	}
+	return k.String()
+}
+
+// Append appends the canonical bytes of the value at p to dst.
+func (l *Layout) Append(dst []byte, p unsafe.Pointer) []byte {
+	if l.Direct {
+		return append(dst, unsafe.Slice((*byte)(p), l.Size)...)
+	}
+	for _, f := range l.fields {
+		q := unsafe.Add(p, f.off)
+		var v uint64
+		switch f.size {
+		case 1:
+			v = uint64(*(*uint8)(q))
+			if f.signed {
+				v = uint64(int64(*(*int8)(q)))
+			}
+		case 2:
+			v = uint64(*(*uint16)(q))
+			if f.signed {
+				v = uint64(int64(*(*int16)(q)))
+			}
+		case 4:
+			v = uint64(*(*uint32)(q))
+			if f.signed {
+				v = uint64(int64(*(*int32)(q)))
+			}
+		default:
+			v = *(*uint64)(q)
+		}
+		n := int(f.size)
+		if f.widen {
+			n = 8
+		}
+		dst = binary.LittleEndian.AppendUint64(dst, v)[:len(dst)+n]
+	}
+	return dst
+}
+
+// Decode reads one value's canonical bytes from src into the value at p. It
+// returns false (leaving the value partly written) when src is shorter than
+// Encoded, a bool byte is not 0 or 1, or a widened platform int does not fit.
+func (l *Layout) Decode(src []byte, p unsafe.Pointer) bool {
+	if len(src) < l.Encoded {
+		return false
+	}
+	if l.Direct {
+		copy(unsafe.Slice((*byte)(p), l.Size), src)
+		return true
+	}
+	off := 0
+	for _, f := range l.fields {
+		q := unsafe.Add(p, f.off)
+		switch {
+		case f.isBool:
+			b := src[off]
+			if b > 1 {
+				return false
+			}
+			*(*uint8)(q) = b
+		case f.widen:
+			v := binary.LittleEndian.Uint64(src[off:])
+			if f.signed {
+				if int64(v) != int64(int32(v)) {
+					return false
+				}
+			} else if v>>32 != 0 {
+				return false
+			}
+			*(*uint32)(q) = uint32(v)
+			off += 8
+			continue
+		case f.size == 1:
+			*(*uint8)(q) = src[off]
+		case f.size == 2:
+			*(*uint16)(q) = binary.LittleEndian.Uint16(src[off:])
+		case f.size == 4:
+			*(*uint32)(q) = binary.LittleEndian.Uint32(src[off:])
+		default:
+			*(*uint64)(q) = binary.LittleEndian.Uint64(src[off:])
+		}
+		off += int(f.size)
+	}
+	return true
+}

@@ -1,0 +1,265 @@
+package replicate
+
+import (
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+const maxEntitiesPerMessage = 1 << 20
+
+type updItem struct {
+	e        ecs.Entity
+	spawn    bool
+	first, n int
+}
+
+type updComp struct {
+	id  int
+	val []byte
+}
+
+// parseBlocks reads n entity blocks (entity, [spawn flag], component values)
+// into c.items / c.vals, validating every value.
+func (c *Client) parseBlocks(r *reader, n int, withFlag bool) {
+	for i := 0; i < n && r.err == nil; i++ {
+		it := updItem{e: readEntity(r), first: len(c.vals)}
+		if withFlag {
+			switch r.byte() {
+			case 0:
+			case 1:
+				it.spawn = true
+			default:
+				r.fail(errRange)
+			}
+		}
+		it.n = r.count(MaxComponents)
+		for k := 0; k < it.n && r.err == nil; k++ {
+			id := int(r.uvarint())
+			val := r.bytes(maxMessageValue)
+			if r.err != nil {
+				break
+			}
+			if id >= len(c.comps) {
+				r.fail(errRange)
+				break
+			}
+			if err := c.comps[id].decodeCheck(val); err != nil {
+				r.fail(err)
+				break
+			}
+			c.vals = append(c.vals, updComp{id: id, val: val})
+		}
+		c.items = append(c.items, it)
+	}
+}
+
+const maxMessageValue = 1 << 20
+
+func (c *Client) record(se ecs.Entity) (*cliEnt, bool) {
+	i, ok := c.bySrv[se]
+	if !ok {
+		return nil, false
+	}
+	return &c.ents[i], true
+}
+
+func (c *Client) newRecord(se, ce ecs.Entity) *cliEnt {
+	var i int32
+	if n := len(c.free); n > 0 {
+		i = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		i = int32(len(c.ents))
+		c.ents = append(c.ents, cliEnt{})
+	}
+	c.ents[i] = cliEnt{client: ce, server: se, alive: true}
+	c.bySrv[se] = i
+	c.byCli[ce] = i
+	c.order = append(c.order, i)
+	return &c.ents[i]
+}
+
+func (c *Client) dropRecord(se ecs.Entity) {
+	i, ok := c.bySrv[se]
+	if !ok {
+		return
+	}
+	r := &c.ents[i]
+	delete(c.byCli, r.client)
+	delete(c.bySrv, se)
+	r.alive = false
+	c.free = append(c.free, i)
+	for k, o := range c.order {
+		if o == i {
+			c.order = append(c.order[:k], c.order[k+1:]...)
+			break
+		}
+	}
+}
+
+// applyUpdate validates a whole update, then applies it: mappings, despawns,
+// removals, then spawns and inserts (all spawns first, so references between
+// entities of one update resolve).
+func (c *Client) applyUpdate(body []byte) error {
+	r := reader{b: body}
+	t := tick.Tick(r.u32())
+	c.maps, c.items, c.vals = c.maps[:0], c.items[:0], c.vals[:0]
+	nMap := r.count(maxEntitiesPerMessage)
+	for i := 0; i < nMap && r.err == nil; i++ {
+		c.maps = append(c.maps, mapping{server: readEntity(&r), client: readEntity(&r)})
+	}
+	nDesp := r.count(maxEntitiesPerMessage)
+	desp := len(c.maps)
+	for i := 0; i < nDesp && r.err == nil; i++ {
+		c.maps = append(c.maps, mapping{server: readEntity(&r)})
+	}
+	nRem := r.count(maxEntitiesPerMessage)
+	remItems := len(c.items)
+	for i := 0; i < nRem && r.err == nil; i++ {
+		it := updItem{e: readEntity(&r), first: len(c.vals)}
+		it.n = r.count(MaxComponents)
+		for k := 0; k < it.n && r.err == nil; k++ {
+			id := int(r.uvarint())
+			if id >= len(c.comps) {
+				r.fail(errRange)
+			}
+			c.vals = append(c.vals, updComp{id: id})
+		}
+		c.items = append(c.items, it)
+	}
+	insItems := len(c.items)
+	nIns := r.count(maxEntitiesPerMessage)
+	c.parseBlocks(&r, nIns, true)
+	if err := r.end(); err != nil {
+		return err
+	}
+	if c.hasUpd && !t.After(c.applied) {
+		return errRange // updates are ordered; an older one is a server bug
+	}
+
+	c.adopt = c.adopt[:0]
+	for _, m := range c.maps[:desp] {
+		if _, taken := c.byCli[m.client]; c.w.Alive(m.client) && !taken {
+			c.adopt = append(c.adopt, m)
+		} else {
+			c.stats.Unmatched++
+		}
+	}
+	for _, m := range c.maps[desp:] {
+		if rec, ok := c.record(m.server); ok {
+			_ = c.w.Despawn(rec.client)
+			c.dropRecord(m.server)
+		}
+	}
+	for _, it := range c.items[remItems:insItems] {
+		rec, ok := c.record(it.e)
+		if !ok {
+			continue
+		}
+		for _, v := range c.vals[it.first : it.first+it.n] {
+			c.comps[v.id].remove(rec.client)
+		}
+	}
+	for _, it := range c.items[insItems:] {
+		if !it.spawn {
+			continue
+		}
+		if _, ok := c.record(it.e); ok {
+			continue
+		}
+		ce := ecs.Entity(0)
+		for _, m := range c.adopt {
+			if m.server == it.e {
+				ce = m.client
+			}
+		}
+		if ce == 0 {
+			ce = c.w.Spawn()
+		}
+		rec := c.newRecord(it.e, ce)
+		rec.mutTick, rec.hasMut = t, true
+	}
+	for _, it := range c.items[insItems:] {
+		rec, ok := c.record(it.e)
+		if !ok {
+			continue
+		}
+		for _, v := range c.vals[it.first : it.first+it.n] {
+			if err := c.comps[v.id].write(rec.client, t, v.val, &c.mapper); err != nil {
+				c.stats.Malformed++
+			}
+		}
+		rec.confirm(t)
+	}
+	c.applied, c.hasUpd = t, true
+	c.stats.Updates++
+	return nil
+}
+
+// mutations handles a mutation message: held until its update has arrived,
+// then applied (values newer than the entity's last), then acknowledged.
+func (c *Client) mutations(ch transport.Channel, msg []byte, _ bool) {
+	if c.state != Connected {
+		return
+	}
+	r := reader{b: msg[1:]}
+	t := tick.Tick(r.u32())
+	delta := r.u32()
+	seq := r.u32()
+	index := int(r.byte())
+	count := int(r.byte())
+	if r.err != nil || index >= count {
+		c.stats.Malformed++
+		return
+	}
+	required := t - tick.Tick(delta)
+	if delta != uint32(t) && (!c.hasUpd || required.After(c.applied)) {
+		c.hold(required, ch, msg)
+		return
+	}
+	c.items, c.vals = c.items[:0], c.vals[:0]
+	for len(r.b) > 0 && r.err == nil {
+		c.parseBlocks(&r, 1, false)
+	}
+	if r.err != nil {
+		c.stats.Malformed++
+		return
+	}
+	for _, it := range c.items {
+		rec, ok := c.record(it.e)
+		if !ok {
+			continue // despawned (or hidden) since
+		}
+		if rec.hasMut && !t.After(rec.mutTick) {
+			c.stats.Stale++
+			continue
+		}
+		for _, v := range c.vals[it.first : it.first+it.n] {
+			if err := c.comps[v.id].write(rec.client, t, v.val, &c.mapper); err != nil {
+				c.stats.Malformed++
+			}
+		}
+		rec.mutTick, rec.hasMut = t, true
+		rec.confirm(t)
+	}
+	c.stats.Mutations++
+	if len(c.acks) < 1<<16 {
+		c.acks = append(c.acks, seq)
+	}
+	tr := &c.ticks[int(t)%len(c.ticks)]
+	if !tr.seen || tr.tick != t {
+		*tr = tickTrack{tick: t, n: count, seen: true}
+	}
+	if tr.n != count || tr.have[index/64]&(1<<uint(index%64)) != 0 {
+		return
+	}
+	tr.have[index/64] |= 1 << uint(index%64)
+	tr.got++
+	if tr.got == tr.n && !tr.done {
+		tr.done = true
+		if c.cfg.TickComplete != nil {
+			c.cfg.TickComplete(t)
+		}
+	}
+}

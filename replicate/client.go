@@ -1,0 +1,510 @@
+package replicate
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// ClientState is a client's connection state.
+type ClientState uint8
+
+const (
+	// Disconnected: no connection (initial, after a rejection or a disconnect).
+	Disconnected ClientState = iota
+	// Connecting: hello sent, waiting for the server's answer.
+	Connecting
+	// Connected: accepted; replication is flowing.
+	Connected
+)
+
+func (s ClientState) String() string {
+	return [...]string{"disconnected", "connecting", "connected"}[s]
+}
+
+// ClientEventKind is the kind of a ClientEvent.
+type ClientEventKind uint8
+
+const (
+	// EventConnected: the server accepted the client.
+	EventConnected ClientEventKind = iota + 1
+	// EventRejected: the server refused the client (Reason says why).
+	EventRejected
+	// EventDisconnected: the connection ended; replicated entities were removed.
+	EventDisconnected
+)
+
+// ClientEvent reports a change of the client's connection state.
+type ClientEvent struct {
+	Kind   ClientEventKind
+	Reason string
+}
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	// World receives the replicated entities; Protocol must equal the server's.
+	World    *ecs.World
+	Protocol *Protocol
+	// Token is sent to the server's Authenticate hook.
+	Token []byte
+	// TickComplete, if set, is called (during Update) for each server tick
+	// whose update and every mutation message have arrived and been applied:
+	// the signal a prediction layer waits for before comparing.
+	TickComplete func(t tick.Tick)
+	// MaxBuffered caps messages held until the update they depend on
+	// arrives. Default 1024.
+	MaxBuffered int
+	// Logger receives diagnostics. Nil is silent.
+	Logger *slog.Logger
+}
+
+// ClientStatistics counts what a client received.
+type ClientStatistics struct {
+	BytesIn, BytesOut                     uint64
+	Updates, Mutations, Stale, Buffered   uint64
+	Malformed, DroppedBuffered, Unmatched uint64
+}
+
+type cliEnt struct {
+	client   ecs.Entity
+	server   ecs.Entity
+	mutTick  tick.Tick // newest mutation applied
+	hasMut   bool
+	histTick tick.Tick
+	hist     uint64
+	alive    bool
+}
+
+type tickTrack struct {
+	tick       tick.Tick
+	n, got     int
+	done, seen bool
+	have       [4]uint64 // packet indices received
+}
+
+type buffered struct {
+	required tick.Tick
+	ch       transport.Channel
+	data     []byte
+}
+
+// Client receives a server's replication into its World: it spawns an
+// entity for each replicated server entity (or adopts a predicted one),
+// applies updates atomically and in order, applies mutations once the
+// update they depend on has arrived (newer values only), maps entity
+// references from server to client entities, and delivers server messages.
+type Client struct {
+	cfg   ClientConfig
+	w     *ecs.World
+	p     *Protocol
+	log   *slog.Logger
+	comps []boundComponent
+	rep   *ecs.Store[Replicated]
+
+	conn    transport.MessageConn
+	state   ClientState
+	id      ClientID
+	err     error
+	applied tick.Tick
+	hasUpd  bool
+
+	bySrv   map[ecs.Entity]int32
+	byCli   map[ecs.Entity]int32
+	ents    []cliEnt
+	free    []int32
+	order   []int32 // entity records in creation order (deterministic cleanup)
+	buf     []buffered
+	acks    []uint32
+	ticks   [64]tickTrack
+	inboxes []msgQueue
+	events  []ClientEvent
+	stats   ClientStatistics
+	out     []byte
+	items   []updItem
+	vals    []updComp
+	maps    []mapping
+	adopt   []mapping
+	mapper  srvMapper
+	rmapper cliMapper
+}
+
+// NewClient returns a Client for cfg.World (not yet connected).
+func NewClient(cfg ClientConfig) (*Client, error) {
+	if cfg.World == nil || cfg.Protocol == nil {
+		return nil, fmt.Errorf("%w: World and Protocol are required", ErrRegistered)
+	}
+	if len(cfg.Token) > maxTokenLen {
+		return nil, fmt.Errorf("%w: token longer than %d bytes", ErrTooLarge, maxTokenLen)
+	}
+	if cfg.MaxBuffered == 0 {
+		cfg.MaxBuffered = 1024
+	}
+	p := cfg.Protocol
+	p.freeze()
+	c := &Client{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger, bySrv: map[ecs.Entity]int32{}, byCli: map[ecs.Entity]int32{}}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	for _, pc := range p.comps {
+		c.comps = append(c.comps, pc.bind(c.w))
+	}
+	c.rep = ecs.Register[Replicated](c.w)
+	c.inboxes = make([]msgQueue, len(p.msgs))
+	c.mapper.c = c
+	c.rmapper.c = c
+	return c, nil
+}
+
+// SetReceiveHook routes authoritative values of component T to fn instead of
+// writing them into the world, when fn returns true: a prediction layer
+// takes values for past ticks this way. fn gets the client entity and the
+// server tick of the value.
+func SetReceiveHook[T any](c *Client, fn func(e ecs.Entity, t tick.Tick, v T) bool) error {
+	pc := c.p.byType[reflect.TypeFor[T]()]
+	if pc == nil {
+		return fmt.Errorf("%w: %v", ErrUnknownType, reflect.TypeFor[T]())
+	}
+	c.comps[pc.id].(*typedComponent[T]).hook = fn
+	return nil
+}
+
+// Connect starts the handshake over conn: the hello carries the protocol
+// hash and the token. Update drives the rest.
+func (c *Client) Connect(conn transport.MessageConn) error {
+	if c.state != Disconnected {
+		return fmt.Errorf("%w: already %v", ErrRegistered, c.state)
+	}
+	c.conn = conn
+	c.state = Connecting
+	c.err = nil
+	b := append(c.out[:0], kindHello)
+	b = appendUvarint(b, wireVersion)
+	b = appendU64(b, c.p.hash)
+	b = appendBytes(b, c.cfg.Token)
+	c.out = b
+	return c.send(transport.ReliableOrdered, b)
+}
+
+func appendU64(b []byte, v uint64) []byte {
+	for i := 0; i < 8; i++ {
+		b = append(b, byte(v>>(8*i)))
+	}
+	return b
+}
+
+func (c *Client) send(ch transport.Channel, b []byte) error {
+	if c.conn == nil {
+		return ErrNotConnected
+	}
+	if err := c.conn.Send(ch, b); err != nil {
+		return err
+	}
+	c.stats.BytesOut += uint64(len(b))
+	return nil
+}
+
+// State is the connection state.
+func (c *Client) State() ClientState { return c.state }
+
+// ID is the client's id on the server (0 before Connected).
+func (c *Client) ID() ClientID { return c.id }
+
+// Err says why the client is disconnected (errors.Is ErrRejected or
+// ErrProtocolMismatch after a rejection), nil while connected.
+func (c *Client) Err() error { return c.err }
+
+// Events returns and clears the queued events.
+func (c *Client) Events() []ClientEvent {
+	ev := c.events
+	c.events = nil
+	return ev
+}
+
+// Stats returns the client's counters.
+func (c *Client) Stats() ClientStatistics { return c.stats }
+
+// UpdateTick is the server tick of the last update applied.
+func (c *Client) UpdateTick() tick.Tick { return c.applied }
+
+// ClientEntity returns the client entity replicating server entity e.
+func (c *Client) ClientEntity(e ecs.Entity) (ecs.Entity, bool) {
+	i, ok := c.bySrv[e]
+	if !ok {
+		return 0, false
+	}
+	return c.ents[i].client, true
+}
+
+// ServerEntity returns the server entity that client entity e replicates.
+func (c *Client) ServerEntity(e ecs.Entity) (ecs.Entity, bool) {
+	i, ok := c.byCli[e]
+	if !ok {
+		return 0, false
+	}
+	return c.ents[i].server, true
+}
+
+// Entities is the number of replicated entities on the client.
+func (c *Client) Entities() int { return len(c.bySrv) }
+
+// ConfirmHistory returns the newest server tick at which client entity e
+// received authoritative data, and a mask of the 64 ticks up to it (bit i set:
+// data at last-i).
+func (c *Client) ConfirmHistory(e ecs.Entity) (last tick.Tick, mask uint64, ok bool) {
+	i, ok := c.byCli[e]
+	if !ok {
+		return 0, 0, false
+	}
+	r := c.ents[i]
+	return r.histTick, r.hist, true
+}
+
+// TickComplete reports whether the update and every mutation message of
+// server tick t have arrived and been applied (for the last 64 ticks; needs
+// the server's tick tracking, on by default).
+func (c *Client) TickComplete(t tick.Tick) bool {
+	tr := c.ticks[int(t)%len(c.ticks)]
+	return tr.seen && tr.tick == t && tr.done
+}
+
+func (r *cliEnt) confirm(t tick.Tick) {
+	switch {
+	case r.hist == 0:
+		r.histTick, r.hist = t, 1
+	case t.After(r.histTick):
+		d := t.Sub(r.histTick)
+		if d >= 64 {
+			r.hist = 1
+		} else {
+			r.hist = r.hist<<uint(d) | 1
+		}
+		r.histTick = t
+	default:
+		if d := r.histTick.Sub(t); d < 64 {
+			r.hist |= 1 << uint(d)
+		}
+	}
+}
+
+// Update receives the server's messages: the welcome or rejection, updates
+// (applied at once), mutations (applied once their update is there, newer
+// values only, then acknowledged) and server messages. Call it once per
+// client frame.
+func (c *Client) Update() {
+	if c.conn == nil || c.state == Disconnected {
+		return
+	}
+	for n := 0; n < 1<<16; n++ {
+		ch, msg, ok := c.conn.Receive()
+		if !ok {
+			break
+		}
+		c.stats.BytesIn += uint64(len(msg))
+		c.handle(ch, msg)
+		if c.state == Disconnected {
+			return
+		}
+	}
+	for acks := c.acks; len(acks) > 0 && c.state == Connected; {
+		n := min(len(acks), maxAcks)
+		b := append(c.out[:0], kindAcks)
+		b = appendUvarint(b, uint64(n))
+		for _, s := range acks[:n] {
+			b = appendUvarint(b, uint64(s))
+		}
+		c.out = b
+		_ = c.send(transport.ReliableOrdered, b)
+		acks = acks[n:]
+	}
+	c.acks = c.acks[:0]
+	select {
+	case <-c.conn.Done():
+		reason := "connection closed"
+		var ce *transport.CloseError
+		if err := c.conn.Err(); errors.As(err, &ce) && ce.Reason != "" {
+			reason = ce.Reason
+		} else if err != nil {
+			reason = err.Error()
+		}
+		var rejected error
+		if code, text, ok := parseReject(reason); ok {
+			reason = text
+			rejected = fmt.Errorf("%w: %s", ErrRejected, text)
+			if code == rejectProtocol {
+				rejected = fmt.Errorf("%w: %s", ErrProtocolMismatch, text)
+			}
+		}
+		c.disconnected(reason, rejected)
+	default:
+	}
+}
+
+// parseReject reads a server's rejection close reason "reject/<code> text".
+func parseReject(reason string) (code int, text string, ok bool) {
+	var n int
+	if _, err := fmt.Sscanf(reason, "reject/%d", &n); err != nil {
+		return 0, "", false
+	}
+	if i := strings.IndexByte(reason, ' '); i >= 0 {
+		text = reason[i+1:]
+	}
+	return n, text, true
+}
+
+// Close ends the connection and removes the replicated entities.
+func (c *Client) Close() error {
+	if c.conn != nil {
+		_ = c.conn.Close()
+	}
+	if c.state != Disconnected {
+		c.disconnected("closed", nil)
+	}
+	return nil
+}
+
+func (c *Client) disconnected(reason string, err error) {
+	kind := EventDisconnected
+	if err != nil {
+		kind = EventRejected
+		c.err = err
+	} else if c.err == nil {
+		c.err = fmt.Errorf("%w: %s", ErrNotConnected, reason)
+	}
+	c.state = Disconnected
+	c.events = append(c.events, ClientEvent{Kind: kind, Reason: reason})
+	// Clear the replicated state, in creation order.
+	for _, i := range c.order {
+		r := &c.ents[i]
+		if r.alive {
+			_ = c.w.Despawn(r.client)
+		}
+	}
+	clear(c.bySrv)
+	clear(c.byCli)
+	c.ents, c.free, c.order, c.buf, c.acks = c.ents[:0], c.free[:0], c.order[:0], c.buf[:0], c.acks[:0]
+	c.hasUpd, c.applied = false, 0
+	c.ticks = [64]tickTrack{}
+	if c.conn != nil {
+		_ = c.conn.Close()
+	}
+}
+
+func (c *Client) handle(ch transport.Channel, msg []byte) {
+	if len(msg) == 0 {
+		c.stats.Malformed++
+		return
+	}
+	r := reader{b: msg[1:]}
+	switch msg[0] {
+	case kindWelcome:
+		id := r.uvarint()
+		srvTick := r.u32()
+		if r.end() != nil || c.state != Connecting {
+			c.stats.Malformed++
+			return
+		}
+		_ = srvTick
+		c.id = ClientID(id)
+		c.state = Connected
+		c.events = append(c.events, ClientEvent{Kind: EventConnected})
+	case kindUpdate:
+		if c.state != Connected {
+			c.stats.Malformed++
+			return
+		}
+		if err := c.applyUpdate(msg[1:]); err != nil {
+			c.stats.Malformed++
+			c.log.Warn("replicate: malformed update from server", "err", err)
+			c.disconnected("malformed update from server", nil)
+			return
+		}
+		c.release()
+	case kindMutations:
+		c.mutations(ch, msg, true)
+	case kindServerMsg:
+		id := int(r.uvarint())
+		req := tick.Tick(r.u32())
+		if r.err != nil {
+			c.stats.Malformed++
+			return
+		}
+		spec, ok := c.p.checkMessage(id, ServerToClient)
+		if !ok {
+			c.stats.Malformed++
+			return
+		}
+		if req != 0 && !spec.independent && (!c.hasUpd || req.After(c.applied)) {
+			c.hold(req, ch, msg)
+			return
+		}
+		if !c.inboxes[id].push(0, r.b, DefaultInboxMessages, DefaultInboxBytes) {
+			c.stats.DroppedBuffered++
+		}
+	default:
+		c.stats.Malformed++
+	}
+}
+
+func (c *Client) hold(req tick.Tick, ch transport.Channel, msg []byte) {
+	if len(c.buf) >= c.cfg.MaxBuffered {
+		c.buf = c.buf[1:]
+		c.stats.DroppedBuffered++
+	}
+	c.stats.Buffered++
+	c.buf = append(c.buf, buffered{required: req, ch: ch, data: append([]byte(nil), msg...)})
+}
+
+// release handles held messages whose update has arrived, in arrival order.
+func (c *Client) release() {
+	k := 0
+	held := c.buf
+	c.buf = c.buf[len(c.buf):]
+	for _, b := range held {
+		if b.required.After(c.applied) {
+			held[k] = b
+			k++
+			continue
+		}
+		c.handle(b.ch, b.data)
+	}
+	c.buf = append(held[:k], c.buf...)
+}
+
+func (c *Client) inbox(id int) *msgQueue { return &c.inboxes[id] }
+
+func readEntity(r *reader) ecs.Entity {
+	idx := r.u32()
+	gen := r.u32()
+	return ecs.NewEntity(idx, gen)
+}
+
+// srvMapper maps server entities to client entities (unknown: none).
+type srvMapper struct{ c *Client }
+
+func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	if i, ok := m.c.bySrv[e]; ok {
+		return m.c.ents[i].client
+	}
+	return 0
+}
+
+// cliMapper maps client entities to server entities (unknown: none).
+type cliMapper struct{ c *Client }
+
+func (m *cliMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	if i, ok := m.c.byCli[e]; ok {
+		return m.c.ents[i].server
+	}
+	return 0
+}
+
+func (c *Client) fromServer() ecs.EntityMapper { return &c.mapper }
+func (c *Client) toServer() ecs.EntityMapper   { return &c.rmapper }
+
+var errUpdate = errors.New("replicate: bad update")

@@ -1,0 +1,422 @@
+package replicate
+
+import (
+	"encoding/binary"
+	"fmt"
+	"reflect"
+	"sort"
+	"unsafe"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/xxh64"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// Replicated marks the entities a server replicates. Remove it (or despawn
+// the entity) to despawn the entity on the clients.
+type Replicated struct{}
+
+// Mode says when a component's value is sent.
+type Mode uint8
+
+const (
+	// OnChange sends the value when the entity appears and whenever it
+	// changes (the latest value per tick).
+	OnChange Mode = iota
+	// Once sends the value only when the entity (or the component) first
+	// appears on a client; later changes are not sent. Removal is sent.
+	Once
+)
+
+// MaxComponents is the most component types one Protocol replicates.
+const MaxComponents = 64
+
+// ComponentOption configures a replicated component type.
+type ComponentOption func(*componentSpec)
+
+type componentSpec struct {
+	mode     Mode
+	codec    any    // Codec[T] when set
+	codecTag string // for the protocol hash
+}
+
+// WithMode sets the component's mode (default OnChange).
+func WithMode(m Mode) ComponentOption { return func(s *componentSpec) { s.mode = m } }
+
+// WithCodec replaces the default codec. tag names the encoding in the
+// protocol hash: change it when the encoding changes, so old clients are
+// refused instead of misreading values.
+func WithCodec[T any](c Codec[T], tag string) ComponentOption {
+	return func(s *componentSpec) { s.codec, s.codecTag = c, "custom:"+tag }
+}
+
+// WithWireForm sends T as W (for example a float position as an int16 pair
+// at a fixed scale), converting with to on the server and from on the
+// client. W uses its default codec. tag names the conversion in the
+// protocol hash.
+func WithWireForm[T, W any](to func(T) W, from func(W) T, tag string) ComponentOption {
+	return func(s *componentSpec) {
+		wc, err := newPlainCodec[W]()
+		if err != nil {
+			s.codec = err
+			return
+		}
+		s.codec, s.codecTag = Codec[T](convCodec[T, W]{to: to, from: from, w: wc}), "as:"+typeName(reflect.TypeFor[W]())+":"+tag
+	}
+}
+
+// component is a registered component type, independent of any world.
+type component struct {
+	id    int
+	name  string
+	typ   reflect.Type
+	mode  Mode
+	tag   string
+	bind  func(w *ecs.World) boundComponent
+	isMap bool
+}
+
+// boundComponent is a component type's operations on one world.
+type boundComponent interface {
+	info() *component
+	has(e ecs.Entity) bool
+	changed(e ecs.Entity) uint64
+	appendValue(dst []byte, e ecs.Entity) []byte
+	// column lists every entity with the component and its change tick.
+	column() ([]ecs.Entity, []uint64)
+	// write decodes src into e's component (client side), mapping entity
+	// references, or hands it to the receive hook.
+	write(e ecs.Entity, t tick.Tick, src []byte, m ecs.EntityMapper) error
+	remove(e ecs.Entity)
+	// decodeCheck decodes src without writing it anywhere (validation).
+	decodeCheck(src []byte) error
+}
+
+// Filter restricts a Rule to entities that have (With) or lack (Without) a
+// component type, which need not be replicated.
+type Filter struct {
+	name string
+	with bool
+	bind func(w *ecs.World) func(ecs.Entity) bool
+}
+
+// With is a Filter for entities that have a T.
+func With[T any]() Filter {
+	return Filter{name: typeName(reflect.TypeFor[T]()), with: true, bind: func(w *ecs.World) func(ecs.Entity) bool {
+		s := ecs.Register[T](w)
+		return s.Has
+	}}
+}
+
+// Without is a Filter for entities that lack a T.
+func Without[T any]() Filter {
+	f := With[T]()
+	f.with = false
+	return f
+}
+
+// Rule replicates a set of components together: only on entities that have
+// all of them and pass every filter. Overlapping rules: the higher Priority
+// wins a component (ties: the rule added first); the default priority is
+// the number of components plus the number of filters. Every registered
+// component also has an implicit rule of its own (priority 1).
+type Rule struct {
+	Components []ComponentID
+	Filters    []Filter
+	Priority   int
+	// Mode, if set, overrides the components' modes within this rule.
+	Mode *Mode
+}
+
+// ComponentID identifies a replicated component type within a Protocol.
+type ComponentID int
+
+// Direction says who sends a message type.
+type Direction uint8
+
+const (
+	// ClientToServer messages are sent by clients.
+	ClientToServer Direction = iota + 1
+	// ServerToClient messages are sent by the server.
+	ServerToClient
+)
+
+type messageSpec struct {
+	// validate decodes a payload and maps its entity references through m.
+	validate    func(payload []byte, m ecs.EntityMapper) error
+	id          int
+	name        string
+	dir         Direction
+	ch          transport.Channel
+	independent bool
+	tag         string
+}
+
+// Protocol lists what a server and its clients exchange: replicated
+// component types, replication rules and message types, in registration
+// order. Server and client must build the same Protocol (same calls in the
+// same order): its Hash is checked when a client connects.
+type Protocol struct {
+	comps  []*component
+	byType map[reflect.Type]*component
+	rules  []Rule
+	msgs   []*messageSpec
+	custom []string
+	frozen bool
+	hash   uint64
+	errs   []error
+}
+
+// NewProtocol returns an empty Protocol.
+func NewProtocol() *Protocol {
+	return &Protocol{byType: map[reflect.Type]*component{}}
+}
+
+func (p *Protocol) check() error {
+	if p.frozen {
+		return fmt.Errorf("%w: the protocol is in use by a server or client", ErrRegistered)
+	}
+	return nil
+}
+
+// Component registers T as a replicated component type.
+func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentID, error) {
+	if err := p.check(); err != nil {
+		return -1, err
+	}
+	t := reflect.TypeFor[T]()
+	if p.byType[t] != nil {
+		return -1, fmt.Errorf("%w: %v registered twice", ErrRegistered, t)
+	}
+	if len(p.comps) >= MaxComponents {
+		return -1, fmt.Errorf("%w: more than %d component types", ErrRegistered, MaxComponents)
+	}
+	spec := componentSpec{}
+	for _, o := range opts {
+		o(&spec)
+	}
+	var codec Codec[T]
+	switch c := spec.codec.(type) {
+	case nil:
+		pc, err := newPlainCodec[T]()
+		if err != nil {
+			return -1, err
+		}
+		codec = pc
+		spec.codecTag = fmt.Sprintf("plain:%d", pc.l.Encoded)
+	case error:
+		return -1, c
+	case Codec[T]:
+		codec = c
+	default:
+		return -1, fmt.Errorf("%w: codec for another type given to %v", ErrRegistered, t)
+	}
+	c := &component{id: len(p.comps), name: typeName(t), typ: t, mode: spec.mode, tag: spec.codecTag}
+	_, c.isMap = any((*T)(nil)).(ecs.MapEntitieser)
+	c.bind = func(w *ecs.World) boundComponent {
+		return &typedComponent[T]{c: c, s: ecs.Register[T](w), codec: codec}
+	}
+	p.comps = append(p.comps, c)
+	p.byType[t] = c
+	return ComponentID(c.id), nil
+}
+
+// AddRule adds a replication rule over registered components.
+func (p *Protocol) AddRule(r Rule) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	if len(r.Components) == 0 {
+		return fmt.Errorf("%w: a rule needs components", ErrRegistered)
+	}
+	for _, id := range r.Components {
+		if id < 0 || int(id) >= len(p.comps) {
+			return fmt.Errorf("%w: rule names component %d", ErrUnknownType, id)
+		}
+	}
+	if r.Priority == 0 {
+		r.Priority = len(r.Components) + len(r.Filters)
+	}
+	p.rules = append(p.rules, r)
+	return nil
+}
+
+// AddCustom mixes a string into the protocol hash (for example a game
+// version), so that clients built differently are refused.
+func (p *Protocol) AddCustom(s string) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	p.custom = append(p.custom, s)
+	return nil
+}
+
+// Hash is the protocol's fingerprint, compared when a client connects.
+func (p *Protocol) Hash() uint64 {
+	if p.frozen {
+		return p.hash
+	}
+	return p.computeHash()
+}
+
+func (p *Protocol) computeHash() uint64 {
+	var b []byte
+	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	str("rewind/replicate/1")
+	for _, c := range p.comps {
+		str("c")
+		str(c.name)
+		str(c.tag)
+		b = append(b, byte(c.mode))
+	}
+	for _, r := range p.rules {
+		str("r")
+		for _, id := range r.Components {
+			b = binary.AppendUvarint(b, uint64(id))
+		}
+		for _, f := range r.Filters {
+			str(f.name)
+			if f.with {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+		}
+		b = binary.AppendVarint(b, int64(r.Priority))
+		if r.Mode != nil {
+			b = append(b, 1+byte(*r.Mode))
+		}
+	}
+	for _, m := range p.msgs {
+		str("m")
+		str(m.name)
+		str(m.tag)
+		b = append(b, byte(m.dir), byte(m.ch))
+		if m.independent {
+			b = append(b, 1)
+		}
+	}
+	for _, s := range p.custom {
+		str("x")
+		str(s)
+	}
+	return xxh64.Sum64(b)
+}
+
+func (p *Protocol) freeze() {
+	if !p.frozen {
+		p.hash = p.computeHash()
+		p.frozen = true
+	}
+}
+
+// resolvedRule is a rule bound to a world, with every component's mode.
+type resolvedRule struct {
+	comps    uint64 // bitmask of component ids
+	modes    []Mode // per component id in the rule
+	ids      []int
+	filters  []func(ecs.Entity) bool
+	want     []bool
+	priority int
+	order    int
+}
+
+// bindRules returns the rules (explicit and implicit) in the order they
+// claim components: priority descending, then creation order.
+func (p *Protocol) bindRules(w *ecs.World) []resolvedRule {
+	var rs []resolvedRule
+	for i, r := range p.rules {
+		rr := resolvedRule{priority: r.Priority, order: i}
+		for _, id := range r.Components {
+			rr.comps |= 1 << uint(id)
+			rr.ids = append(rr.ids, int(id))
+			m := p.comps[id].mode
+			if r.Mode != nil {
+				m = *r.Mode
+			}
+			rr.modes = append(rr.modes, m)
+		}
+		for _, f := range r.Filters {
+			rr.filters = append(rr.filters, f.bind(w))
+			rr.want = append(rr.want, f.with)
+		}
+		rs = append(rs, rr)
+	}
+	for _, c := range p.comps {
+		rs = append(rs, resolvedRule{comps: 1 << uint(c.id), ids: []int{c.id}, modes: []Mode{c.mode}, priority: 1, order: len(p.rules) + c.id})
+	}
+	sort.SliceStable(rs, func(i, j int) bool {
+		if rs[i].priority != rs[j].priority {
+			return rs[i].priority > rs[j].priority
+		}
+		return rs[i].order < rs[j].order
+	})
+	return rs
+}
+
+// typeName is the stable name of a type: package path and name.
+func typeName(t reflect.Type) string {
+	if t.Name() != "" && t.PkgPath() != "" {
+		return t.PkgPath() + "." + t.Name()
+	}
+	return t.String()
+}
+
+// typedComponent is a component type bound to a world.
+type typedComponent[T any] struct {
+	c     *component
+	s     *ecs.Store[T]
+	codec Codec[T]
+	hook  func(e ecs.Entity, t tick.Tick, v T) bool
+}
+
+func (b *typedComponent[T]) info() *component       { return b.c }
+func (b *typedComponent[T]) has(e ecs.Entity) bool { return b.s.Has(e) }
+func (b *typedComponent[T]) changed(e ecs.Entity) uint64 {
+	t, _ := b.s.Ticks(e)
+	return t.Changed
+}
+
+func (b *typedComponent[T]) appendValue(dst []byte, e ecs.Entity) []byte {
+	v, _ := b.s.Get(e)
+	return b.codec.Append(dst, &v)
+}
+
+func (b *typedComponent[T]) column() ([]ecs.Entity, []uint64) {
+	c := b.s.Column()
+	return c.Entities, c.Changed
+}
+
+func (b *typedComponent[T]) decodeCheck(src []byte) error {
+	var v T
+	return b.codec.Decode(src, &v)
+}
+
+func (b *typedComponent[T]) write(e ecs.Entity, t tick.Tick, src []byte, m ecs.EntityMapper) error {
+	var v T
+	if err := b.codec.Decode(src, &v); err != nil {
+		return err
+	}
+	if b.c.isMap && m != nil {
+		any(&v).(ecs.MapEntitieser).MapEntities(m)
+	}
+	if b.hook != nil && b.hook(e, t, v) {
+		return nil
+	}
+	// Write only a different value, so a resent mutation does not look
+	// like a change to the client's own change detection.
+	if cur, ok := b.s.Get(e); ok && equalBytes(&cur, &v) {
+		return nil
+	}
+	return b.s.Set(e, v)
+}
+
+// equalBytes compares the memory of two values (conservative: padding or
+// pointer fields may make equal values look different, never the reverse).
+func equalBytes[T any](a, b *T) bool {
+	n := unsafe.Sizeof(*a)
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(a)), n)) == string(unsafe.Slice((*byte)(unsafe.Pointer(b)), n))
+}
+
+func (b *typedComponent[T]) remove(e ecs.Entity) { _ = b.s.Remove(e) }

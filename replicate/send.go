@@ -1,0 +1,657 @@
+package replicate
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+const (
+	maxMutationPacket = 1200
+	minTimeout        = 50 * time.Millisecond
+)
+
+// Send runs one server tick of replication: it accepts new connections,
+// reads the clients' messages (hellos, acks, game messages), then sends each
+// authenticated client its update and mutation messages for what changed in
+// the world since the previous Send, and the server messages queued since.
+// Call it once per server tick, after the simulation step. It advances the
+// world's change tick.
+func (s *Server) Send() {
+	s.now = s.cfg.Now()
+	s.accept()
+	s.receive()
+	s.tick++
+	t := s.tick
+	wt := s.w.Tick()
+	s.worldTicks[int(t)%tickRing] = wt
+	s.structural(t)
+	s.valueChanges(t)
+	s.cacheStamp = t
+	s.cacheBuf = s.cacheBuf[:0]
+	for i := 0; i < len(s.order); i++ {
+		c := s.order[i]
+		if c.authed && !c.gone {
+			s.sendClient(c, t)
+		}
+		if c.gone {
+			i--
+		}
+	}
+	s.flushMessages()
+	s.prevWorld = wt
+	s.w.AdvanceTick()
+	s.spawnedNow = s.spawnedNow[:0]
+	s.despawnedNow = s.despawnedNow[:0]
+	s.structNow = s.structNow[:0]
+	s.changedNow = s.changedNow[:0]
+}
+
+func (s *Server) replicatedNow(e ecs.Entity) bool { return s.w.Alive(e) && s.rep.Has(e) }
+
+// structural turns the world's structural events since the last tick into
+// this tick's spawns, despawns, inserts and removals of replicated data.
+func (s *Server) structural(t tick.Tick) {
+	for _, e := range s.touched {
+		idx := int(e.Index())
+		s.grow(idx)
+		se := &s.ents[idx]
+		if se.listed && se.e == e && !s.replicatedNow(e) {
+			s.despawnedNow = append(s.despawnedNow, e)
+			s.unlist(idx)
+		}
+	}
+	for _, e := range s.touched {
+		if !s.replicatedNow(e) {
+			continue
+		}
+		idx := int(e.Index())
+		se := &s.ents[idx]
+		if se.touch == t && se.e == e {
+			continue
+		}
+		se.touch = t
+		mask, once := s.maskOf(e)
+		if !se.listed || se.e != e {
+			if se.listed { // an older generation still listed: it is gone
+				s.despawnedNow = append(s.despawnedNow, se.e)
+				s.unlist(idx)
+			}
+			se.e, se.mask, se.once = e, mask, once
+			se.listed = true
+			se.pos = int32(len(s.list))
+			s.list = append(s.list, uint32(idx))
+			s.spawnedNow = append(s.spawnedNow, uint32(idx))
+			continue
+		}
+		ins, rem := mask&^se.mask, se.mask&^mask
+		se.mask, se.once = mask, once
+		if ins|rem != 0 {
+			se.ins, se.rem = ins, rem
+			s.structNow = append(s.structNow, uint32(idx))
+		}
+	}
+	s.touched = s.touched[:0]
+}
+
+func (s *Server) unlist(idx int) {
+	se := &s.ents[idx]
+	last := s.list[len(s.list)-1]
+	s.list[se.pos] = last
+	s.ents[last].pos = se.pos
+	s.list = s.list[:len(s.list)-1]
+	se.listed = false
+	se.mask, se.once = 0, 0
+}
+
+// maskOf applies the rules to e: which components replicate, and which of
+// them only once.
+func (s *Server) maskOf(e ecs.Entity) (mask, once uint64) {
+	var present uint64
+	for i, c := range s.comps {
+		if c.has(e) {
+			present |= 1 << uint(i)
+		}
+	}
+	for i := range s.rules {
+		r := &s.rules[i]
+		if present&r.comps != r.comps {
+			continue
+		}
+		ok := true
+		for j, f := range r.filters {
+			if f(e) != r.want[j] {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		for j, id := range r.ids {
+			bit := uint64(1) << uint(id)
+			if mask&bit != 0 {
+				continue
+			}
+			mask |= bit
+			if r.modes[j] == Once {
+				once |= bit
+			}
+		}
+	}
+	return mask, once
+}
+
+// valueChanges lists the entities with a replicated, on-change component
+// written since the last tick (one scan of the change ticks for all clients).
+func (s *Server) valueChanges(t tick.Tick) {
+	for id, c := range s.comps {
+		bit := uint64(1) << uint(id)
+		ents, changed := c.column()
+		for i, ct := range changed {
+			if ct <= s.prevWorld {
+				continue
+			}
+			e := ents[i]
+			idx := int(e.Index())
+			if idx >= len(s.ents) {
+				continue
+			}
+			se := &s.ents[idx]
+			if !se.listed || se.e != e || se.mask&bit == 0 || se.once&bit != 0 || se.chg == t {
+				continue
+			}
+			se.chg = t
+			s.changedNow = append(s.changedNow, uint32(idx))
+		}
+	}
+}
+
+// value returns the encoding of component id of entity idx at this tick,
+// encoding it at most once per tick for all clients.
+func (s *Server) value(idx, id int) []byte {
+	k := idx*len(s.comps) + id
+	for len(s.cache) <= k {
+		s.cache = append(s.cache, cacheEntry{})
+	}
+	ce := &s.cache[k]
+	if ce.stamp != s.cacheStamp {
+		off := len(s.cacheBuf)
+		s.cacheBuf = s.comps[id].appendValue(s.cacheBuf, s.ents[idx].e)
+		*ce = cacheEntry{stamp: s.cacheStamp, off: uint32(off), n: uint32(len(s.cacheBuf) - off)}
+	}
+	return s.cacheBuf[ce.off : ce.off+ce.n]
+}
+
+func appendEntity(dst []byte, e ecs.Entity) []byte {
+	dst = binary.AppendUvarint(dst, uint64(e.Index()))
+	return binary.AppendUvarint(dst, uint64(e.Generation()))
+}
+
+func appendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
+
+// appendComponents appends count and (id, value) pairs of the components in mask.
+func (s *Server) appendComponents(dst []byte, idx int, mask uint64) []byte {
+	n := 0
+	for m := mask; m != 0; m &= m - 1 {
+		n++
+	}
+	dst = binary.AppendUvarint(dst, uint64(n))
+	for id := range s.comps {
+		if mask&(1<<uint(id)) == 0 {
+			continue
+		}
+		dst = binary.AppendUvarint(dst, uint64(id))
+		dst = appendBytes(dst, s.value(idx, id))
+	}
+	return dst
+}
+
+func (s *Server) visible(c *serverClient, idx int) bool {
+	v := c.ents[idx].vis
+	return v == 1 || (v == 0 && !s.cfg.HiddenByDefault)
+}
+
+// syncGen resets the client's view of slot idx when it belonged to an older
+// generation of the entity slot.
+func (s *Server) syncGen(c *serverClient, idx int) *clientEnt {
+	ce := &c.ents[idx]
+	if gen := s.ents[idx].e.Generation(); ce.gen != gen {
+		if ce.flags&ceSpawned != 0 {
+			c.spawned--
+		}
+		*ce = clientEnt{gen: gen}
+	}
+	return ce
+}
+
+func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
+	se := &s.ents[idx]
+	ce := s.syncGen(c, idx)
+	ce.flags |= ceSpawned
+	ce.ackedTick, ce.sentTick = t, t
+	c.spawned++
+	for i, m := range c.maps {
+		if m.server == se.e {
+			c.secMap = appendEntity(c.secMap, m.server)
+			c.secMap = appendEntity(c.secMap, m.client)
+			c.nMap++
+			c.maps = append(c.maps[:i], c.maps[i+1:]...)
+			break
+		}
+	}
+	c.secIns = appendEntity(c.secIns, se.e)
+	c.secIns = append(c.secIns, 1)
+	c.secIns = s.appendComponents(c.secIns, idx, se.mask)
+	c.nIns++
+}
+
+func (s *Server) despawnOn(c *serverClient, idx int, e ecs.Entity) {
+	ce := &c.ents[idx]
+	ce.flags &^= ceSpawned
+	c.spawned--
+	c.secDesp = appendEntity(c.secDesp, e)
+	c.nDesp++
+}
+
+func (s *Server) sendClient(c *serverClient, t tick.Tick) {
+	if len(s.ents) > 0 {
+		c.grow(len(s.ents) - 1)
+	}
+	c.secMap, c.secDesp, c.secRem, c.secIns = c.secMap[:0], c.secDesp[:0], c.secRem[:0], c.secIns[:0]
+	c.nMap, c.nDesp, c.nRem, c.nIns = 0, 0, 0, 0
+	s.expire(c)
+
+	// Despawns first: a slot may be despawned and reused in one tick.
+	for _, e := range s.despawnedNow {
+		idx := int(e.Index())
+		ce := &c.ents[idx]
+		if ce.flags&ceSpawned != 0 && ce.gen == e.Generation() {
+			s.despawnOn(c, idx, e)
+		}
+	}
+	for _, vc := range c.visQueue {
+		idx := int(vc.idx)
+		if idx >= len(s.ents) || !s.ents[idx].listed {
+			continue
+		}
+		ce := s.syncGen(c, idx)
+		ce.vis = vc.vis
+		vis := s.visible(c, idx)
+		switch {
+		case vis && ce.flags&ceSpawned == 0 && !c.fresh:
+			s.spawnOn(c, idx, t)
+		case !vis && ce.flags&ceSpawned != 0:
+			s.despawnOn(c, idx, s.ents[idx].e)
+		}
+	}
+	c.visQueue = c.visQueue[:0]
+	if c.fresh {
+		// A new client gets everything it may see.
+		c.fresh = false
+		for _, idx := range s.list {
+			i := int(idx)
+			ce := s.syncGen(c, i)
+			if ce.flags&ceSpawned == 0 && s.visible(c, i) {
+				s.spawnOn(c, i, t)
+			}
+		}
+	} else {
+		for _, idx := range s.spawnedNow {
+			i := int(idx)
+			if !s.ents[i].listed {
+				continue
+			}
+			ce := s.syncGen(c, i)
+			if ce.flags&ceSpawned == 0 && s.visible(c, i) {
+				s.spawnOn(c, i, t)
+			}
+		}
+	}
+	for _, idx := range s.structNow {
+		i := int(idx)
+		se := &s.ents[i]
+		ce := &c.ents[i]
+		if ce.flags&ceSpawned == 0 || ce.gen != se.e.Generation() || ce.ackedTick == t {
+			continue
+		}
+		if se.rem != 0 {
+			c.secRem = appendEntity(c.secRem, se.e)
+			n := 0
+			for m := se.rem; m != 0; m &= m - 1 {
+				n++
+			}
+			c.secRem = binary.AppendUvarint(c.secRem, uint64(n))
+			for id := range s.comps {
+				if se.rem&(1<<uint(id)) != 0 {
+					c.secRem = binary.AppendUvarint(c.secRem, uint64(id))
+				}
+			}
+			c.nRem++
+		}
+		if se.ins != 0 {
+			c.secIns = appendEntity(c.secIns, se.e)
+			c.secIns = append(c.secIns, 0)
+			c.secIns = s.appendComponents(c.secIns, i, se.ins)
+			c.nIns++
+		}
+	}
+	if c.nMap+c.nDesp+c.nRem+c.nIns > 0 {
+		b := append(c.upd[:0], kindUpdate)
+		b = binary.AppendUvarint(b, uint64(t))
+		b = binary.AppendUvarint(b, uint64(c.nMap))
+		b = append(b, c.secMap...)
+		b = binary.AppendUvarint(b, uint64(c.nDesp))
+		b = append(b, c.secDesp...)
+		b = binary.AppendUvarint(b, uint64(c.nRem))
+		b = append(b, c.secRem...)
+		b = binary.AppendUvarint(b, uint64(c.nIns))
+		b = append(b, c.secIns...)
+		c.upd = b
+		if !s.sendTo(c, transport.ReliableOrdered, b) {
+			return
+		}
+		c.lastUpdate = t
+	}
+	s.mutations(c, t)
+	s.rates(c)
+}
+
+func (s *Server) rates(c *serverClient) {
+	if el := s.now.Sub(c.rateStart); el >= time.Second {
+		c.stats.OutPerSec = float64(c.stats.BytesOut-c.rateOut) / el.Seconds()
+		c.stats.InPerSec = float64(c.stats.BytesIn-c.rateIn) / el.Seconds()
+		c.rateStart, c.rateOut, c.rateIn = s.now, c.stats.BytesOut, c.stats.BytesIn
+	}
+}
+
+// pendingMask returns the components of entity idx that changed since the
+// client acknowledged them.
+func (s *Server) pendingMask(idx int, ce *clientEnt) uint64 {
+	se := &s.ents[idx]
+	since := uint64(0)
+	if s.tick.Sub(ce.ackedTick) < tickRing {
+		since = s.worldTicks[int(ce.ackedTick)%tickRing]
+	}
+	var m uint64
+	for id := range s.comps {
+		bit := uint64(1) << uint(id)
+		if se.mask&bit == 0 || se.once&bit != 0 {
+			continue
+		}
+		if s.comps[id].changed(se.e) > since {
+			m |= bit
+		}
+	}
+	return m
+}
+
+// mutations sends the client the latest values of its visible entities'
+// changed components: entities that changed this tick, entities whose last
+// mutation timed out, and entities held back by their priority.
+func (s *Server) mutations(c *serverClient, t tick.Tick) {
+	c.nPkts = 0
+	maxPkt := min(maxMutationPacket, c.conn.MaxUnreliableSize())
+	var deferred []uint32
+	deferred, c.deferred = c.deferred, c.deferred[len(c.deferred):]
+	resend := c.resend
+	c.resend = c.resend[len(c.resend):]
+	visit := func(idx uint32, forced bool) {
+		i := int(idx)
+		if i >= len(s.ents) || i >= len(c.ents) {
+			return
+		}
+		se := &s.ents[i]
+		ce := &c.ents[i]
+		if forced {
+			ce.flags &^= ceResend
+		}
+		if !se.listed || ce.gen != se.e.Generation() || ce.flags&ceSpawned == 0 || ce.sentTick == t || ce.ackedTick == t {
+			return
+		}
+		m := s.pendingMask(i, ce)
+		if m == 0 {
+			return
+		}
+		if !forced {
+			prio := se.prio
+			if prio == 0 {
+				prio = 1
+			}
+			ce.acc += prio
+			if ce.acc < 1 {
+				if ce.flags&ceDeferred == 0 {
+					ce.flags |= ceDeferred
+					c.deferred = append(c.deferred, idx)
+				}
+				return
+			}
+		}
+		ce.acc = 0
+		if s.writeBlock(c, i, m, t, maxPkt) {
+			ce.sentTick = t
+			ce.sentSeq = c.seq - 1
+			ce.flags |= ceSeen
+		} else if ce.flags&ceDeferred == 0 {
+			ce.flags |= ceDeferred
+			c.deferred = append(c.deferred, idx)
+		}
+	}
+	for _, idx := range resend {
+		visit(idx, true)
+	}
+	for _, idx := range deferred {
+		if int(idx) < len(c.ents) {
+			c.ents[idx].flags &^= ceDeferred
+		}
+		visit(idx, false)
+	}
+	for _, idx := range s.changedNow {
+		visit(idx, false)
+	}
+	// Compact the lists (they were resliced past their old contents).
+	c.resend = append(resend[:0], c.resend...)
+	c.deferred = append(deferred[:0], c.deferred...)
+	if c.nPkts == 0 && !s.cfg.NoTickTracking {
+		s.startPacket(c, t)
+	}
+	s.finishPackets(c)
+}
+
+func (s *Server) startPacket(c *serverClient, t tick.Tick) {
+	if c.nPkts == len(c.pkts) {
+		c.pkts = append(c.pkts, make([]byte, 0, maxMutationPacket))
+	}
+	b := append(c.pkts[c.nPkts][:0], kindMutations)
+	b = binary.AppendUvarint(b, uint64(t))
+	b = binary.AppendUvarint(b, uint64(t.Sub(c.lastUpdate)))
+	b = binary.AppendUvarint(b, uint64(c.seq))
+	b = append(b, 0, 0) // index and count, patched in finishPackets
+	c.pkts[c.nPkts] = b
+	c.nPkts++
+	s.record(c, t)
+	c.seq++
+}
+
+// record starts the ack record of the packet being built.
+func (s *Server) record(c *serverClient, t tick.Tick) {
+	if c.recs == nil {
+		c.recs = make([]sentRecord, maxRecords)
+		c.entRing = make([]uint32, maxRecordEntities)
+	}
+	for c.recLen == maxRecords {
+		s.lose(c, &c.recs[c.recHead])
+		s.pop(c)
+	}
+	i := (c.recHead + c.recLen) % maxRecords
+	c.recs[i] = sentRecord{seq: c.seq, tick: t, first: c.entEnd, sentAt: s.now}
+	c.recLen++
+}
+
+func (s *Server) pop(c *serverClient) {
+	r := &c.recs[c.recHead]
+	c.entStart = r.first + r.n
+	c.recHead = (c.recHead + 1) % maxRecords
+	c.recLen--
+}
+
+// writeBlock writes entity idx's pending components into the current
+// packet, starting a new packet when it does not fit. It reports false when
+// no more packets may be sent this tick.
+func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, maxPkt int) bool {
+	if c.nPkts == 0 {
+		s.startPacket(c, t)
+	}
+	for c.entEnd-c.entStart >= maxRecordEntities && c.recLen > 1 {
+		s.lose(c, &c.recs[c.recHead])
+		s.pop(c)
+	}
+	p := &c.pkts[c.nPkts-1]
+	start := len(*p)
+	*p = appendEntity(*p, s.ents[idx].e)
+	*p = s.appendComponents(*p, idx, m)
+	if len(*p) > maxPkt && c.recs[(c.recHead+c.recLen-1)%maxRecords].n > 0 {
+		// Does not fit: move the block to a new packet.
+		if c.nPkts == maxPacketsPerTick {
+			*p = (*p)[:start]
+			return false
+		}
+		block := append(s.scratch[:0], (*p)[start:]...)
+		s.scratch = block
+		*p = (*p)[:start]
+		s.startPacket(c, t)
+		p = &c.pkts[c.nPkts-1]
+		*p = append(*p, block...)
+	}
+	c.entRing[c.entEnd%maxRecordEntities] = uint32(idx)
+	c.entEnd++
+	c.recs[(c.recHead+c.recLen-1)%maxRecords].n++
+	return true
+}
+
+// finishPackets patches index and count into the tick's packets and sends
+// them: unreliable, or reliable-unordered for a single entity too large for
+// a datagram.
+func (s *Server) finishPackets(c *serverClient) {
+	maxU := c.conn.MaxUnreliableSize()
+	for i := 0; i < c.nPkts; i++ {
+		b := c.pkts[i]
+		hdr := headerLen(b)
+		b[hdr-2], b[hdr-1] = byte(i), byte(c.nPkts)
+		ch := transport.Unreliable
+		if len(b) > maxU {
+			ch = transport.ReliableUnordered
+		}
+		s.sendTo(c, ch, b)
+		c.stats.MutationMessages++
+	}
+}
+
+// headerLen finds the end of a mutation packet's header (after index and count).
+func headerLen(b []byte) int {
+	off := 1
+	for k := 0; k < 3; k++ {
+		_, n := binary.Uvarint(b[off:])
+		off += n
+	}
+	return off + 2
+}
+
+// lose handles an unacknowledged record: its entities' latest values are
+// resent on the next tick.
+func (s *Server) lose(c *serverClient, r *sentRecord) {
+	if r.acked {
+		return
+	}
+	for k := r.first; k < r.first+r.n; k++ {
+		idx := c.entRing[k%maxRecordEntities]
+		if int(idx) >= len(c.ents) {
+			continue
+		}
+		ce := &c.ents[idx]
+		if ce.flags&ceSeen != 0 && ce.sentSeq == r.seq && ce.flags&ceSpawned != 0 {
+			ce.sentTick = ce.ackedTick
+			if ce.flags&ceResend == 0 {
+				ce.flags |= ceResend
+				c.resend = append(c.resend, idx)
+				c.stats.Resent++
+			}
+		}
+	}
+}
+
+// expire retires acknowledged records and resends the timed-out ones.
+func (s *Server) expire(c *serverClient) {
+	timeout := s.cfg.MutationTimeout
+	if timeout == 0 {
+		rtt := c.conn.Stats().RTT
+		if rtt == 0 {
+			rtt = 100 * time.Millisecond
+		}
+		timeout = max(rtt*3/2+2*time.Second/time.Duration(s.cfg.TickRate), minTimeout)
+	}
+	for c.recLen > 0 {
+		r := &c.recs[c.recHead]
+		if !r.acked && s.now.Sub(r.sentAt) < timeout {
+			break
+		}
+		s.lose(c, r)
+		s.pop(c)
+	}
+}
+
+// ack marks mutation message seq received by the client.
+func (s *Server) ack(c *serverClient, seq uint32) {
+	if c.recLen == 0 {
+		return
+	}
+	off := seq - c.recs[c.recHead].seq
+	if off >= uint32(c.recLen) {
+		return
+	}
+	r := &c.recs[(c.recHead+int(off))%maxRecords]
+	if r.acked {
+		return
+	}
+	r.acked = true
+	for k := r.first; k < r.first+r.n; k++ {
+		idx := c.entRing[k%maxRecordEntities]
+		if int(idx) >= len(c.ents) {
+			continue
+		}
+		ce := &c.ents[idx]
+		if ce.flags&ceSeen != 0 && ce.sentSeq == seq && r.tick.After(ce.ackedTick) {
+			ce.ackedTick = r.tick
+		}
+	}
+	if r.tick.After(c.stats.AckedTick) {
+		c.stats.AckedTick = r.tick
+	}
+}
+
+// flushMessages sends the server messages queued since the last tick.
+func (s *Server) flushMessages() {
+	for _, q := range s.out {
+		payload := s.outBuf[q.off : q.off+q.n]
+		for _, c := range s.order {
+			if !c.authed || c.gone || !q.to.includes(c.id) {
+				continue
+			}
+			b := append(s.scratch[:0], kindServerMsg)
+			b = binary.AppendUvarint(b, uint64(q.spec.id))
+			req := uint64(c.lastUpdate)
+			if q.spec.independent {
+				req = 0
+			}
+			b = binary.AppendUvarint(b, req)
+			b = append(b, payload...)
+			s.scratch = b
+			s.sendTo(c, q.spec.ch, b)
+		}
+	}
+	s.out = s.out[:0]
+	s.outBuf = s.outBuf[:0]
+}

@@ -1,0 +1,685 @@
+package replicate
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// ClientID identifies a client of a Server (assigned at connection, from 1).
+type ClientID uint64
+
+// Defaults of ServerConfig.
+const (
+	DefaultMaxClients         = 256
+	DefaultTickRate           = 60
+	DefaultMaxMessagesPerTick = 256
+	DefaultMaxViolations      = 32
+	DefaultInboxMessages      = 4096
+	DefaultInboxBytes         = 4 << 20
+	tickRing                  = 1024 // server ticks whose world tick is remembered
+	maxRecords                = 512  // mutation messages awaiting an ack, per client
+	maxRecordEntities         = 1 << 16
+	maxMappings               = 4096
+	maxPacketsPerTick         = 255
+)
+
+// ServerConfig configures a Server. Zero fields take the documented defaults.
+type ServerConfig struct {
+	// World holds the entities to replicate; Protocol lists the types.
+	World    *ecs.World
+	Protocol *Protocol
+	// Authenticate checks a connecting client's token before anything is
+	// replicated to it; a non-nil error rejects the client with the error's
+	// text. Nil accepts every client whose protocol matches.
+	Authenticate func(id ClientID, token []byte) error
+	// HiddenByDefault makes entities invisible to a client until
+	// SetVisible(client, entity, true). Default: visible.
+	HiddenByDefault bool
+	// NoTickTracking stops sending an (empty) mutation message on ticks
+	// without mutations. Clients then cannot tell when all data of a tick
+	// has arrived (Client.TickComplete), which client prediction needs.
+	NoTickTracking bool
+	// TickRate is the server's ticks per second (for timeouts). Default 60.
+	TickRate int
+	// MutationTimeout is how long a mutation message may go unacknowledged
+	// before its entities' latest values are resent. Default: adaptive,
+	// 1.5 round trips plus two ticks (at least 50 ms).
+	MutationTimeout time.Duration
+	// MaxClients caps connected clients. Default 256.
+	MaxClients int
+	// MaxMessagesPerTick caps the messages read from one client per tick;
+	// the rest wait. Default 256.
+	MaxMessagesPerTick int
+	// MaxViolations is how many protocol violations (bad bytes, unknown
+	// messages, references to entities it cannot see, messages beyond the
+	// inbox caps) a client may commit per second before it is disconnected.
+	// Default 32.
+	MaxViolations int
+	// Now is the server's clock for timeouts and rates. Default time.Now
+	// (virtualised by testing/synctest).
+	Now func() time.Time
+	// Logger receives diagnostics. Nil is silent.
+	Logger *slog.Logger
+}
+
+// ServerEventKind is the kind of a ServerEvent.
+type ServerEventKind uint8
+
+const (
+	// ClientConnected: a client passed the protocol check and authentication.
+	ClientConnected ServerEventKind = iota + 1
+	// ClientRejected: a client failed the protocol check or authentication.
+	ClientRejected
+	// ClientDisconnected: a connected client left or was disconnected.
+	ClientDisconnected
+)
+
+func (k ServerEventKind) String() string {
+	switch k {
+	case ClientConnected:
+		return "client-connected"
+	case ClientRejected:
+		return "client-rejected"
+	case ClientDisconnected:
+		return "client-disconnected"
+	}
+	return fmt.Sprintf("ServerEventKind(%d)", uint8(k))
+}
+
+// ServerEvent reports a client's connection state change.
+type ServerEvent struct {
+	Kind   ServerEventKind
+	Client ClientID
+	Reason string
+}
+
+// ClientStats describes one client as seen by the server.
+type ClientStats struct {
+	// RTT is the connection's smoothed round-trip time.
+	RTT time.Duration
+	// BytesOut and BytesIn count message bytes sent to and received from
+	// the client; OutPerSec and InPerSec are rates over the last second.
+	BytesOut, BytesIn     uint64
+	OutPerSec, InPerSec   float64
+	Entities              int    // entities spawned on the client
+	MutationMessages      uint64 // mutation messages sent
+	Resent                uint64 // entity mutations resent after a timeout
+	Violations            uint64 // protocol violations counted
+	UpdateTick, AckedTick tick.Tick
+}
+
+// srvEnt is the server's replication state of one entity slot.
+type srvEnt struct {
+	e      ecs.Entity
+	mask   uint64 // replicated components
+	once   uint64 // of which replicated only once
+	listed bool
+	pos    int32
+	touch  tick.Tick // dedupe of structural processing
+	chg    tick.Tick // tick at which a value changed (dedupe)
+	ins    uint64    // components inserted this tick
+	rem    uint64    // components removed this tick
+	prio   float32
+}
+
+// clientEnt is a client's view of one entity slot (24 bytes).
+type clientEnt struct {
+	gen       uint32
+	ackedTick tick.Tick
+	sentTick  tick.Tick
+	sentSeq   uint32
+	acc       float32
+	vis       uint8 // 0 default, 1 visible, 2 hidden
+	flags     uint8
+}
+
+const (
+	ceSpawned  = 1
+	ceResend   = 2
+	ceDeferred = 4
+	ceSeen     = 8 // sentSeq valid
+)
+
+type sentRecord struct {
+	seq    uint32
+	tick   tick.Tick
+	first  int // index in entRing (absolute count)
+	n      int
+	acked  bool
+	sentAt time.Time
+}
+
+type serverClient struct {
+	id     ClientID
+	conn   transport.MessageConn
+	authed bool
+	fresh  bool // authorized this tick: gets everything visible
+	gone   bool
+	ents   []clientEnt
+
+	spawned    int
+	lastUpdate tick.Tick
+	seq        uint32
+	recs       []sentRecord // ring, oldest first from recHead
+	recHead    int
+	recLen     int
+	entRing    []uint32
+	entStart   int // absolute index of entRing's oldest entry
+	entEnd     int
+	resend     []uint32
+	deferred   []uint32
+	visQueue   []visChange
+	maps       []mapping
+
+	secMap, secDesp, secRem, secIns []byte
+	nMap, nDesp, nRem, nIns         int
+	upd                             []byte
+	pkts                            [][]byte
+	nPkts                           int
+
+	stats          ClientStats
+	violations     int
+	violationStart time.Time
+	rateStart      time.Time
+	rateOut, rateIn uint64
+}
+
+type visChange struct {
+	idx uint32
+	vis uint8
+}
+
+type mapping struct {
+	server, client ecs.Entity
+}
+
+type queuedMsg struct {
+	spec *messageSpec
+	to   Target
+	off  int
+	n    int
+}
+
+// Server replicates a World to its clients: each tick (Send), one reliable,
+// ordered, atomic update message per client with what changed in structure
+// (spawns, despawns, inserted and removed components, entity mappings), and
+// unreliable mutation messages with the latest values that changed, each
+// acknowledged by the client and resent (latest value) when the ack does not
+// come in time. Component values are encoded once per tick and shared by all
+// clients. A Server is driven from one goroutine; AddConn and Serve may be
+// called from others.
+type Server struct {
+	cfg   ServerConfig
+	w     *ecs.World
+	p     *Protocol
+	log   *slog.Logger
+	comps []boundComponent
+	rules []resolvedRule
+	rep   *ecs.Store[Replicated]
+
+	tick       tick.Tick
+	worldTicks [tickRing]uint64
+	prevWorld  uint64
+
+	ents    []srvEnt
+	list    []uint32
+	events  []ecs.Event
+	cancel  func()
+	touched []ecs.Entity
+
+	spawnedNow   []uint32
+	despawnedNow []ecs.Entity
+	structNow    []uint32
+	changedNow   []uint32
+
+	cache      []cacheEntry
+	cacheBuf   []byte
+	cacheStamp tick.Tick
+
+	mu      sync.Mutex
+	newConns []transport.MessageConn
+
+	clients map[ClientID]*serverClient
+	order   []*serverClient
+	nextID  ClientID
+
+	inboxes []msgQueue
+	out     []queuedMsg
+	outBuf  []byte
+	scratch []byte
+	evs     []ServerEvent
+	now     time.Time
+}
+
+type cacheEntry struct {
+	stamp tick.Tick
+	off   uint32
+	n     uint32
+}
+
+// NewServer returns a Server for cfg.World with cfg.Protocol (which is frozen:
+// registering more types afterwards is an error).
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if cfg.World == nil || cfg.Protocol == nil {
+		return nil, fmt.Errorf("%w: World and Protocol are required", ErrRegistered)
+	}
+	if cfg.TickRate == 0 {
+		cfg.TickRate = DefaultTickRate
+	}
+	if cfg.MaxClients == 0 {
+		cfg.MaxClients = DefaultMaxClients
+	}
+	if cfg.MaxMessagesPerTick == 0 {
+		cfg.MaxMessagesPerTick = DefaultMaxMessagesPerTick
+	}
+	if cfg.MaxViolations == 0 {
+		cfg.MaxViolations = DefaultMaxViolations
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxMessagesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MutationTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
+	}
+	p := cfg.Protocol
+	p.freeze()
+	s := &Server{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger, clients: map[ClientID]*serverClient{}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	for _, c := range p.comps {
+		s.comps = append(s.comps, c.bind(s.w))
+	}
+	s.rules = p.bindRules(s.w)
+	s.rep = ecs.Register[Replicated](s.w)
+	s.inboxes = make([]msgQueue, len(p.msgs))
+	s.cancel = s.w.Observe(func(ev ecs.Event) {
+		s.touched = append(s.touched, ev.Entity)
+	})
+	// Entities that exist already.
+	for e := range s.w.Entities() {
+		s.touched = append(s.touched, e)
+	}
+	s.prevWorld = s.w.Tick()
+	s.now = cfg.Now()
+	return s, nil
+}
+
+// Close stops observing the world and closes every client connection.
+func (s *Server) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+	}
+	for _, c := range s.order {
+		_ = c.conn.Close()
+	}
+	s.mu.Lock()
+	for _, c := range s.newConns {
+		_ = c.Close()
+	}
+	s.newConns = nil
+	s.mu.Unlock()
+	return nil
+}
+
+// AddConn hands the server a new client connection (safe from any
+// goroutine). The client must say hello (protocol check, token) before it
+// gets anything.
+func (s *Server) AddConn(conn transport.MessageConn) {
+	s.mu.Lock()
+	s.newConns = append(s.newConns, conn)
+	s.mu.Unlock()
+}
+
+// Serve accepts connections from l until ctx ends or l fails, handing each
+// to AddConn. Run it in its own goroutine.
+func (s *Server) Serve(ctx context.Context, l transport.MessageListener) error {
+	for {
+		c, err := l.Accept(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		s.AddConn(c)
+	}
+}
+
+// Tick is the server tick of the last Send.
+func (s *Server) Tick() tick.Tick { return s.tick }
+
+// Events returns and clears the queued connection events.
+func (s *Server) Events() []ServerEvent {
+	ev := s.evs
+	s.evs = nil
+	return ev
+}
+
+// Clients lists the connected (authenticated) clients in connection order.
+func (s *Server) Clients() []ClientID {
+	var ids []ClientID
+	for _, c := range s.order {
+		if c.authed {
+			ids = append(ids, c.id)
+		}
+	}
+	return ids
+}
+
+// Stats returns a connected client's statistics.
+func (s *Server) Stats(id ClientID) (ClientStats, error) {
+	c := s.clients[id]
+	if c == nil {
+		return ClientStats{}, ErrNotConnected
+	}
+	st := c.stats
+	st.RTT = c.conn.Stats().RTT
+	st.Entities = c.spawned
+	st.UpdateTick = c.lastUpdate
+	return st, nil
+}
+
+// Disconnect closes a client's connection with a reason.
+func (s *Server) Disconnect(id ClientID, reason string) error {
+	c := s.clients[id]
+	if c == nil {
+		return ErrNotConnected
+	}
+	s.drop(c, reason)
+	return nil
+}
+
+// SetVisible shows or hides entity e to client id from the next Send. An
+// entity that becomes visible is sent whole; one that becomes hidden is
+// despawned on that client.
+func (s *Server) SetVisible(id ClientID, e ecs.Entity, visible bool) error {
+	c := s.clients[id]
+	if c == nil {
+		return ErrNotConnected
+	}
+	v := uint8(2)
+	if visible {
+		v = 1
+	}
+	if len(c.visQueue) >= 1<<20 {
+		return fmt.Errorf("%w: visibility queue full", ErrTooLarge)
+	}
+	c.visQueue = append(c.visQueue, visChange{idx: e.Index(), vis: v})
+	_ = e
+	return nil
+}
+
+// SetPriority sets the send priority of entity e's mutations (default 1):
+// changes are sent when priority × ticks since the last send reaches 1, so
+// 0.25 sends at most every 4th tick; low priorities never starve.
+func (s *Server) SetPriority(e ecs.Entity, priority float32) {
+	if priority <= 0 || math.IsNaN(float64(priority)) {
+		priority = 1
+	}
+	idx := int(e.Index())
+	s.grow(idx)
+	s.ents[idx].prio = priority
+}
+
+// MapClientEntity tells client id that server entity se is its predicted
+// entity ce: when se reaches the client, the client adopts ce instead of
+// spawning a new entity.
+func (s *Server) MapClientEntity(id ClientID, se, ce ecs.Entity) error {
+	c := s.clients[id]
+	if c == nil {
+		return ErrNotConnected
+	}
+	if len(c.maps) >= maxMappings {
+		return fmt.Errorf("%w: too many pending mappings", ErrTooLarge)
+	}
+	c.maps = append(c.maps, mapping{server: se, client: ce})
+	return nil
+}
+
+func (s *Server) grow(idx int) {
+	for len(s.ents) <= idx {
+		s.ents = append(s.ents, srvEnt{prio: 1})
+	}
+}
+
+func (c *serverClient) grow(idx int) {
+	if len(c.ents) <= idx {
+		n := max(idx+1, 2*len(c.ents))
+		ne := make([]clientEnt, n)
+		copy(ne, c.ents)
+		c.ents = ne
+	}
+}
+
+func (s *Server) event(ev ServerEvent) { s.evs = append(s.evs, ev) }
+
+func (s *Server) drop(c *serverClient, reason string) {
+	if c.gone {
+		return
+	}
+	c.gone = true
+	_ = c.conn.CloseWithReason(reason)
+	delete(s.clients, c.id)
+	for i, o := range s.order {
+		if o == c {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+	if c.authed {
+		s.event(ServerEvent{Kind: ClientDisconnected, Client: c.id, Reason: reason})
+	}
+	s.log.Debug("replicate: client dropped", "client", c.id, "reason", reason)
+}
+
+func (s *Server) violation(c *serverClient, what string) {
+	c.stats.Violations++
+	if s.now.Sub(c.violationStart) > time.Second {
+		c.violationStart = s.now
+		c.violations = 0
+	}
+	c.violations++
+	s.log.Debug("replicate: client violation", "client", c.id, "what", what)
+	if c.violations > s.cfg.MaxViolations {
+		s.drop(c, "protocol violations: "+what)
+	}
+}
+
+func (s *Server) queueMessage(spec *messageSpec, to Target, payload []byte) error {
+	if len(s.out) >= 1<<16 {
+		return fmt.Errorf("%w: outgoing message queue full", ErrTooLarge)
+	}
+	off := len(s.outBuf)
+	s.outBuf = append(s.outBuf, payload...)
+	s.out = append(s.out, queuedMsg{spec: spec, to: to, off: off, n: len(payload)})
+	return nil
+}
+
+func (s *Server) inbox(id int) *msgQueue { return &s.inboxes[id] }
+
+// accept moves new connections into the client table.
+func (s *Server) accept() {
+	s.mu.Lock()
+	pend := s.newConns
+	s.newConns = nil
+	s.mu.Unlock()
+	for _, conn := range pend {
+		if len(s.clients) >= s.cfg.MaxClients {
+			_ = conn.CloseWithReason("server full")
+			continue
+		}
+		s.nextID++
+		c := &serverClient{id: s.nextID, conn: conn, violationStart: s.now, rateStart: s.now}
+		s.clients[c.id] = c
+		s.order = append(s.order, c)
+	}
+}
+
+// receive reads each client's messages (at most MaxMessagesPerTick).
+func (s *Server) receive() {
+	for i := 0; i < len(s.order); i++ {
+		c := s.order[i]
+		select {
+		case <-c.conn.Done():
+			s.drop(c, "connection closed")
+			i--
+			continue
+		default:
+		}
+		for n := 0; n < s.cfg.MaxMessagesPerTick && !c.gone; n++ {
+			ch, msg, ok := c.conn.Receive()
+			if !ok {
+				break
+			}
+			c.stats.BytesIn += uint64(len(msg))
+			s.handle(c, ch, msg)
+		}
+		if c.gone {
+			i--
+		}
+	}
+}
+
+func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
+	if len(msg) == 0 {
+		s.violation(c, "empty message")
+		return
+	}
+	r := reader{b: msg[1:]}
+	switch msg[0] {
+	case kindHello:
+		if c.authed {
+			s.violation(c, "second hello")
+			return
+		}
+		ver := r.uvarint()
+		hash := r.u64()
+		token := r.bytes(maxTokenLen)
+		if r.end() != nil {
+			s.reject(c, rejectVersion, "malformed hello")
+			return
+		}
+		if ver != wireVersion {
+			s.reject(c, rejectVersion, fmt.Sprintf("wire version %d, server speaks %d", ver, wireVersion))
+			return
+		}
+		if hash != s.p.hash {
+			s.reject(c, rejectProtocol, fmt.Sprintf("protocol mismatch: client %016x, server %016x", hash, s.p.hash))
+			return
+		}
+		if s.cfg.Authenticate != nil {
+			if err := s.cfg.Authenticate(c.id, token); err != nil {
+				s.reject(c, rejectAuth, "authentication failed: "+err.Error())
+				return
+			}
+		}
+		c.authed, c.fresh = true, true
+		b := append(s.scratch[:0], kindWelcome)
+		b = binary.AppendUvarint(b, uint64(c.id))
+		b = binary.AppendUvarint(b, uint64(s.tick))
+		s.scratch = b
+		s.sendTo(c, transport.ReliableOrdered, b)
+		s.event(ServerEvent{Kind: ClientConnected, Client: c.id})
+	case kindAcks:
+		if !c.authed {
+			s.violation(c, "acks before hello")
+			return
+		}
+		n := r.count(maxAcks)
+		for i := 0; i < n; i++ {
+			s.ack(c, r.u32())
+		}
+		if r.end() != nil {
+			s.violation(c, "malformed acks")
+		}
+	case kindClientMsg:
+		if !c.authed {
+			s.violation(c, "message before hello")
+			return
+		}
+		id := int(r.uvarint())
+		if r.err != nil {
+			s.violation(c, "malformed message header")
+			return
+		}
+		spec, ok := s.p.checkMessage(id, ClientToServer)
+		if !ok {
+			s.violation(c, "unknown message type")
+			return
+		}
+		if ch != spec.ch && !(spec.ch == transport.Unreliable) {
+			// Reliable types must arrive on their channel.
+			s.violation(c, "message on the wrong channel")
+			return
+		}
+		if err := s.checkClientMessage(c, id, r.b); err != nil {
+			s.violation(c, err.Error())
+			return
+		}
+		if !s.inboxes[id].push(c.id, r.b, DefaultInboxMessages, DefaultInboxBytes) {
+			s.violation(c, "inbox full")
+		}
+	default:
+		s.violation(c, "unknown message kind")
+	}
+}
+
+// checkClientMessage decodes a client message to validate it (the typed
+// decode happens again when the game reads it).
+func (s *Server) checkClientMessage(c *serverClient, id int, payload []byte) error {
+	m := &clientRefMapper{c: c}
+	if err := s.p.msgs[id].validate(payload, m); err != nil {
+		return err
+	}
+	if m.bad {
+		return errors.New("message refers to an entity the client cannot see")
+	}
+	return nil
+}
+
+// reject refuses a client. The reason travels in the connection's close
+// reason (messages queued before a close may be discarded), prefixed with
+// the code: "reject/1 protocol mismatch: ...".
+func (s *Server) reject(c *serverClient, code byte, reason string) {
+	s.event(ServerEvent{Kind: ClientRejected, Client: c.id, Reason: reason})
+	s.drop(c, fmt.Sprintf("reject/%d %s", code, reason))
+}
+
+func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
+	if err := c.conn.Send(ch, b); err != nil {
+		if errors.Is(err, transport.ErrQueueFull) {
+			s.drop(c, "not keeping up (send queue full)")
+		}
+		return false
+	}
+	c.stats.BytesOut += uint64(len(b))
+	return true
+}
+
+// clientRefMapper checks that entity references in a client's message are
+// entities spawned on that client.
+type clientRefMapper struct {
+	c   *serverClient
+	bad bool
+}
+
+func (m *clientRefMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	idx := int(e.Index())
+	if idx >= len(m.c.ents) || m.c.ents[idx].flags&ceSpawned == 0 || m.c.ents[idx].gen != e.Generation() {
+		m.bad = true
+		return 0
+	}
+	return e
+}

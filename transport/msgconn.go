@@ -1,0 +1,374 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Channel is one of the delivery guarantees a MessageConn offers. Every
+// message is sent on one channel, and Receive reports which.
+type Channel uint8
+
+// The channels of a MessageConn.
+const (
+	// ReliableOrdered messages are delivered exactly once, in the order
+	// they were sent. A message that is lost in transit and retransmitted
+	// holds back the ones sent after it (head-of-line blocking). Use it for
+	// state that must be applied in order, such as replication's structural
+	// updates. At most MessageLimits.MaxMessageSize bytes.
+	ReliableOrdered Channel = iota
+	// ReliableUnordered messages are delivered exactly once, in any order:
+	// a retransmitted message does not hold back the others. At most
+	// MessageLimits.MaxMessageSize bytes.
+	ReliableUnordered
+	// Unreliable messages may be lost or reordered, and arrive at most once
+	// (except on a MemoryNetwork link configured with LinkConfig.Duplicate,
+	// which duplicates them on purpose so that tests can prove a protocol
+	// tolerates it). Use it for state that is resent until acknowledged or
+	// superseded, such as replication's mutations. At most
+	// MessageConn.MaxUnreliableSize bytes.
+	Unreliable
+
+	// NumChannels is the number of channels; valid channels are below it.
+	NumChannels = 3
+)
+
+// String returns the channel's name, such as "reliable-ordered".
+func (c Channel) String() string {
+	switch c {
+	case ReliableOrdered:
+		return "reliable-ordered"
+	case ReliableUnordered:
+		return "reliable-unordered"
+	case Unreliable:
+		return "unreliable"
+	}
+	return fmt.Sprintf("channel(%d)", uint8(c))
+}
+
+// Reliable reports whether messages on c are retransmitted until delivered.
+func (c Channel) Reliable() bool { return c == ReliableOrdered || c == ReliableUnordered }
+
+// Valid reports whether c is one of the defined channels.
+func (c Channel) Valid() bool { return c < NumChannels }
+
+// MessageConn is a connection that carries whole messages (byte strings) on
+// three channels: [ReliableOrdered], [ReliableUnordered] and [Unreliable].
+// It is the client/server transport under server-authoritative replication.
+//
+// It is shaped for a game loop that polls once per tick: Send queues and
+// returns at once, Receive returns the next waiting message or reports that
+// none is waiting. Every queue is bounded ([MessageLimits]): a reliable send
+// queue that is full makes Send fail with ErrQueueFull; an unreliable
+// message that finds its queue full is dropped and counted; a peer whose
+// reliable messages overflow the receive queue is disconnected with
+// ErrReceiveOverflow rather than buffered without bound.
+//
+// Implementations: [MemoryConn] (the deterministic in-process
+// [MemoryNetwork]) and the QUIC conn of package transport/quic.
+//
+// All methods are safe for concurrent use, but Receive hands out a buffer
+// that belongs to the conn until the next Receive, so a conn should have
+// one receiving goroutine.
+type MessageConn interface {
+	// Send queues a copy of msg on channel ch and returns without waiting
+	// for it to be sent or delivered. Errors:
+	//   - ErrTooLarge (as a *SizeError) when msg is longer than the
+	//     channel's limit: MessageLimits.MaxMessageSize for the reliable
+	//     channels, MaxUnreliableSize for Unreliable;
+	//   - ErrQueueFull when ch is reliable and its bounded send queue is
+	//     full: the network or the peer is not keeping up. Nothing is
+	//     queued; the caller decides whether to retry later or disconnect;
+	//   - ErrInvalidChannel for an undefined channel;
+	//   - after the conn closed, the error Err returns (it matches
+	//     ErrClosed).
+	// An unreliable message that finds the send queue full is dropped and
+	// counted (ChannelStats.DroppedSendQueue) and Send returns nil: to the
+	// sender, that is the same as a loss.
+	Send(ch Channel, msg []byte) error
+
+	// Receive returns the oldest waiting message of any channel, in arrival
+	// order, or ok == false at once when none is waiting. msg belongs to the
+	// conn until the next Receive call; copy it to keep it longer. Messages
+	// that arrived before the peer closed the conn can still be received
+	// after Done is closed; after a local Close, Receive reports none.
+	Receive() (ch Channel, msg []byte, ok bool)
+
+	// WaitReceive blocks until a message is waiting (it returns nil; read
+	// it with Receive), ctx is done (it returns ctx.Err()) or the conn is
+	// closed with nothing left to receive (it returns Err()). It is for
+	// goroutine-based servers and tests; a game loop polls Receive.
+	WaitReceive(ctx context.Context) error
+
+	// LocalAddr returns this end's address (synthetic for memory conns).
+	LocalAddr() netip.AddrPort
+	// RemoteAddr returns the peer's address (synthetic for memory conns).
+	RemoteAddr() netip.AddrPort
+
+	// Stats returns the conn's counters.
+	Stats() MessageStats
+
+	// MaxUnreliableSize returns the largest message Send accepts on the
+	// Unreliable channel. It is at most MessageLimits.MaxUnreliableSize and
+	// may be smaller on a QUIC path that cannot carry that much.
+	MaxUnreliableSize() int
+
+	// Close closes the conn without a reason; see CloseWithReason.
+	Close() error
+	// CloseWithReason closes the conn and tells the peer why: the peer's
+	// Err returns a *CloseError with Remote set and this Reason (truncated
+	// to MaxReasonLength bytes). Messages not yet delivered are discarded,
+	// as with QUIC: put a final word in the reason rather than in a
+	// message sent just before. Calls after the first do nothing and
+	// return nil.
+	CloseWithReason(reason string) error
+
+	// Done returns a channel that is closed when the conn closes, by either
+	// side or by the network (timeout, overflow, protocol violation).
+	Done() <-chan struct{}
+	// Err returns nil while the conn is open, and afterwards why it closed:
+	// a *CloseError, which matches ErrClosed with errors.Is, and also the
+	// cause when there is one (ErrTimeout, ErrReceiveOverflow,
+	// ErrProtocol, ErrRefused or a context error).
+	Err() error
+}
+
+// MessageListener accepts MessageConns from clients.
+type MessageListener interface {
+	// Accept waits for the next connection. It returns ctx.Err() when ctx
+	// is done and ErrClosed after Close.
+	Accept(ctx context.Context) (MessageConn, error)
+	// Addr returns the address clients dial.
+	Addr() netip.AddrPort
+	// Close stops accepting and closes every conn the listener created,
+	// accepted or not, with the reason "listener closed". Close is
+	// idempotent.
+	Close() error
+}
+
+// MessageStats counts one MessageConn's traffic since it was opened.
+type MessageStats struct {
+	// RTT is the smoothed round-trip time. QUIC measures it; a
+	// MemoryConn reports the sum of the configured one-way latencies.
+	RTT time.Duration
+	// Channels holds the counters of each channel, indexed by Channel.
+	Channels [NumChannels]ChannelStats
+	// PacketsLost counts packets the transport declared lost: for QUIC,
+	// quic-go's count (it can go down when a packet declared lost arrives
+	// late); for a MemoryConn, the transmission attempts of this side's
+	// messages dropped by LinkConfig.Loss.
+	PacketsLost uint64
+}
+
+// ChannelStats counts one channel's traffic on one MessageConn.
+type ChannelStats struct {
+	// Sent and SentBytes count the messages (and bytes) accepted by Send.
+	Sent, SentBytes uint64
+	// Received and ReceivedBytes count the messages (and bytes) placed in
+	// the receive queue.
+	Received, ReceivedBytes uint64
+	// DroppedSendQueue counts, on a reliable channel, the Send calls that
+	// failed with ErrQueueFull; on Unreliable, the messages dropped because
+	// the send queue was full.
+	DroppedSendQueue uint64
+	// DroppedReceiveQueue counts unreliable messages dropped on arrival
+	// because the receive queue held MessageLimits.UnreliableQueue of them.
+	// (Reliable messages never drop: overflowing the receive queue closes
+	// the conn.)
+	DroppedReceiveQueue uint64
+	// DroppedOversize counts Send calls that failed with ErrTooLarge, plus
+	// unreliable messages that the QUIC path could no longer carry when
+	// their turn to be sent came.
+	DroppedOversize uint64
+}
+
+// Defaults of MessageLimits and of the message networks.
+const (
+	// DefaultMaxMessageSize is the default limit on a reliable message: 1 MiB.
+	DefaultMaxMessageSize = 1 << 20
+	// DefaultMaxUnreliableSize is the default limit on an unreliable
+	// message: the largest QUIC datagram payload that fits a 1200-byte UDP
+	// datagram (RFC 9000's minimum path MTU) with a maximal short header
+	// and authentication tag, so that it fits on any path QUIC works on.
+	DefaultMaxUnreliableSize = 1160
+	// DefaultSendQueueMessages is the default MessageLimits.SendQueueMessages.
+	DefaultSendQueueMessages = 4096
+	// DefaultSendQueueBytes is the default MessageLimits.SendQueueBytes: 8 MiB.
+	DefaultSendQueueBytes = 8 << 20
+	// DefaultReceiveQueueMessages is the default
+	// MessageLimits.ReceiveQueueMessages.
+	DefaultReceiveQueueMessages = 4096
+	// DefaultReceiveQueueBytes is the default
+	// MessageLimits.ReceiveQueueBytes: 8 MiB.
+	DefaultReceiveQueueBytes = 8 << 20
+	// DefaultUnreliableQueue is the default MessageLimits.UnreliableQueue.
+	DefaultUnreliableQueue = 256
+	// DefaultIdleTimeout is the default time after which a connection whose
+	// peer cannot be reached is closed with ErrTimeout.
+	DefaultIdleTimeout = 10 * time.Second
+	// MaxReasonLength is the longest close reason sent to a peer, in bytes;
+	// longer reasons are truncated.
+	MaxReasonLength = 256
+)
+
+// MessageLimits bounds the memory one MessageConn may use. Zero and negative
+// fields mean the default.
+type MessageLimits struct {
+	// MaxMessageSize is the largest message on the reliable channels.
+	// Default DefaultMaxMessageSize. A peer that announces a longer message
+	// is disconnected with ErrProtocol.
+	MaxMessageSize int
+	// MaxUnreliableSize is the largest message on the Unreliable channel.
+	// Default DefaultMaxUnreliableSize. A QUIC conn also never exceeds
+	// what its path can carry in one datagram.
+	MaxUnreliableSize int
+	// SendQueueMessages and SendQueueBytes bound the reliable messages
+	// (both reliable channels together) that Send accepted and the conn
+	// has not finished with: not yet handed to QUIC, or for a MemoryConn
+	// not yet delivered to the peer. Send fails with ErrQueueFull beyond
+	// them. Defaults DefaultSendQueueMessages and DefaultSendQueueBytes;
+	// SendQueueBytes is raised to MaxMessageSize if smaller.
+	SendQueueMessages int
+	SendQueueBytes    int
+	// ReceiveQueueMessages and ReceiveQueueBytes bound the reliable
+	// messages received and not yet returned by Receive (for QUIC,
+	// including messages still being read). A reliable message that would
+	// exceed them closes the conn with ErrReceiveOverflow, and the peer
+	// is told so. Defaults DefaultReceiveQueueMessages and
+	// DefaultReceiveQueueBytes; ReceiveQueueBytes is raised to
+	// MaxMessageSize if smaller.
+	ReceiveQueueMessages int
+	ReceiveQueueBytes    int
+	// UnreliableQueue bounds the unreliable messages waiting in the receive
+	// queue, and for QUIC also in the send queue; more are dropped and
+	// counted. Default DefaultUnreliableQueue.
+	UnreliableQueue int
+}
+
+// WithDefaults returns l with zero and negative fields replaced by their
+// defaults and the byte caps raised to at least MaxMessageSize.
+func (l MessageLimits) WithDefaults() MessageLimits {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&l.MaxMessageSize, DefaultMaxMessageSize)
+	def(&l.MaxUnreliableSize, DefaultMaxUnreliableSize)
+	def(&l.SendQueueMessages, DefaultSendQueueMessages)
+	def(&l.SendQueueBytes, DefaultSendQueueBytes)
+	def(&l.ReceiveQueueMessages, DefaultReceiveQueueMessages)
+	def(&l.ReceiveQueueBytes, DefaultReceiveQueueBytes)
+	def(&l.UnreliableQueue, DefaultUnreliableQueue)
+	l.SendQueueBytes = max(l.SendQueueBytes, l.MaxMessageSize)
+	l.ReceiveQueueBytes = max(l.ReceiveQueueBytes, l.MaxMessageSize)
+	return l
+}
+
+// Errors of message conns, in addition to ErrClosed and ErrTooLarge.
+var (
+	// ErrQueueFull is returned by MessageConn.Send when the send queue of
+	// the reliable channels is full (see MessageLimits.SendQueueMessages).
+	ErrQueueFull = errors.New("transport: send queue full")
+
+	// ErrInvalidChannel is returned by MessageConn.Send for a channel that
+	// is not one of the defined Channel constants.
+	ErrInvalidChannel = errors.New("transport: invalid channel")
+
+	// ErrTimeout is the cause of a conn closed because its peer could not
+	// be reached for the idle timeout (or a handshake took too long).
+	ErrTimeout = errors.New("transport: connection timed out")
+
+	// ErrReceiveOverflow is the cause of a conn closed because reliable
+	// messages arrived faster than the application received them and
+	// overflowed the receive queue (see MessageLimits). The side that
+	// overflowed closes the conn; its peer sees the same cause.
+	ErrReceiveOverflow = errors.New("transport: receive queue overflow")
+
+	// ErrProtocol is the cause of a conn closed because the peer broke the
+	// protocol: malformed framing, a message over the limit, a stream it
+	// had no right to open.
+	ErrProtocol = errors.New("transport: protocol violation")
+
+	// ErrRefused is returned by Dial, or is the cause of a conn closed
+	// early, when no listener accepts connections at the address or its
+	// accept backlog is full.
+	ErrRefused = errors.New("transport: connection refused")
+)
+
+// SizeError is the error Send returns for a message over its channel's
+// limit. It matches ErrTooLarge with errors.Is.
+type SizeError struct {
+	Channel Channel // the channel of the refused message
+	Size    int     // its length in bytes
+	Limit   int     // the channel's limit when Send was called
+}
+
+func (e *SizeError) Error() string {
+	return fmt.Sprintf("transport: %v message of %d bytes exceeds the limit of %d bytes", e.Channel, e.Size, e.Limit)
+}
+
+// Unwrap returns ErrTooLarge.
+func (e *SizeError) Unwrap() error { return ErrTooLarge }
+
+// CloseError says why a MessageConn closed. It matches ErrClosed with
+// errors.Is, and Err too when it is set.
+type CloseError struct {
+	// Remote is true when the peer closed the conn (Reason and Err are the
+	// ones it sent), false when this side did, or the network or a timer.
+	Remote bool
+	// Reason is the reason given to CloseWithReason, or a description of
+	// the cause. It may be empty.
+	Reason string
+	// Err is the cause when it is not a plain close: ErrTimeout,
+	// ErrReceiveOverflow, ErrProtocol, ErrRefused, or the error of a
+	// context that ended the conn. Nil for Close and CloseWithReason.
+	Err error
+}
+
+func (e *CloseError) Error() string {
+	var b strings.Builder
+	b.WriteString("transport: connection closed")
+	if e.Remote {
+		b.WriteString(" by peer")
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(strings.TrimPrefix(e.Err.Error(), "transport: "))
+	}
+	if e.Reason != "" {
+		fmt.Fprintf(&b, ": %q", e.Reason)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrClosed and Err.
+func (e *CloseError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrClosed}
+	}
+	return []error{ErrClosed, e.Err}
+}
+
+// TruncateReason shortens a close reason to at most MaxReasonLength bytes
+// without splitting a UTF-8 sequence, and replaces invalid UTF-8, so that a
+// reason received from the network is safe to log.
+func TruncateReason(r string) string {
+	if len(r) > 4*MaxReasonLength { // bound the work on hostile input
+		r = r[:4*MaxReasonLength]
+	}
+	r = strings.ToValidUTF8(r, "\uFFFD")
+	if len(r) > MaxReasonLength {
+		i := MaxReasonLength
+		for i > 0 && !utf8.RuneStart(r[i]) {
+			i--
+		}
+		r = r[:i]
+	}
+	return r
+}
