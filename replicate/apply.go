@@ -90,6 +90,14 @@ func (c *Client) dropRecord(se ecs.Entity) {
 	delete(c.bySrv, se)
 	r.alive = false
 	c.free = append(c.free, i)
+	k := 0
+	for _, u := range c.unres {
+		if u.se != se {
+			c.unres[k] = u
+			k++
+		}
+	}
+	c.unres = c.unres[:k]
 	for k, o := range c.order {
 		if o == i {
 			c.order = append(c.order[:k], c.order[k+1:]...)
@@ -159,8 +167,18 @@ func (c *Client) applyUpdate(body []byte) error {
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
 			c.comps[v.id].remove(rec.client)
+			for k := range c.unres {
+				if c.unres[k].se == it.e && c.unres[k].id == v.id {
+					c.unres = append(c.unres[:k], c.unres[k+1:]...)
+					break
+				}
+			}
 		}
+		// Mutations older than this update are stale for the entity (the
+		// update carries every value the server had not seen acknowledged).
+		rec.mutTick, rec.hasMut = t, true
 	}
+	spawned := false
 	for _, it := range c.items[insItems:] {
 		if !it.spawn {
 			continue
@@ -179,6 +197,7 @@ func (c *Client) applyUpdate(body []byte) error {
 		}
 		rec := c.newRecord(it.e, ce)
 		rec.mutTick, rec.hasMut = t, true
+		spawned = true
 	}
 	for _, it := range c.items[insItems:] {
 		rec, ok := c.record(it.e)
@@ -186,11 +205,13 @@ func (c *Client) applyUpdate(body []byte) error {
 			continue
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
-			if err := c.comps[v.id].write(rec.client, t, v.val, &c.mapper); err != nil {
-				c.stats.Malformed++
-			}
+			c.write(rec, v.id, t, v.val)
 		}
+		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
+	}
+	if len(c.unres) > 0 && spawned {
+		c.resolve()
 	}
 	c.applied, c.hasUpd = t, true
 	c.stats.Updates++
@@ -236,9 +257,7 @@ func (c *Client) mutations(ch transport.Channel, msg []byte, _ bool) {
 			continue
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
-			if err := c.comps[v.id].write(rec.client, t, v.val, &c.mapper); err != nil {
-				c.stats.Malformed++
-			}
+			c.write(rec, v.id, t, v.val)
 		}
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)

@@ -126,6 +126,7 @@ type Client struct {
 	events  []ClientEvent
 	stats   ClientStatistics
 	out     []byte
+	unres   []unresolved
 	items   []updItem
 	vals    []updComp
 	maps    []mapping
@@ -387,7 +388,7 @@ func (c *Client) disconnected(reason string, err error) {
 	}
 	clear(c.bySrv)
 	clear(c.byCli)
-	c.ents, c.free, c.order, c.buf, c.acks = c.ents[:0], c.free[:0], c.order[:0], c.buf[:0], c.acks[:0]
+	c.ents, c.free, c.order, c.buf, c.acks, c.unres = c.ents[:0], c.free[:0], c.order[:0], c.buf[:0], c.acks[:0], c.unres[:0]
 	c.hasUpd, c.applied = false, 0
 	c.ticks = [64]tickTrack{}
 	if c.conn != nil {
@@ -484,14 +485,78 @@ func readEntity(r *reader) ecs.Entity {
 	return ecs.NewEntity(idx, gen)
 }
 
-// srvMapper maps server entities to client entities (unknown: none).
-type srvMapper struct{ c *Client }
+// srvMapper maps server entities to client entities; an entity the client
+// does not have (yet) maps to none and is recorded as missed.
+type srvMapper struct {
+	c      *Client
+	missed bool
+}
 
 func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
 	if i, ok := m.c.bySrv[e]; ok {
 		return m.c.ents[i].client
 	}
+	m.missed = true
 	return 0
+}
+
+// unresolved is a value written with a reference to an entity the client did
+// not have; it is written again when more entities arrive, until every
+// reference resolves or a newer value replaces it.
+type unresolved struct {
+	se  ecs.Entity
+	id  int
+	t   tick.Tick
+	val []byte
+}
+
+const maxUnresolved = 4096
+
+// write writes one component value, remembering it when a reference in it
+// did not resolve.
+func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
+	c.mapper.missed = false
+	if err := c.comps[id].write(rec.client, t, val, &c.mapper); err != nil {
+		c.stats.Malformed++
+		return
+	}
+	if !c.comps[id].info().isMap {
+		return
+	}
+	for i := range c.unres {
+		if u := &c.unres[i]; u.se == rec.server && u.id == id {
+			if c.mapper.missed {
+				u.t, u.val = t, append(u.val[:0], val...)
+			} else {
+				c.unres = append(c.unres[:i], c.unres[i+1:]...)
+			}
+			return
+		}
+	}
+	if c.mapper.missed {
+		if len(c.unres) >= maxUnresolved {
+			c.unres = c.unres[1:]
+		}
+		c.unres = append(c.unres, unresolved{se: rec.server, id: id, t: t, val: append([]byte(nil), val...)})
+	}
+}
+
+// resolve writes again the values whose references may resolve now.
+func (c *Client) resolve() {
+	k := 0
+	for _, u := range c.unres {
+		rec, ok := c.record(u.se)
+		if !ok || !c.comps[u.id].has(rec.client) {
+			continue // despawned or removed since
+		}
+		c.mapper.missed = false
+		_ = c.comps[u.id].write(rec.client, u.t, u.val, &c.mapper)
+		if c.mapper.missed {
+			c.unres[k] = u
+			k++
+		}
+	}
+	c.unres = c.unres[:k]
 }
 
 // cliMapper maps client entities to server entities (unknown: none).

@@ -66,13 +66,13 @@ func (p *pipeEnd) Receive() (transport.Channel, []byte, bool) {
 }
 
 func (p *pipeEnd) WaitReceive(ctx context.Context) error { return errors.New("not supported") }
-func (p *pipeEnd) LocalAddr() netip.AddrPort              { return netip.AddrPort{} }
-func (p *pipeEnd) RemoteAddr() netip.AddrPort             { return netip.AddrPort{} }
-func (p *pipeEnd) Stats() transport.MessageStats          { return p.stats }
-func (p *pipeEnd) MaxUnreliableSize() int                 { return p.maxU }
-func (p *pipeEnd) Close() error                           { return p.CloseWithReason("") }
-func (p *pipeEnd) Done() <-chan struct{}                  { return p.done }
-func (p *pipeEnd) Err() error                             { return p.err }
+func (p *pipeEnd) LocalAddr() netip.AddrPort             { return netip.AddrPort{} }
+func (p *pipeEnd) RemoteAddr() netip.AddrPort            { return netip.AddrPort{} }
+func (p *pipeEnd) Stats() transport.MessageStats         { return p.stats }
+func (p *pipeEnd) MaxUnreliableSize() int                { return p.maxU }
+func (p *pipeEnd) Close() error                          { return p.CloseWithReason("") }
+func (p *pipeEnd) Done() <-chan struct{}                 { return p.done }
+func (p *pipeEnd) Err() error                            { return p.err }
 
 func (p *pipeEnd) CloseWithReason(reason string) error {
 	if p.err != nil {

@@ -371,7 +371,7 @@ type typedComponent[T any] struct {
 	hook  func(e ecs.Entity, t tick.Tick, v T) bool
 }
 
-func (b *typedComponent[T]) info() *component       { return b.c }
+func (b *typedComponent[T]) info() *component      { return b.c }
 func (b *typedComponent[T]) has(e ecs.Entity) bool { return b.s.Has(e) }
 func (b *typedComponent[T]) changed(e ecs.Entity) uint64 {
 	t, _ := b.s.Ticks(e)

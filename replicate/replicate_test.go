@@ -40,11 +40,11 @@ type Target struct{ E ecs.Entity }
 func (t *Target) MapEntities(m ecs.EntityMapper) { t.E = m.MapEntity(t.E) }
 
 type testProto struct {
-	p      *replicate.Protocol
-	chat   replicate.MessageType[Chat]
-	notice replicate.MessageType[Notice]
-	indep  replicate.MessageType[Health]
-	target replicate.MessageType[Target]
+	p       *replicate.Protocol
+	chat    replicate.MessageType[Chat]
+	notice  replicate.MessageType[Notice]
+	indep   replicate.MessageType[Health]
+	target  replicate.MessageType[Target]
 	ordered replicate.MessageType[Position]
 }
 

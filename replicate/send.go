@@ -274,9 +274,9 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		}
 	}
 	for _, vc := range c.visQueue {
-		idx := int(vc.idx)
-		if idx >= len(s.ents) || !s.ents[idx].listed {
-			continue
+		idx := int(vc.e.Index())
+		if idx >= len(s.ents) || !s.ents[idx].listed || s.ents[idx].e != vc.e {
+			continue // not replicated (any more)
 		}
 		ce := s.syncGen(c, idx)
 		ce.vis = vc.vis
@@ -332,12 +332,17 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 			}
 			c.nRem++
 		}
-		if se.ins != 0 {
+		// The update carries the entity's inserted components and every
+		// value not yet acknowledged, so the client can treat mutations
+		// older than this update as stale (they could otherwise re-insert
+		// a component the update removed).
+		if m := (se.ins | s.pendingMask(i, ce)) & se.mask; m != 0 {
 			c.secIns = appendEntity(c.secIns, se.e)
 			c.secIns = append(c.secIns, 0)
-			c.secIns = s.appendComponents(c.secIns, i, se.ins)
+			c.secIns = s.appendComponents(c.secIns, i, m)
 			c.nIns++
 		}
+		ce.ackedTick, ce.sentTick = t, t
 	}
 	if c.nMap+c.nDesp+c.nRem+c.nIns > 0 {
 		b := append(c.upd[:0], kindUpdate)

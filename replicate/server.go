@@ -187,15 +187,15 @@ type serverClient struct {
 	pkts                            [][]byte
 	nPkts                           int
 
-	stats          ClientStats
-	violations     int
-	violationStart time.Time
-	rateStart      time.Time
+	stats           ClientStats
+	violations      int
+	violationStart  time.Time
+	rateStart       time.Time
 	rateOut, rateIn uint64
 }
 
 type visChange struct {
-	idx uint32
+	e   ecs.Entity
 	vis uint8
 }
 
@@ -246,7 +246,7 @@ type Server struct {
 	cacheBuf   []byte
 	cacheStamp tick.Tick
 
-	mu      sync.Mutex
+	mu       sync.Mutex
 	newConns []transport.MessageConn
 
 	clients map[ClientID]*serverClient
@@ -416,8 +416,7 @@ func (s *Server) SetVisible(id ClientID, e ecs.Entity, visible bool) error {
 	if len(c.visQueue) >= 1<<20 {
 		return fmt.Errorf("%w: visibility queue full", ErrTooLarge)
 	}
-	c.visQueue = append(c.visQueue, visChange{idx: e.Index(), vis: v})
-	_ = e
+	c.visQueue = append(c.visQueue, visChange{e: e, vis: v})
 	return nil
 }
 

@@ -631,7 +631,9 @@ func (s *P2PSession) confirmedWork(agreed Frame) {
 		}
 		s.pushed = f
 	}
-	final := min(agreed+1, s.current)
+	// The state of the current frame is saved by the requests this call
+	// returns, so its checksum is not known yet: it is handled next call.
+	final := min(agreed+1, s.current-1)
 	if s.rec != nil {
 		s.rec.checksums(s.sums, final)
 	}
@@ -905,6 +907,8 @@ func (s *P2PSession) Close() error {
 		}
 	}
 	if s.rec != nil {
+		// Record what became final with the last requests.
+		s.confirmedWork(s.agreed)
 		return s.rec.close(s.current)
 	}
 	return nil

@@ -13,6 +13,12 @@
 // exactly), and Advance (the Step, with deterministic time derived from the
 // frame number). Confirmed frames free older snapshots.
 //
+// Config.Confirmed receives the checksum of every saved state once the
+// session will never roll it back (with Config.ChecksumAll, of every saved
+// frame): two peers that compare these compare their simulations frame by
+// frame. Requests are checked against the world's frame (ErrRequestOrder),
+// and a Step reports a failure with Context.Fail, which stops the Runner.
+//
 // Games that do not use the world drive a session directly: see the
 // rollback package.
 package runner

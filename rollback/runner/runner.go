@@ -284,6 +284,9 @@ func (r *Runner) reportFinal(upTo rollback.Frame) {
 // Handle carries out requests on the world, in order. RunFrame calls it;
 // call it directly when driving the session yourself.
 func (r *Runner) Handle(reqs []rollback.Request) error {
+	if r.ctx.err != nil {
+		return fmt.Errorf("runner: stopped after a failed step: %w", r.ctx.err)
+	}
 	cs, _ := r.cfg.Session.(checksummer)
 	filter, _ := r.cfg.Session.(checksumFilter)
 	for _, q := range reqs {

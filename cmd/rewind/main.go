@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `rewind: rollback netcode demos and tools
+
+Usage:
+  rewind demo [p2p] [flags]   play the demo game between peers over UDP on loopback
+  rewind demo server          server demo (arrives with replication)
+  rewind replay [flags] FILE  play a recording back and verify its checksums
+  rewind netsim [flags]       link-conditioning UDP proxy (latency, loss, ...)
+  rewind help [command]       help for a command
+
+Run "rewind help <command>" for the flags of a command.
+`
+
+// errFailed reports a run that completed but whose result is a failure (a
+// desync, differing checksums, a replay mismatch); the details have been
+// printed already.
+var errFailed = errors.New("failed")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the command line args and returns the exit status: 0 on
+// success, 1 when the command failed, 2 for usage errors.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "demo":
+		err = demoCommand(ctx, rest, stdout, stderr)
+	case "replay":
+		err = replayCommand(rest, stdout, stderr)
+	case "netsim":
+		err = netsimCommand(ctx, rest, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		return helpCommand(rest, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "rewind: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errFlags):
+		return 2 // the flag package printed the problem and the usage
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "rewind %s: %v\n", args[0], err)
+		return 2
+	case errors.Is(err, errFailed):
+		return 1
+	}
+	fmt.Fprintf(stderr, "rewind %s: %v\n", args[0], err)
+	return 1
+}
+
+// errUsage wraps command-line mistakes (exit status 2); errFlags those the
+// flag package has reported already.
+var (
+	errUsage = errors.New("usage")
+	errFlags = errors.New("bad flags")
+)
+
+func usageError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+func helpCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	var fs *flag.FlagSet
+	switch args[0] {
+	case "demo":
+		fs, _ = demoFlags()
+	case "replay":
+		fs, _ = replayFlags()
+	case "netsim":
+		fs, _ = netsimFlags()
+	default:
+		fmt.Fprintf(stderr, "rewind help: unknown command %q\n", args[0])
+		return 2
+	}
+	fs.SetOutput(stdout)
+	fs.Usage()
+	return 0
+}
+
+// parseFlags parses args with fs, sending flag errors and usage to stderr.
+func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", errFlags, err)
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rewindgo/rewind/transport"
+)
+
+// TestDemo plays a real demo match (2 peers and a spectator over UDP on
+// loopback, through proxies) with recording, checks the summary, and plays
+// the recording back: the replay must reproduce the match exactly.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays a 5-second match in real time")
+	}
+	rec := filepath.Join(t.TempDir(), "match.rwnd")
+	o := demoOptions{
+		Peers: 2, Spectators: 1, NPCs: 6, Frames: 300, Seed: 7,
+		Latency: 15 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.02, Dup: 0.02,
+		InputDelay: 2, DesyncInterval: 30, Record: rec, Drain: time.Second, StatsEvery: time.Second,
+	}
+	var live bytes.Buffer
+	sum, err := runDemo(context.Background(), o, &live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("live output:\n%s", live.String())
+	js, _ := json.Marshal(sum)
+	t.Logf("summary: %s", js)
+	if !sum.ok() || !sum.FramesReached || !sum.ChecksumsEqual || sum.Desyncs != 0 {
+		t.Fatalf("demo failed: %s", js)
+	}
+	if sum.CheckedFrames < 280 {
+		t.Fatalf("only %d frames compared", sum.CheckedFrames)
+	}
+	if sum.SpectatorChecked < 20 || sum.SpectatorFrames[0] < 280 {
+		t.Fatalf("spectator reached frame %d, %d checksums compared", sum.SpectatorFrames[0], sum.SpectatorChecked)
+	}
+	for i, p := range sum.PeerStats {
+		if p.Frame < 300 || p.BytesPerSec <= 0 || p.ConfirmedFrames < 280 {
+			t.Fatalf("peer %d: %+v", i, p)
+		}
+	}
+	if sum.Events["desync-detected"] != 0 || sum.Events["disconnected"] != 0 {
+		t.Fatalf("events %v", sum.Events)
+	}
+	if !strings.Contains(live.String(), "peer 1: frame") {
+		t.Errorf("no live statistics printed")
+	}
+
+	res, err := replayFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("replay: %+v", res)
+	// One checksum every 60 frames is recorded.
+	if !res.Match || res.Frames < 280 || res.Checksums < int(res.Frames)/60 || res.Players != 2 || res.Seed != 7 {
+		t.Fatalf("replay: %+v", res)
+	}
+
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"replay", "--json", rec}, &out, &errOut); code != 0 {
+		t.Fatalf("rewind replay: exit %d, %s %s", code, out.String(), errOut.String())
+	}
+	var res2 replayResult
+	if err := json.Unmarshal(out.Bytes(), &res2); err != nil || !res2.Match || res2.Frames != res.Frames {
+		t.Fatalf("rewind replay --json printed %q (%v)", out.String(), err)
+	}
+
+	// A recording whose game differs (another seed in its metadata) must
+	// fail at the first recorded checksum, naming the differing types.
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("rwdemo"))
+	if i < 0 {
+		t.Fatal("no demo metadata in the recording")
+	}
+	b[i+len("rwdemo")+3] ^= 1 // magic, version, players, NPCs, then the seed
+	bad := filepath.Join(t.TempDir(), "bad.rwnd")
+	if err := os.WriteFile(bad, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(context.Background(), []string{"replay", bad}, &out, &errOut); code != 1 {
+		t.Fatalf("replay of a tampered recording: exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "MISMATCH") || !strings.Contains(out.String(), "frame 0") ||
+		!strings.Contains(out.String(), "internal/demo.Position") {
+		t.Fatalf("replay of a tampered recording printed %q", out.String())
+	}
+	t.Log(strings.TrimSpace(out.String()))
+}
+
+func TestUsage(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want string // in stdout+stderr
+	}{
+		{nil, 2, "Usage:"},
+		{[]string{"bogus"}, 2, "unknown command"},
+		{[]string{"help"}, 0, "rewind demo"},
+		{[]string{"help", "demo"}, 0, "-peers"},
+		{[]string{"help", "netsim"}, 0, "-bandwidth"},
+		{[]string{"demo", "server"}, 2, "arrives with replication"},
+		{[]string{"demo", "--peers", "0"}, 2, "--peers 0"},
+		{[]string{"demo", "--nope"}, 2, "flag provided but not defined"},
+		{[]string{"demo", "lan"}, 2, "unknown demo"},
+		{[]string{"replay"}, 2, "one recording FILE"},
+		{[]string{"replay", filepath.Join(t.TempDir(), "missing")}, 1, "no such file"},
+		{[]string{"netsim"}, 2, "--target is required"},
+		{[]string{"netsim", "--target", "127.0.0.1:9", "--loss", "2"}, 2, "probabilities"},
+	}
+	for _, c := range cases {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), c.args, &out, &errOut)
+		all := out.String() + errOut.String()
+		if code != c.code || !strings.Contains(all, c.want) {
+			t.Errorf("rewind %q: exit %d (want %d), output %q (want %q)", c.args, code, c.code, all, c.want)
+		}
+	}
+}
+
+// TestDemoOnePeer: a match of one peer (no network) still runs and checks.
+func TestDemoOnePeer(t *testing.T) {
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"demo", "p2p", "--peers", "1", "--frames", "30", "--drain", "0", "--json"}, &out, io.Discard)
+	var sum demoSummary
+	if err := json.Unmarshal(out.Bytes(), &sum); err != nil || code != 0 {
+		t.Fatalf("exit %d, output %q: %v", code, out.String(), err)
+	}
+	if !sum.FramesReached || !sum.ChecksumsEqual || sum.CheckedFrames < 25 || sum.Peers != 1 {
+		t.Fatalf("summary %+v", sum)
+	}
+}
+
+// TestNetsim runs the proxy in front of a UDP echo server.
+func TestNetsim(t *testing.T) {
+	echo, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer echo.Close()
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := echo.ReadFromUDPAddrPort(buf)
+			if err != nil {
+				return
+			}
+			_, _ = echo.WriteToUDPAddrPort(buf[:n], from)
+		}
+	}()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan *transport.Proxy, 1)
+	done := make(chan error, 1)
+	var log bytes.Buffer // read after runNetsim returned
+	go func() {
+		done <- runNetsim(ctx, netsimOptions{Listen: "127.0.0.1:0", Target: echo.LocalAddr().String(),
+			Latency: 5 * time.Millisecond, StatsEvery: 20 * time.Millisecond}, &log, func(p *transport.Proxy) { ready <- p })
+	}()
+	var p *transport.Proxy
+	select {
+	case p = <-ready:
+	case err := <-done:
+		t.Fatal(err)
+	}
+	client, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	start := time.Now()
+	if _, err := client.WriteToUDPAddrPort([]byte("ping"), p.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	_ = client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 100)
+	n, _, err := client.ReadFromUDPAddrPort(buf)
+	if err != nil || string(buf[:n]) != "ping" {
+		t.Fatalf("echo through netsim: %q, %v", buf[:n], err)
+	}
+	if rtt := time.Since(start); rtt < 10*time.Millisecond {
+		t.Errorf("round trip %v through a 5 ms link each way", rtt)
+	}
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	out := log.String()
+	if !strings.Contains(out, "listening on") || !strings.Contains(out, "1 delivered") || !strings.Contains(out, "stopped") {
+		t.Fatalf("netsim output %q", out)
+	}
+}
+
+func TestCompareChecksums(t *testing.T) {
+	a := []frameSum{{0, 1}, {1, 2}, {2, 3}, {3, 4}}
+	b := []frameSum{{0, 1}, {1, 2}, {2, 3}}
+	c := []frameSum{{1, 2}, {2, 3}, {3, 4}}
+	checked, spec, first := compareChecksums([][]frameSum{a, b, c}, [][]frameSum{{{0, 1}, {2, 3}, {9, 9}}})
+	if checked != 2 || spec != 2 || first != -1 {
+		t.Fatalf("equal: checked %d, spectator %d, first mismatch %d", checked, spec, first)
+	}
+	c[2].sum = 5 // frame 3: a and c differ, b does not have it
+	if _, _, first := compareChecksums([][]frameSum{a, b, c}, nil); first != 3 {
+		t.Fatalf("first mismatch %d, want 3", first)
+	}
+	b[0].sum = 8 // frame 0: b differs from a, c does not have it
+	if _, _, first := compareChecksums([][]frameSum{a, b, c}, nil); first != 0 {
+		t.Fatalf("first mismatch %d, want 0", first)
+	}
+	if _, _, first := compareChecksums([][]frameSum{a}, [][]frameSum{{{2, 7}}}); first != 2 {
+		t.Fatalf("spectator mismatch at %d, want 2", first)
+	}
+}
