@@ -90,14 +90,7 @@ func (c *Client) dropRecord(se ecs.Entity) {
 	delete(c.bySrv, se)
 	r.alive = false
 	c.free = append(c.free, i)
-	k := 0
-	for _, u := range c.unres {
-		if u.se != se {
-			c.unres[k] = u
-			k++
-		}
-	}
-	c.unres = c.unres[:k]
+	c.forget(se, -1)
 	for k, o := range c.order {
 		if o == i {
 			c.order = append(c.order[:k], c.order[k+1:]...)
@@ -167,18 +160,13 @@ func (c *Client) applyUpdate(body []byte) error {
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
 			c.comps[v.id].remove(rec.client)
-			for k := range c.unres {
-				if c.unres[k].se == it.e && c.unres[k].id == v.id {
-					c.unres = append(c.unres[:k], c.unres[k+1:]...)
-					break
-				}
-			}
+			c.forget(it.e, v.id)
 		}
 		// Mutations older than this update are stale for the entity (the
 		// update carries every value the server had not seen acknowledged).
 		rec.mutTick, rec.hasMut = t, true
 	}
-	spawned := false
+	c.appear = c.appear[:0]
 	for _, it := range c.items[insItems:] {
 		if !it.spawn {
 			continue
@@ -197,7 +185,7 @@ func (c *Client) applyUpdate(body []byte) error {
 		}
 		rec := c.newRecord(it.e, ce)
 		rec.mutTick, rec.hasMut = t, true
-		spawned = true
+		c.appear = append(c.appear, it.e)
 	}
 	for _, it := range c.items[insItems:] {
 		rec, ok := c.record(it.e)
@@ -210,8 +198,8 @@ func (c *Client) applyUpdate(body []byte) error {
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
 	}
-	if len(c.unres) > 0 && spawned {
-		c.resolve()
+	if len(c.mapped) > 0 && len(c.appear) > 0 {
+		c.resolve(c.appear)
 	}
 	c.applied, c.hasUpd = t, true
 	c.stats.Updates++

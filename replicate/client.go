@@ -126,7 +126,8 @@ type Client struct {
 	events  []ClientEvent
 	stats   ClientStatistics
 	out     []byte
-	unres   []unresolved
+	mapped  []mappedValue
+	appear  []ecs.Entity
 	items   []updItem
 	vals    []updComp
 	maps    []mapping
@@ -388,7 +389,7 @@ func (c *Client) disconnected(reason string, err error) {
 	}
 	clear(c.bySrv)
 	clear(c.byCli)
-	c.ents, c.free, c.order, c.buf, c.acks, c.unres = c.ents[:0], c.free[:0], c.order[:0], c.buf[:0], c.acks[:0], c.unres[:0]
+	c.ents, c.free, c.order, c.buf, c.acks, c.mapped = c.ents[:0], c.free[:0], c.order[:0], c.buf[:0], c.acks[:0], c.mapped[:0]
 	c.hasUpd, c.applied = false, 0
 	c.ticks = [64]tickTrack{}
 	if c.conn != nil {
@@ -485,37 +486,37 @@ func readEntity(r *reader) ecs.Entity {
 	return ecs.NewEntity(idx, gen)
 }
 
-// srvMapper maps server entities to client entities; an entity the client
-// does not have (yet) maps to none and is recorded as missed.
+// srvMapper maps server entities to client entities (an entity the client
+// does not have maps to none) and records the server entities it saw.
 type srvMapper struct {
-	c      *Client
-	missed bool
+	c    *Client
+	refs []ecs.Entity
 }
 
 func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	m.refs = append(m.refs, e)
 	if i, ok := m.c.bySrv[e]; ok {
 		return m.c.ents[i].client
 	}
-	m.missed = true
 	return 0
 }
 
-// unresolved is a value written with a reference to an entity the client did
-// not have; it is written again when more entities arrive, until every
-// reference resolves or a newer value replaces it.
-type unresolved struct {
-	se  ecs.Entity
-	id  int
-	t   tick.Tick
-	val []byte
+// mappedValue is the last value written of a component that holds entity
+// references, kept with the server entities it refers to. When one of them
+// (re)appears on the client (it was not visible yet, or was hidden and shown
+// again under a new client entity), the value is written again so the
+// reference points at the right client entity.
+type mappedValue struct {
+	se   ecs.Entity
+	id   int
+	t    tick.Tick
+	val  []byte
+	refs []ecs.Entity
 }
 
-const maxUnresolved = 4096
-
-// write writes one component value, remembering it when a reference in it
-// did not resolve.
+// write writes one component value, remembering values with references.
 func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
-	c.mapper.missed = false
+	c.mapper.refs = c.mapper.refs[:0]
 	if err := c.comps[id].write(rec.client, t, val, &c.mapper); err != nil {
 		c.stats.Malformed++
 		return
@@ -523,40 +524,59 @@ func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
 	if !c.comps[id].info().isMap {
 		return
 	}
-	for i := range c.unres {
-		if u := &c.unres[i]; u.se == rec.server && u.id == id {
-			if c.mapper.missed {
-				u.t, u.val = t, append(u.val[:0], val...)
-			} else {
-				c.unres = append(c.unres[:i], c.unres[i+1:]...)
-			}
-			return
+	var mv *mappedValue
+	for i := range c.mapped {
+		if m := &c.mapped[i]; m.se == rec.server && m.id == id {
+			mv = m
+			break
 		}
 	}
-	if c.mapper.missed {
-		if len(c.unres) >= maxUnresolved {
-			c.unres = c.unres[1:]
-		}
-		c.unres = append(c.unres, unresolved{se: rec.server, id: id, t: t, val: append([]byte(nil), val...)})
+	if mv == nil {
+		c.mapped = append(c.mapped, mappedValue{se: rec.server, id: id})
+		mv = &c.mapped[len(c.mapped)-1]
 	}
+	mv.t = t
+	mv.val = append(mv.val[:0], val...)
+	mv.refs = append(mv.refs[:0], c.mapper.refs...)
 }
 
-// resolve writes again the values whose references may resolve now.
-func (c *Client) resolve() {
+// forget drops the remembered value of (se, id), or every value of se when
+// id < 0.
+func (c *Client) forget(se ecs.Entity, id int) {
 	k := 0
-	for _, u := range c.unres {
-		rec, ok := c.record(u.se)
-		if !ok || !c.comps[u.id].has(rec.client) {
-			continue // despawned or removed since
+	for _, m := range c.mapped {
+		if m.se == se && (id < 0 || m.id == id) {
+			continue
 		}
-		c.mapper.missed = false
-		_ = c.comps[u.id].write(rec.client, u.t, u.val, &c.mapper)
-		if c.mapper.missed {
-			c.unres[k] = u
-			k++
-		}
+		c.mapped[k] = m
+		k++
 	}
-	c.unres = c.unres[:k]
+	c.mapped = c.mapped[:k]
+}
+
+// resolve writes again the values that refer to the server entities that
+// just appeared.
+func (c *Client) resolve(appeared []ecs.Entity) {
+	for i := range c.mapped {
+		m := &c.mapped[i]
+		hit := false
+		for _, r := range m.refs {
+			for _, a := range appeared {
+				if r == a {
+					hit = true
+				}
+			}
+		}
+		if !hit {
+			continue
+		}
+		rec, ok := c.record(m.se)
+		if !ok || !c.comps[m.id].has(rec.client) {
+			continue
+		}
+		c.mapper.refs = c.mapper.refs[:0]
+		_ = c.comps[m.id].write(rec.client, m.t, m.val, &c.mapper)
+	}
 }
 
 // cliMapper maps client entities to server entities (unknown: none).

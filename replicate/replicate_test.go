@@ -156,7 +156,8 @@ func diffViews(want, got map[ecs.Entity]entView) string {
 			return fmt.Sprintf("entity %v missing on the client", e)
 		}
 		if g != w {
-			return fmt.Sprintf("entity %v: client %+v, server %+v", e, g, w)
+			_, ok := got[w.owner]
+			return fmt.Sprintf("entity %v: client %+v, server %+v (owner on client: %v)", e, g, w, ok)
 		}
 	}
 	for e := range got {
