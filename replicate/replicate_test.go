@@ -91,9 +91,10 @@ func newHarness(t *testing.T, tp testProto, cfg replicate.ServerConfig) *harness
 
 func spawnRep(w *ecs.World, pos Position, hp int32) ecs.Entity {
 	e := w.Spawn()
-	_ = ecs.StoreOf[replicate.Replicated](w).Set(e, replicate.Replicated{})
-	_ = ecs.StoreOf[Position](w).Set(e, pos)
-	_ = ecs.StoreOf[Health](w).Set(e, Health{hp})
+	_ = ecs.Register[replicate.Replicated](w).Set(e, replicate.Replicated{})
+	_ = ecs.Register[Position](w).Set(e, pos)
+	_ = ecs.Register[Health](w).Set(e, Health{hp})
+	ecs.Register[Owner](w)
 	return e
 }
 

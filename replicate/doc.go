@@ -1,0 +1,78 @@
+// Package replicate is server-authoritative replication in the
+// bevy_replicon model: a server owns the world, and each client holds a
+// copy of what it may see.
+//
+// # Protocol
+//
+// Server and clients build the same Protocol: replicated component types
+// (Component, with the canonical little-endian codec for plain data, a
+// custom Codec, or a wire form for quantization via WithWireForm; modes
+// OnChange and Once), Rules that replicate sets of components together under
+// With / Without filters and priorities, and message types (RegisterMessage)
+// in either direction on a reliable-ordered, reliable-unordered or
+// unreliable channel. Its Hash is checked when a client connects: a client
+// built with another protocol is refused with ErrProtocolMismatch. An
+// Authenticate hook checks a token before anything is replicated.
+//
+// # What travels
+//
+// Entities marked Replicated are replicated. Each server tick (Server.Send),
+// every client gets:
+//
+//   - at most one update message, reliable and ordered, applied atomically:
+//     entity mappings (client-predicted spawns adopted by their server
+//     entity), despawns, component removals, and spawns and insertions with
+//     their values. An update also carries every value of the touched
+//     entities that the client has not acknowledged, so older mutations of
+//     those entities are stale.
+//   - mutation messages, unreliable, with the latest values of components
+//     changed since the client last acknowledged them, split at entity
+//     boundaries to fit a datagram (one entity too large for a datagram
+//     goes on the reliable-unordered channel). Each names the update tick it
+//     needs (the client holds it until then), carries a sequence number the
+//     client acknowledges, and its index and count within the tick, so the
+//     client knows when all data of a tick has arrived. Values not
+//     acknowledged within about 1.5 round trips are resent with their latest
+//     value; the client drops values older than what it has.
+//
+// Values are encoded once per tick and shared by every client. A priority
+// per entity (SetPriority) throttles mutations with an accumulator: priority
+// × ticks since the last send must reach 1, so low priorities send less often
+// but never starve. Visibility is per client and entity (SetVisible,
+// ServerConfig.HiddenByDefault): a hidden entity is not sent, one that
+// becomes visible is sent whole, one that becomes hidden is despawned on that
+// client. Late joiners get everything they may see in their first update;
+// a disconnected client's state is dropped on both sides.
+//
+// # Client
+//
+// The client maps server entities to its own, maps entity references inside
+// components and messages (ecs.MapEntitieser) in both directions, rewrites a
+// value when an entity it refers to appears later (or reappears under a new
+// client entity after being hidden), keeps a per-entity confirmation history
+// of the last 64 ticks, and reports complete ticks (ClientConfig.TickComplete,
+// Client.TickComplete). A prediction layer installs SetReceiveHook per
+// component type to take authoritative values for past ticks instead of
+// having them written.
+//
+// Server messages are delivered after the update of the tick they were sent
+// in (unless registered Independent). Client messages referring to entities
+// the client cannot see are refused.
+//
+// # Hostile clients
+//
+// Everything a client sends is validated: decoders return errors (and have
+// fuzz targets), per-tick reading is capped, inboxes are bounded, and each
+// violation is counted; a client that keeps misbehaving
+// (ServerConfig.MaxViolations per second) is disconnected. Nothing a client
+// sends touches other clients.
+//
+// # Transports
+//
+// Server and Client run over transport.MessageConn: the in-memory network
+// of package transport (tests, listen servers) or QUIC (transport/quic).
+// Time comes from ServerConfig.Now, so tests run on virtual time.
+//
+// SaveState and LoadState write and read the replicated state of a world
+// (server restarts, debugging).
+package replicate
