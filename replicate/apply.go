@@ -1,6 +1,8 @@
 package replicate
 
 import (
+	"math/bits"
+
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -33,15 +35,19 @@ func (c *Client) parseBlocks(r *reader, n int, withFlag bool) {
 				r.fail(errRange)
 			}
 		}
-		it.n = r.count(MaxComponents)
-		for k := 0; k < it.n && r.err == nil; k++ {
-			id := int(r.uvarint())
-			val := r.bytes(maxMessageValue)
-			if r.err != nil {
-				break
+		mask := r.uvarint()
+		if len(c.comps) < 64 && mask>>uint(len(c.comps)) != 0 {
+			r.fail(errRange)
+		}
+		for m := mask; m != 0 && r.err == nil; m &= m - 1 {
+			id := bits.TrailingZeros64(m)
+			var val []byte
+			if f := c.p.comps[id].fixed; f > 0 {
+				val = r.fixed(f)
+			} else {
+				val = r.bytes(maxMessageValue)
 			}
-			if id >= len(c.comps) {
-				r.fail(errRange)
+			if r.err != nil {
 				break
 			}
 			if err := c.comps[id].decodeCheck(val); err != nil {
@@ -49,6 +55,7 @@ func (c *Client) parseBlocks(r *reader, n int, withFlag bool) {
 				break
 			}
 			c.vals = append(c.vals, updComp{id: id, val: val})
+			it.n++
 		}
 		c.items = append(c.items, it)
 	}

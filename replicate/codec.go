@@ -183,6 +183,20 @@ func (r *reader) bytes(max int) []byte {
 	return v
 }
 
+// fixed reads exactly n bytes (aliasing the input).
+func (r *reader) fixed(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if len(r.b) < n {
+		r.fail(errTruncated)
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
 func (r *reader) end() error {
 	if r.err == nil && len(r.b) != 0 {
 		r.err = errTrailing

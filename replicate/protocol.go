@@ -68,6 +68,9 @@ func WithWireForm[T, W any](to func(T) W, from func(W) T, tag string) ComponentO
 
 // component is a registered component type, independent of any world.
 type component struct {
+	// fixed is the encoded size of every value (plain codec), 0 when the
+	// codec's sizes vary (values are then length-prefixed on the wire).
+	fixed int
 	id    int
 	name  string
 	typ   reflect.Type
@@ -213,6 +216,9 @@ func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentID, error)
 		return -1, fmt.Errorf("%w: codec for another type given to %v", ErrRegistered, t)
 	}
 	c := &component{id: len(p.comps), name: typeName(t), typ: t, mode: spec.mode, tag: spec.codecTag}
+	if pc, ok := codec.(plainCodec[T]); ok {
+		c.fixed = pc.l.Encoded
+	}
 	_, c.isMap = any((*T)(nil)).(ecs.MapEntitieser)
 	c.bind = func(w *ecs.World) boundComponent {
 		return &typedComponent[T]{c: c, s: ecs.Register[T](w), codec: codec}
@@ -369,6 +375,8 @@ type typedComponent[T any] struct {
 	s     *ecs.Store[T]
 	codec Codec[T]
 	hook  func(e ecs.Entity, t tick.Tick, v T) bool
+	tmp   T // scratch value: codec calls through an interface would make a local escape
+	cur   T
 }
 
 func (b *typedComponent[T]) info() *component      { return b.c }
@@ -379,8 +387,8 @@ func (b *typedComponent[T]) changed(e ecs.Entity) uint64 {
 }
 
 func (b *typedComponent[T]) appendValue(dst []byte, e ecs.Entity) []byte {
-	v, _ := b.s.Get(e)
-	return b.codec.Append(dst, &v)
+	b.tmp, _ = b.s.Get(e)
+	return b.codec.Append(dst, &b.tmp)
 }
 
 func (b *typedComponent[T]) column() ([]ecs.Entity, []uint64) {
@@ -389,27 +397,27 @@ func (b *typedComponent[T]) column() ([]ecs.Entity, []uint64) {
 }
 
 func (b *typedComponent[T]) decodeCheck(src []byte) error {
-	var v T
-	return b.codec.Decode(src, &v)
+	return b.codec.Decode(src, &b.tmp)
 }
 
 func (b *typedComponent[T]) write(e ecs.Entity, t tick.Tick, src []byte, m ecs.EntityMapper) error {
-	var v T
-	if err := b.codec.Decode(src, &v); err != nil {
+	v := &b.tmp
+	if err := b.codec.Decode(src, v); err != nil {
 		return err
 	}
 	if b.c.isMap && m != nil {
-		any(&v).(ecs.MapEntitieser).MapEntities(m)
+		any(v).(ecs.MapEntitieser).MapEntities(m)
 	}
-	if b.hook != nil && b.hook(e, t, v) {
+	if b.hook != nil && b.hook(e, t, *v) {
 		return nil
 	}
 	// Write only a different value, so a resent mutation does not look
 	// like a change to the client's own change detection.
-	if cur, ok := b.s.Get(e); ok && equalBytes(&cur, &v) {
+	var ok bool
+	if b.cur, ok = b.s.Get(e); ok && equalBytes(&b.cur, v) {
 		return nil
 	}
-	return b.s.Set(e, v)
+	return b.s.Set(e, *v)
 }
 
 // equalBytes compares the memory of two values (conservative: padding or

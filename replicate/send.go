@@ -2,7 +2,10 @@ package replicate
 
 import (
 	"encoding/binary"
+	"math/bits"
+	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -10,9 +13,18 @@ import (
 )
 
 const (
+	ackWindow         = 1 << 16 // mutation messages whose ack state is remembered per client
 	maxMutationPacket = 1200
 	minTimeout        = 50 * time.Millisecond
+	shrinkAbove       = 16384 // update buffers above this are released after use
 )
+
+// growTicks makes room in compTicks for entity slot idx.
+func (s *Server) growTicks(idx int) {
+	if need := (idx + 1) * len(s.comps); len(s.compTicks) < need {
+		s.compTicks = append(s.compTicks, make([]tick.Tick, need-len(s.compTicks))...)
+	}
+}
 
 // Send runs one server tick of replication: it accepts new connections,
 // reads the clients' messages (hellos, acks, game messages), then sends each
@@ -32,6 +44,7 @@ func (s *Server) Send() {
 	s.valueChanges(t)
 	s.cacheStamp = t
 	s.cacheBuf = s.cacheBuf[:0]
+	s.blockBuf = s.blockBuf[:0]
 	for i := 0; i < len(s.order); i++ {
 		c := s.order[i]
 		if c.authed && !c.gone {
@@ -81,6 +94,10 @@ func (s *Server) structural(t tick.Tick) {
 				s.unlist(idx)
 			}
 			se.e, se.mask, se.once = e, mask, once
+			s.growTicks(idx)
+			for k := range s.comps {
+				s.compTicks[idx*len(s.comps)+k] = t
+			}
 			se.listed = true
 			se.pos = int32(len(s.list))
 			s.list = append(s.list, uint32(idx))
@@ -148,6 +165,7 @@ func (s *Server) maskOf(e ecs.Entity) (mask, once uint64) {
 // valueChanges lists the entities with a replicated, on-change component
 // written since the last tick (one scan of the change ticks for all clients).
 func (s *Server) valueChanges(t tick.Tick) {
+	defer slices.Sort(s.changedNow) // ascending slots: friendlier to the caches of the per-client scans
 	for id, c := range s.comps {
 		bit := uint64(1) << uint(id)
 		ents, changed := c.column()
@@ -161,7 +179,11 @@ func (s *Server) valueChanges(t tick.Tick) {
 				continue
 			}
 			se := &s.ents[idx]
-			if !se.listed || se.e != e || se.mask&bit == 0 || se.once&bit != 0 || se.chg == t {
+			if !se.listed || se.e != e || se.mask&bit == 0 || se.once&bit != 0 {
+				continue
+			}
+			s.compTicks[idx*len(s.comps)+id] = t
+			if se.chg == t {
 				continue
 			}
 			se.chg = t
@@ -193,21 +215,32 @@ func appendEntity(dst []byte, e ecs.Entity) []byte {
 
 func appendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
 
-// appendComponents appends count and (id, value) pairs of the components in mask.
+// appendComponents appends the component mask and the values of the
+// components in mask (length-prefixed only for variable-size codecs).
 func (s *Server) appendComponents(dst []byte, idx int, mask uint64) []byte {
-	n := 0
+	dst = binary.AppendUvarint(dst, mask)
 	for m := mask; m != 0; m &= m - 1 {
-		n++
-	}
-	dst = binary.AppendUvarint(dst, uint64(n))
-	for id := range s.comps {
-		if mask&(1<<uint(id)) == 0 {
-			continue
+		id := bits.TrailingZeros64(m)
+		v := s.value(idx, id)
+		if s.p.comps[id].fixed == 0 {
+			dst = binary.AppendUvarint(dst, uint64(len(v)))
 		}
-		dst = binary.AppendUvarint(dst, uint64(id))
-		dst = appendBytes(dst, s.value(idx, id))
+		dst = append(dst, v...)
 	}
 	return dst
+}
+
+// block returns entity idx's mutation block (entity and the values in mask),
+// built once per tick and mask and shared by every client.
+func (s *Server) block(idx int, mask uint64) []byte {
+	se := &s.ents[idx]
+	if se.blkStamp != s.cacheStamp || se.blkMask != mask {
+		off := len(s.blockBuf)
+		s.blockBuf = appendEntity(s.blockBuf, se.e)
+		s.blockBuf = s.appendComponents(s.blockBuf, idx, mask)
+		se.blkStamp, se.blkMask, se.blkOff, se.blkLen = s.cacheStamp, mask, uint32(off), uint32(len(s.blockBuf)-off)
+	}
+	return s.blockBuf[se.blkOff : se.blkOff+se.blkLen]
 }
 
 func (s *Server) visible(c *serverClient, idx int) bool {
@@ -336,6 +369,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		// value not yet acknowledged, so the client can treat mutations
 		// older than this update as stale (they could otherwise re-insert
 		// a component the update removed).
+		c.resolveAck(ce)
 		if m := (se.ins | s.pendingMask(i, ce)) & se.mask; m != 0 {
 			c.secIns = appendEntity(c.secIns, se.e)
 			c.secIns = append(c.secIns, 0)
@@ -356,7 +390,11 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		b = binary.AppendUvarint(b, uint64(c.nIns))
 		b = append(b, c.secIns...)
 		c.upd = b
-		if !s.sendTo(c, transport.ReliableOrdered, b) {
+		sent := s.sendTo(c, transport.ReliableOrdered, b)
+		if cap(c.upd) > shrinkAbove { // a late joiner's full state: do not keep its buffers
+			c.upd, c.secIns, c.secMap, c.secDesp, c.secRem = nil, nil, nil, nil, nil
+		}
+		if !sent {
 			return
 		}
 		c.lastUpdate = t
@@ -374,21 +412,17 @@ func (s *Server) rates(c *serverClient) {
 }
 
 // pendingMask returns the components of entity idx that changed since the
-// client acknowledged them.
+// client acknowledged them, from the server tick at which each component
+// last changed (kept per entity for all clients).
 func (s *Server) pendingMask(idx int, ce *clientEnt) uint64 {
 	se := &s.ents[idx]
-	since := uint64(0)
-	if s.tick.Sub(ce.ackedTick) < tickRing {
-		since = s.worldTicks[int(ce.ackedTick)%tickRing]
-	}
+	live := se.mask &^ se.once
+	ticks := s.compTicks[idx*len(s.comps) : (idx+1)*len(s.comps)]
 	var m uint64
-	for id := range s.comps {
-		bit := uint64(1) << uint(id)
-		if se.mask&bit == 0 || se.once&bit != 0 {
-			continue
-		}
-		if s.comps[id].changed(se.e) > since {
-			m |= bit
+	for l := live; l != 0; l &= l - 1 {
+		id := bits.TrailingZeros64(l)
+		if ticks[id].After(ce.ackedTick) {
+			m |= 1 << uint(id)
 		}
 	}
 	return m
@@ -417,6 +451,7 @@ func (s *Server) mutations(c *serverClient, t tick.Tick) {
 		if !se.listed || ce.gen != se.e.Generation() || ce.flags&ceSpawned == 0 || ce.sentTick == t || ce.ackedTick == t {
 			return
 		}
+		c.resolveAck(ce)
 		m := s.pendingMask(i, ce)
 		if m == 0 {
 			return
@@ -478,28 +513,65 @@ func (s *Server) startPacket(c *serverClient, t tick.Tick) {
 	c.pkts[c.nPkts] = b
 	c.nPkts++
 	s.record(c, t)
+	c.ackBits[(c.seq/64)%(ackWindow/64)] &^= 1 << (c.seq % 64)
 	c.seq++
 }
 
 // record starts the ack record of the packet being built.
 func (s *Server) record(c *serverClient, t tick.Tick) {
-	if c.recs == nil {
-		c.recs = make([]sentRecord, maxRecords)
-		c.entRing = make([]uint32, maxRecordEntities)
+	if c.recLen == len(c.recs) {
+		if len(c.recs) < maxRecords {
+			c.growRecords()
+		} else {
+			s.lose(c, &c.recs[c.recHead])
+			s.pop(c)
+		}
 	}
-	for c.recLen == maxRecords {
-		s.lose(c, &c.recs[c.recHead])
-		s.pop(c)
-	}
-	i := (c.recHead + c.recLen) % maxRecords
+	i := (c.recHead + c.recLen) % len(c.recs)
 	c.recs[i] = sentRecord{seq: c.seq, tick: t, first: c.entEnd, sentAt: s.now}
+	c.cur = &c.recs[i]
 	c.recLen++
+}
+
+// growRecords doubles the record ring (up to maxRecords), keeping order.
+func (c *serverClient) growRecords() {
+	n := max(16, 2*len(c.recs))
+	nr := make([]sentRecord, n)
+	for k := 0; k < c.recLen; k++ {
+		nr[k] = c.recs[(c.recHead+k)%len(c.recs)]
+	}
+	c.recs, c.recHead = nr, 0
+	if c.recLen > 0 {
+		c.cur = &c.recs[c.recLen-1]
+	}
+}
+
+// growEntRing doubles the entity ring (up to maxRecordEntities); entries
+// keep their absolute indices.
+func (c *serverClient) growEntRing() {
+	n := max(256, 2*len(c.entRing))
+	nr := make([]uint32, n)
+	for k := c.entStart; k < c.entEnd; k++ {
+		nr[k&(n-1)] = c.entRing[k&(len(c.entRing)-1)]
+	}
+	c.entRing = nr
+}
+
+// retained estimates the bytes of per-client replication state.
+func (c *serverClient) retained() int {
+	n := cap(c.ents)*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
+	n += 4*(cap(c.resend)+cap(c.deferred)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + int(unsafe.Sizeof(mapping{}))*cap(c.maps)
+	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd)
+	for _, p := range c.pkts {
+		n += cap(p)
+	}
+	return n + int(unsafe.Sizeof(*c))
 }
 
 func (s *Server) pop(c *serverClient) {
 	r := &c.recs[c.recHead]
 	c.entStart = r.first + r.n
-	c.recHead = (c.recHead + 1) % maxRecords
+	c.recHead = (c.recHead + 1) % len(c.recs)
 	c.recLen--
 }
 
@@ -510,30 +582,31 @@ func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, max
 	if c.nPkts == 0 {
 		s.startPacket(c, t)
 	}
-	for c.entEnd-c.entStart >= maxRecordEntities && c.recLen > 1 {
+	for c.entEnd-c.entStart >= len(c.entRing) {
+		if len(c.entRing) < maxRecordEntities {
+			c.growEntRing()
+			continue
+		}
+		if c.recLen <= 1 {
+			break
+		}
 		s.lose(c, &c.recs[c.recHead])
 		s.pop(c)
 	}
 	p := &c.pkts[c.nPkts-1]
-	start := len(*p)
-	*p = appendEntity(*p, s.ents[idx].e)
-	*p = s.appendComponents(*p, idx, m)
-	if len(*p) > maxPkt && c.recs[(c.recHead+c.recLen-1)%maxRecords].n > 0 {
-		// Does not fit: move the block to a new packet.
+	block := s.block(idx, m)
+	if len(*p)+len(block) > maxPkt && c.cur.n > 0 {
+		// Does not fit: start a new packet.
 		if c.nPkts == maxPacketsPerTick {
-			*p = (*p)[:start]
 			return false
 		}
-		block := append(s.scratch[:0], (*p)[start:]...)
-		s.scratch = block
-		*p = (*p)[:start]
 		s.startPacket(c, t)
 		p = &c.pkts[c.nPkts-1]
-		*p = append(*p, block...)
 	}
-	c.entRing[c.entEnd%maxRecordEntities] = uint32(idx)
+	*p = append(*p, block...)
+	c.entRing[c.entEnd&(len(c.entRing)-1)] = uint32(idx)
 	c.entEnd++
-	c.recs[(c.recHead+c.recLen-1)%maxRecords].n++
+	c.cur.n++
 	return true
 }
 
@@ -572,12 +645,12 @@ func (s *Server) lose(c *serverClient, r *sentRecord) {
 		return
 	}
 	for k := r.first; k < r.first+r.n; k++ {
-		idx := c.entRing[k%maxRecordEntities]
+		idx := c.entRing[k&(len(c.entRing)-1)]
 		if int(idx) >= len(c.ents) {
 			continue
 		}
 		ce := &c.ents[idx]
-		if ce.flags&ceSeen != 0 && ce.sentSeq == r.seq && ce.flags&ceSpawned != 0 {
+		if ce.flags&ceSeen != 0 && ce.sentSeq == r.seq && ce.flags&ceSpawned != 0 && !c.acked(r.seq) {
 			ce.sentTick = ce.ackedTick
 			if ce.flags&ceResend == 0 {
 				ce.flags |= ceResend
@@ -608,8 +681,14 @@ func (s *Server) expire(c *serverClient) {
 	}
 }
 
-// ack marks mutation message seq received by the client.
+// ack marks mutation message seq received by the client. The entities of
+// the message learn it lazily (resolveAck), so an ack costs O(1) whatever
+// the message held.
 func (s *Server) ack(c *serverClient, seq uint32) {
+	if c.seq-seq > ackWindow || seq == c.seq {
+		return
+	}
+	c.ackBits[(seq/64)%(ackWindow/64)] |= 1 << (seq % 64)
 	if c.recLen == 0 {
 		return
 	}
@@ -617,23 +696,24 @@ func (s *Server) ack(c *serverClient, seq uint32) {
 	if off >= uint32(c.recLen) {
 		return
 	}
-	r := &c.recs[(c.recHead+int(off))%maxRecords]
-	if r.acked {
-		return
-	}
+	r := &c.recs[(c.recHead+int(off))%len(c.recs)]
 	r.acked = true
-	for k := r.first; k < r.first+r.n; k++ {
-		idx := c.entRing[k%maxRecordEntities]
-		if int(idx) >= len(c.ents) {
-			continue
-		}
-		ce := &c.ents[idx]
-		if ce.flags&ceSeen != 0 && ce.sentSeq == seq && r.tick.After(ce.ackedTick) {
-			ce.ackedTick = r.tick
-		}
-	}
 	if r.tick.After(c.stats.AckedTick) {
 		c.stats.AckedTick = r.tick
+	}
+}
+
+// acked reports whether the client acknowledged mutation message seq (false
+// when seq is older than the ack window: treated as lost, so resent).
+func (c *serverClient) acked(seq uint32) bool {
+	return c.seq-seq <= ackWindow && c.ackBits[(seq/64)%(ackWindow/64)]&(1<<(seq%64)) != 0
+}
+
+// resolveAck moves the entity's acknowledged tick to its last send when the
+// client acknowledged that message.
+func (c *serverClient) resolveAck(ce *clientEnt) {
+	if ce.flags&ceSeen != 0 && ce.sentTick.After(ce.ackedTick) && c.acked(ce.sentSeq) {
+		ce.ackedTick = ce.sentTick
 	}
 }
 

@@ -116,6 +116,10 @@ type ClientStats struct {
 	Resent                uint64 // entity mutations resent after a timeout
 	Violations            uint64 // protocol violations counted
 	UpdateTick, AckedTick tick.Tick
+	// RetainedBytes is the memory the server keeps for this client: its
+	// view of each entity (visibility, acks, priority), in-flight records
+	// and buffers. It is bounded even when the client stops acknowledging.
+	RetainedBytes int
 }
 
 // srvEnt is the server's replication state of one entity slot.
@@ -130,6 +134,10 @@ type srvEnt struct {
 	ins    uint64    // components inserted this tick
 	rem    uint64    // components removed this tick
 	prio   float32
+	// The entity's mutation block of this tick, shared by all clients.
+	blkStamp       tick.Tick
+	blkMask        uint64
+	blkOff, blkLen uint32
 }
 
 // clientEnt is a client's view of one entity slot (24 bytes).
@@ -173,7 +181,9 @@ type serverClient struct {
 	recs       []sentRecord // ring, oldest first from recHead
 	recHead    int
 	recLen     int
-	entRing    []uint32
+	entRing    []uint32 // power-of-two ring of entity slots of the records
+	cur        *sentRecord
+	ackBits    [ackWindow / 64]uint64
 	entStart   int // absolute index of entRing's oldest entry
 	entEnd     int
 	resend     []uint32
@@ -244,6 +254,8 @@ type Server struct {
 
 	cache      []cacheEntry
 	cacheBuf   []byte
+	blockBuf   []byte
+	compTicks  []tick.Tick // per entity slot and component: server tick of the last change
 	cacheStamp tick.Tick
 
 	mu       sync.Mutex
@@ -388,6 +400,7 @@ func (s *Server) Stats(id ClientID) (ClientStats, error) {
 	st.RTT = c.conn.Stats().RTT
 	st.Entities = c.spawned
 	st.UpdateTick = c.lastUpdate
+	st.RetainedBytes = c.retained()
 	return st, nil
 }
 

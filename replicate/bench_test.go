@@ -1,0 +1,402 @@
+package replicate_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// fastEnd is an allocation-free test conn: messages are copied into reused
+// slots, and flow moves them to the peer when the benchmark says so.
+type fastEnd struct {
+	peer  *fastEnd
+	out   []fastMsg
+	nOut  int
+	in    []fastMsg
+	nIn   int
+	rd    int
+	bytes map[transport.Channel]uint64
+	sent  [transport.NumChannels]uint64
+	done   chan struct{}
+	drop   bool // discard everything sent
+	ackBuf []byte
+}
+
+type fastMsg struct {
+	ch   transport.Channel
+	data []byte
+}
+
+func newFastPipe() (*fastEnd, *fastEnd) {
+	a, b := &fastEnd{done: make(chan struct{})}, &fastEnd{done: make(chan struct{})}
+	a.peer, b.peer = b, a
+	return a, b
+}
+
+func (p *fastEnd) Send(ch transport.Channel, msg []byte) error {
+	p.sent[ch] += uint64(len(msg))
+	if p.drop {
+		return nil
+	}
+	if p.nOut == len(p.out) {
+		p.out = append(p.out, fastMsg{})
+	}
+	m := &p.out[p.nOut]
+	m.ch, m.data = ch, append(m.data[:0], msg...)
+	p.nOut++
+	return nil
+}
+
+func (p *fastEnd) flow() {
+	q := p.peer
+	for _, m := range p.out[:p.nOut] {
+		if q.nIn == len(q.in) {
+			q.in = append(q.in, fastMsg{})
+		}
+		d := &q.in[q.nIn]
+		d.ch, d.data = m.ch, append(d.data[:0], m.data...)
+		q.nIn++
+	}
+	p.nOut = 0
+}
+
+// autoAck plays a client that receives everything and acknowledges every
+// mutation message, without running a client world: it reads the sequence
+// numbers of the server's mutation messages and queues the acks as if they
+// came from the client.
+func (p *fastEnd) autoAck() {
+	ack := append(p.ackBuf[:0], 2, 0)
+	n := 0
+	for _, m := range p.out[:p.nOut] {
+		if len(m.data) == 0 || m.data[0] != 13 {
+			continue
+		}
+		b := m.data[1:]
+		for k := 0; k < 2; k++ { // tick, update delta
+			_, w := binary.Uvarint(b)
+			b = b[w:]
+		}
+		seq, _ := binary.Uvarint(b)
+		ack = binary.AppendUvarint(ack, seq)
+		n++
+	}
+	p.nOut = 0
+	if n == 0 {
+		return
+	}
+	ack[1] = byte(n) // n < 128 in these benchmarks: a one-byte uvarint
+	p.ackBuf = ack
+	if p.nIn == len(p.in) {
+		p.in = append(p.in, fastMsg{})
+	}
+	d := &p.in[p.nIn]
+	d.ch, d.data = transport.ReliableOrdered, append(d.data[:0], ack...)
+	p.nIn++
+}
+
+func (p *fastEnd) Receive() (transport.Channel, []byte, bool) {
+	if p.rd == p.nIn {
+		p.rd, p.nIn = 0, 0
+		return 0, nil, false
+	}
+	m := p.in[p.rd]
+	p.rd++
+	return m.ch, m.data, true
+}
+
+func (p *fastEnd) WaitReceive(context.Context) error { return errors.New("unsupported") }
+func (p *fastEnd) LocalAddr() netip.AddrPort         { return netip.AddrPort{} }
+func (p *fastEnd) RemoteAddr() netip.AddrPort        { return netip.AddrPort{} }
+func (p *fastEnd) Stats() transport.MessageStats {
+	return transport.MessageStats{RTT: 50 * time.Millisecond}
+}
+func (p *fastEnd) MaxUnreliableSize() int       { return transport.DefaultMaxUnreliableSize }
+func (p *fastEnd) Close() error                 { return nil }
+func (p *fastEnd) CloseWithReason(string) error { return nil }
+func (p *fastEnd) Done() <-chan struct{}        { return p.done }
+func (p *fastEnd) Err() error                   { return nil }
+
+type Velocity struct{ X, Y, Z float32 }
+
+type benchWorld struct {
+	proto   *replicate.Protocol
+	sw      *ecs.World
+	srv     *replicate.Server
+	ents    []ecs.Entity
+	clients []*replicate.Client
+	sEnds   []*fastEnd
+	cEnds   []*fastEnd
+	now     time.Time
+	rnd     *rand.Rand
+}
+
+func benchProto(tb testing.TB) *replicate.Protocol {
+	p := replicate.NewProtocol()
+	for _, err := range []error{
+		second(replicate.Component[Position](p)),
+		second(replicate.Component[Health](p)),
+		second(replicate.Component[Velocity](p)),
+	} {
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return p
+}
+
+func second[T any](_ T, err error) error { return err }
+
+// newBenchWorld: n entities with three replicated components, k clients
+// connected and caught up.
+func newBenchWorld(tb testing.TB, n, k int) *benchWorld {
+	bw := &benchWorld{proto: benchProto(tb), sw: ecs.New(), now: time.Unix(1e9, 0), rnd: rand.New(rand.NewPCG(1, 2))}
+	var err error
+	bw.srv, err = replicate.NewServer(replicate.ServerConfig{World: bw.sw, Protocol: bw.proto, Now: func() time.Time { return bw.now }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		e := spawnRep(bw.sw, Position{X: float64(i)}, int32(i))
+		_ = ecs.Register[Velocity](bw.sw).Set(e, Velocity{X: 1})
+		bw.ents = append(bw.ents, e)
+	}
+	for i := 0; i < k; i++ {
+		c, err := replicate.NewClient(replicate.ClientConfig{World: ecs.New(), Protocol: bw.proto})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		se, ce := newFastPipe()
+		bw.srv.AddConn(se)
+		_ = c.Connect(ce)
+		bw.clients, bw.sEnds, bw.cEnds = append(bw.clients, c), append(bw.sEnds, se), append(bw.cEnds, ce)
+	}
+	for i := 0; i < 5; i++ {
+		bw.mutate(0.1)
+		bw.tick(true)
+	}
+	return bw
+}
+
+// mutate changes the position of a fraction of the entities.
+func (bw *benchWorld) mutate(frac float64) {
+	pos := ecs.StoreOf[Position](bw.sw)
+	m := int(float64(len(bw.ents)) * frac)
+	start := bw.rnd.IntN(len(bw.ents))
+	for i := 0; i < m; i++ {
+		e := bw.ents[(start+i*7)%len(bw.ents)]
+		p := pos.Ptr(e)
+		p.X += 0.5
+	}
+}
+
+// tick runs one server tick and, if deliver, the clients' side.
+func (bw *benchWorld) tick(deliver bool) {
+	bw.now = bw.now.Add(time.Second / 60)
+	bw.srv.Send()
+	if !deliver {
+		return
+	}
+	for i, c := range bw.clients {
+		bw.sEnds[i].flow()
+		c.Update()
+		bw.cEnds[i].flow()
+	}
+}
+
+// BenchmarkServerSend: server cost of one tick with 1000 entities (three
+// replicated components), 10% of them mutated per tick, for K clients that
+// receive everything and acknowledge every mutation message (the clients are
+// played by the test conns, which turn each mutation message into an ack).
+// Values and entity blocks are encoded once per tick for all clients.
+func BenchmarkServerSend(b *testing.B) {
+	for _, k := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("entities=1000/clients=%d", k), func(b *testing.B) {
+			bw := newBenchWorld(b, 1000, k)
+			for i := 0; i < 20; i++ { // real clients catch up
+				bw.mutate(0.1)
+				bw.tick(true)
+			}
+			step := func() {
+				bw.mutate(0.1)
+				for _, se := range bw.sEnds {
+					se.autoAck()
+				}
+				bw.now = bw.now.Add(time.Second / 60)
+			}
+			for i := 0; i < 300; i++ { // warm up: buffers and rings at their steady size
+				step()
+				bw.srv.Send()
+			}
+			// The timed loop includes mutating 100 entities (the same for
+			// every K) and the test conns' acks (a few ns per client), not
+			// StopTimer/StartTimer, whose cost would swamp K=1.
+			before := bw.sEnds[0].sent
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				step()
+				bw.srv.Send()
+			}
+			b.StopTimer()
+			var out uint64
+			for ch := range before {
+				out += bw.sEnds[0].sent[ch] - before[ch]
+			}
+			b.ReportMetric(float64(out)/float64(b.N), "B/tick/client")
+			st, _ := bw.srv.Stats(bw.clients[0].ID())
+			if st.Resent != 0 {
+				b.Fatalf("%d resends with every message acknowledged", st.Resent)
+			}
+			if k == 64 {
+				b.ReportMetric(float64(st.RetainedBytes)/1000, "B/client/entity")
+			}
+		})
+	}
+}
+
+// BenchmarkClientReceive: client cost of applying one tick of 1000
+// entities with 10% mutated.
+func BenchmarkClientReceive(b *testing.B) {
+	b.Run("entities=1000", func(b *testing.B) {
+		bw := newBenchWorld(b, 1000, 1)
+		for i := 0; i < 200; i++ {
+			bw.mutate(0.1)
+			bw.tick(true)
+		}
+		c := bw.clients[0]
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			bw.mutate(0.1)
+			bw.now = bw.now.Add(time.Second / 60)
+			bw.srv.Send()
+			bw.sEnds[0].flow()
+			b.StartTimer()
+			c.Update()
+			b.StopTimer()
+			bw.cEnds[0].flow()
+			b.StartTimer()
+		}
+	})
+}
+
+// TestServerStateBounded: a client that stops acknowledging does not make
+// the server's state for it grow without bound.
+func TestServerStateBounded(t *testing.T) {
+	bw := newBenchWorld(t, 1000, 2)
+	for i := 0; i < 100; i++ {
+		bw.mutate(0.5)
+		bw.tick(true)
+	}
+	st0, _ := bw.srv.Stats(bw.clients[1].ID())
+	// Client 1 goes silent: its traffic is dropped both ways from now on.
+	bw.sEnds[1].drop = true
+	bw.cEnds[1].drop = true
+	var peak int
+	for i := 0; i < 3000; i++ {
+		bw.mutate(0.5)
+		bw.tick(true)
+		if i%500 == 499 {
+			st, _ := bw.srv.Stats(bw.clients[1].ID())
+			peak = max(peak, st.RetainedBytes)
+		}
+	}
+	st, _ := bw.srv.Stats(bw.clients[1].ID())
+	t.Logf("retained bytes for a silent client: %d before, %d after 3000 ticks (peak %d); resent %d", st0.RetainedBytes, st.RetainedBytes, peak, st.Resent)
+	if peak > 200*1000 {
+		t.Fatalf("retained %d bytes for a client that stopped acknowledging", peak)
+	}
+	if st.Resent == 0 {
+		t.Fatal("nothing resent to a silent client")
+	}
+}
+
+// Cube is the Gaffer on Games scene object: position and orientation.
+type Cube struct {
+	Pos [3]float32
+	Rot [4]float32 // quaternion
+}
+
+// BenchmarkCubes: 901 cubes at 60 ticks per second to one client, a seeded
+// motion where a fraction of the cubes move at any time; reports kbit/s of
+// message payload for this package's plain encoding beside the naive
+// encoding (every cube's full value every tick it changes, with a 4-byte
+// entity id), the measuring stick for later bandwidth work.
+func BenchmarkCubes(b *testing.B) {
+	var kbps, naive float64
+	for i := 0; i < b.N; i++ {
+		p := replicate.NewProtocol()
+		if _, err := replicate.Component[Cube](p); err != nil {
+			b.Fatal(err)
+		}
+		sw := ecs.New()
+		now := time.Unix(1e9, 0)
+		srv, _ := replicate.NewServer(replicate.ServerConfig{World: sw, Protocol: p, Now: func() time.Time { return now }})
+		cubes := ecs.Register[Cube](sw)
+		rep := ecs.Register[replicate.Replicated](sw)
+		var ents []ecs.Entity
+		for k := 0; k < 901; k++ {
+			e := sw.Spawn()
+			_ = rep.Set(e, replicate.Replicated{})
+			_ = cubes.Set(e, Cube{Pos: [3]float32{float32(k % 30), 0, float32(k / 30)}, Rot: [4]float32{0, 0, 0, 1}})
+			ents = append(ents, e)
+		}
+		c, _ := replicate.NewClient(replicate.ClientConfig{World: ecs.New(), Protocol: p})
+		se, ce := newFastPipe()
+		srv.AddConn(se)
+		_ = c.Connect(ce)
+		rnd := rand.New(rand.NewPCG(7, 7))
+		moving := make([]int, 901) // ticks left in motion
+		var bytes, naiveBytes uint64
+		const ticks = 600
+		for t := 0; t < ticks+10; t++ {
+			// About 1 cube in 30 is kicked each second; a kick lasts 1-3 s.
+			for k := range moving {
+				if moving[k] == 0 && rnd.IntN(60*30) == 0 {
+					moving[k] = 60 + rnd.IntN(120)
+				}
+				if moving[k] > 0 {
+					moving[k]--
+					cp := cubes.Ptr(ents[k])
+					cp.Pos[1] = float32(math.Sin(float64(t) / 20))
+					cp.Pos[0] += 0.01
+					a := float64(t) / 30
+					cp.Rot = [4]float32{float32(math.Sin(a)), 0, 0, float32(math.Cos(a))}
+					if t >= 10 {
+						naiveBytes += 4 + 28
+					}
+				}
+			}
+			now = now.Add(time.Second / 60)
+			before := se.sent
+			srv.Send()
+			if t >= 10 {
+				for ch := range before {
+					bytes += se.sent[ch] - before[ch]
+				}
+			}
+			se.flow()
+			c.Update()
+			ce.flow()
+		}
+		if c.Entities() != 901 {
+			b.Fatalf("client has %d cubes", c.Entities())
+		}
+		sec := float64(ticks) / 60
+		kbps = float64(bytes) * 8 / 1000 / sec
+		naive = float64(naiveBytes) * 8 / 1000 / sec
+	}
+	b.ReportMetric(kbps, "kbit/s")
+	b.ReportMetric(naive, "naive-kbit/s")
+}
