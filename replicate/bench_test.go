@@ -19,14 +19,14 @@ import (
 // fastEnd is an allocation-free test conn: messages are copied into reused
 // slots, and flow moves them to the peer when the benchmark says so.
 type fastEnd struct {
-	peer  *fastEnd
-	out   []fastMsg
-	nOut  int
-	in    []fastMsg
-	nIn   int
-	rd    int
-	bytes map[transport.Channel]uint64
-	sent  [transport.NumChannels]uint64
+	peer   *fastEnd
+	out    []fastMsg
+	nOut   int
+	in     []fastMsg
+	nIn    int
+	rd     int
+	bytes  map[transport.Channel]uint64
+	sent   [transport.NumChannels]uint64
 	done   chan struct{}
 	drop   bool // discard everything sent
 	ackBuf []byte
