@@ -1,5 +1,6 @@
-// Package transport is rewind's packet layer: unreliable datagram conns for
-// peer-to-peer rollback sessions, over real UDP or over a simulated network.
+// Package transport is rewind's network layer: unreliable datagram conns for
+// peer-to-peer rollback sessions, over real UDP or over a simulated network,
+// and message conns with channels for client/server replication.
 //
 // A rollback session sends a few small datagrams to each peer and polls for
 // new ones once per frame, and must never stall the game loop. [PacketConn]
@@ -22,6 +23,17 @@
 //
 // [Proxy] applies the same link conditions to real UDP traffic between two
 // programs.
+//
+// For client/server games, [MessageConn] carries whole messages on three
+// channels: [ReliableOrdered], [ReliableUnordered] and [Unreliable]. It is
+// polled the same way (Send queues, Receive never blocks), and every queue
+// is bounded by [MessageLimits]. Implementations:
+//
+//   - [MemoryConn], from [MemoryNetwork.Dial] and [MemoryListener.Accept]:
+//     a deterministic, seeded, in-process network for tests and listen
+//     servers, with the same [LinkConfig] conditions applied per message
+//     (reliable messages are delayed by retransmissions instead of lost).
+//   - The QUIC conn of package transport/quic, for the Internet.
 //
 // Everything that arrives from the network is treated as hostile: datagrams
 // longer than the limit are dropped and counted, queues have caps, and

@@ -177,6 +177,27 @@ func (l *link) jitter(j time.Duration) time.Duration {
 // Every call consumes exactly five random numbers whatever the configuration,
 // so the loss pattern of a seed does not change when, say, jitter is added.
 func (l *link) plan(now time.Duration, size int) (n int, at [2]time.Duration) {
+	n, at, _ = l.decide(now, size, false)
+	return n, at
+}
+
+// fate says what became of one transmission offered to a link.
+type fate uint8
+
+const (
+	fateDelivered fate = iota // one or two copies will arrive
+	fateDown                  // dropped: link down or partitioned
+	fateQueue                 // dropped: bandwidth queue full
+	fateLost                  // dropped: LinkConfig.Loss
+)
+
+// decide is plan with the reason for a drop, for one transmission of size
+// bytes. With reliable set, it models one transmission attempt of a
+// reliable message: the bandwidth queue is unbounded (the sender buffers
+// reliable data itself, bounded by its send queue) and duplication does not
+// apply (a reliable transport discards duplicates), though the random number
+// for it is still drawn. It consumes exactly five random numbers either way.
+func (l *link) decide(now time.Duration, size int, reliable bool) (n int, at [2]time.Duration, f fate) {
 	uLoss, uDup, uReorder := l.unit(), l.unit(), l.unit()
 	j0, j1 := l.jitter(l.cfg.Jitter), l.jitter(l.cfg.Jitter)
 	c := &l.cfg
@@ -185,22 +206,22 @@ func (l *link) plan(now time.Duration, size int) (n int, at [2]time.Duration) {
 	l.stats.SentBytes += uint64(size)
 	if c.Down || l.partitioned {
 		l.stats.DroppedDown++
-		return 0, at
+		return 0, at, fateDown
 	}
 	depart := now
 	if bw := c.BandwidthBytesPerSec; bw > 0 {
 		start := max(now, l.busyUntil)
 		backlog := int64(start-now) * bw / int64(time.Second) // bytes not yet serialised
-		if backlog+int64(size) > c.QueueBytes {
+		if !reliable && backlog+int64(size) > c.QueueBytes {
 			l.stats.DroppedQueue++
-			return 0, at
+			return 0, at, fateQueue
 		}
 		l.busyUntil = start + time.Duration(int64(size)*int64(time.Second)/bw)
 		depart = l.busyUntil
 	}
 	if uLoss < c.Loss {
 		l.stats.Lost++
-		return 0, at
+		return 0, at, fateLost
 	}
 	at[0] = depart + max(c.Latency+j0, 0)
 	if uReorder < c.Reorder {
@@ -208,10 +229,10 @@ func (l *link) plan(now time.Duration, size int) (n int, at [2]time.Duration) {
 		l.stats.Reordered++
 	}
 	n = 1
-	if uDup < c.Duplicate {
+	if !reliable && uDup < c.Duplicate {
 		at[1] = depart + max(c.Latency+j1, 0)
 		l.stats.Duplicated++
 		n = 2
 	}
-	return n, at
+	return n, at, fateDelivered
 }

@@ -124,8 +124,9 @@ type MessageConn interface {
 	// Err returns a *CloseError with Remote set and this Reason (truncated
 	// to MaxReasonLength bytes). Messages not yet delivered are discarded,
 	// as with QUIC: put a final word in the reason rather than in a
-	// message sent just before. Calls after the first do nothing and
-	// return nil.
+	// message sent just before. It returns nil. On a conn that is already
+	// closed (by either side) it only discards the messages left to
+	// receive.
 	CloseWithReason(reason string) error
 
 	// Done returns a channel that is closed when the conn closes, by either
@@ -167,7 +168,8 @@ type MessageStats struct {
 
 // ChannelStats counts one channel's traffic on one MessageConn.
 type ChannelStats struct {
-	// Sent and SentBytes count the messages (and bytes) accepted by Send.
+	// Sent and SentBytes count the messages (and bytes) Send accepted (it
+	// returned nil), including unreliable ones lost or dropped afterwards.
 	Sent, SentBytes uint64
 	// Received and ReceivedBytes count the messages (and bytes) placed in
 	// the receive queue.
@@ -181,9 +183,10 @@ type ChannelStats struct {
 	// (Reliable messages never drop: overflowing the receive queue closes
 	// the conn.)
 	DroppedReceiveQueue uint64
-	// DroppedOversize counts Send calls that failed with ErrTooLarge, plus
-	// unreliable messages that the QUIC path could no longer carry when
-	// their turn to be sent came.
+	// DroppedOversize counts Send calls that failed with ErrTooLarge; for
+	// QUIC also unreliable messages the path could no longer carry when
+	// their turn to be sent came, and received datagrams longer than
+	// MessageLimits.MaxUnreliableSize, which are discarded.
 	DroppedOversize uint64
 }
 

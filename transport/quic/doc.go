@@ -1,0 +1,39 @@
+// Package quic implements transport.MessageConn over QUIC (RFC 9000) with
+// github.com/quic-go/quic-go, for client/server games on the Internet.
+//
+// The three channels map onto QUIC like this:
+//
+//   - ReliableOrdered: one long-lived bidirectional stream that the dialer
+//     opens. Messages are length-prefixed (a minimal uvarint, then the
+//     bytes); a lost packet holds back the messages behind it, as TCP would.
+//   - ReliableUnordered: one unidirectional stream per message, carrying one
+//     length-prefixed frame. QUIC retransmits each stream on its own, so a
+//     loss delays only that message.
+//   - Unreliable: QUIC DATAGRAM frames (RFC 9221): never retransmitted,
+//     never duplicated, at most Conn.MaxUnreliableSize bytes.
+//
+// Send never blocks: each channel has a bounded send queue drained by a
+// writer goroutine, and reader goroutines fill one bounded receive queue
+// that Receive polls (transport.MessageLimits sets every bound). A reliable
+// message announced longer than MessageLimits.MaxMessageSize, malformed
+// framing, or a stream the peer may not open closes the conn with
+// transport.ErrProtocol; a peer whose reliable messages overflow the
+// receive queue is disconnected with transport.ErrReceiveOverflow.
+// Neither disturbs other conns of the same Listener. Close reasons travel
+// in the QUIC CONNECTION_CLOSE frame and come back from the peer's Err as a
+// *transport.CloseError.
+//
+// Connections use TLS 1.3 (QUIC requires it) with the ALPN protocol
+// "rewind/1". SelfSigned makes a certificate for development; in
+// production, pass a *tls.Config with a real certificate in Config.TLS.
+// Certificate verification is never skipped by default.
+//
+// Goroutines: a Listener runs one accept loop; each Conn runs a handful of
+// readers and writers (plus one per ReliableUnordered message being
+// received). All of them end when the Conn is closed, by either side, or
+// when the Listener it came from is closed or its context is cancelled.
+// Close returns after they have ended.
+//
+// Logging goes to Config.Logger and is silent by default. The package has
+// no mutable global state.
+package quic
