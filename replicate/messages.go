@@ -164,7 +164,7 @@ func (mt MessageType[M]) ReceiveFromClients(s *Server) []FromClient[M] {
 			if c == nil {
 				continue
 			}
-			m := &clientRefMapper{c: c}
+			m := &clientRefMapper{s: s, c: c}
 			any(&v).(ecs.MapEntitieser).MapEntities(m)
 			if m.bad {
 				continue

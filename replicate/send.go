@@ -47,11 +47,19 @@ func (s *Server) Send() {
 	s.blockBuf = s.blockBuf[:0]
 	for i := 0; i < len(s.order); i++ {
 		c := s.order[i]
+		c.active = false
 		if c.authed && !c.gone {
 			s.sendClient(c, t)
+			c.active = !c.gone
 		}
 		if c.gone {
 			i--
+		}
+	}
+	s.mutateChanged(t)
+	for _, c := range s.order {
+		if c.active {
+			s.finishClient(c, t)
 		}
 	}
 	s.flushMessages()
@@ -244,14 +252,14 @@ func (s *Server) block(idx int, mask uint64) []byte {
 }
 
 func (s *Server) visible(c *serverClient, idx int) bool {
-	v := c.ents[idx].vis
+	v := s.ce(c, idx).vis
 	return v == 1 || (v == 0 && !s.cfg.HiddenByDefault)
 }
 
 // syncGen resets the client's view of slot idx when it belonged to an older
 // generation of the entity slot.
 func (s *Server) syncGen(c *serverClient, idx int) *clientEnt {
-	ce := &c.ents[idx]
+	ce := s.ce(c, idx)
 	if gen := s.ents[idx].e.Generation(); ce.gen != gen {
 		if ce.flags&ceSpawned != 0 {
 			c.spawned--
@@ -283,17 +291,18 @@ func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
 }
 
 func (s *Server) despawnOn(c *serverClient, idx int, e ecs.Entity) {
-	ce := &c.ents[idx]
+	ce := s.ce(c, idx)
 	ce.flags &^= ceSpawned
 	c.spawned--
 	c.secDesp = appendEntity(c.secDesp, e)
 	c.nDesp++
 }
 
+// sendClient sends the client its update for tick t and prepares its
+// mutation messages with the entities it owes (resends, deferred); the
+// entities that changed this tick are added for every client at once by
+// mutateChanged, and finishClient sends the messages.
 func (s *Server) sendClient(c *serverClient, t tick.Tick) {
-	if len(s.ents) > 0 {
-		c.grow(len(s.ents) - 1)
-	}
 	c.secMap, c.secDesp, c.secRem, c.secIns = c.secMap[:0], c.secDesp[:0], c.secRem[:0], c.secIns[:0]
 	c.nMap, c.nDesp, c.nRem, c.nIns = 0, 0, 0, 0
 	s.expire(c)
@@ -301,7 +310,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 	// Despawns first: a slot may be despawned and reused in one tick.
 	for _, e := range s.despawnedNow {
 		idx := int(e.Index())
-		ce := &c.ents[idx]
+		ce := s.ce(c, idx)
 		if ce.flags&ceSpawned != 0 && ce.gen == e.Generation() {
 			s.despawnOn(c, idx, e)
 		}
@@ -347,7 +356,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 	for _, idx := range s.structNow {
 		i := int(idx)
 		se := &s.ents[i]
-		ce := &c.ents[i]
+		ce := s.ce(c, i)
 		if ce.flags&ceSpawned == 0 || ce.gen != se.e.Generation() || ce.ackedTick == t {
 			continue
 		}
@@ -399,8 +408,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		}
 		c.lastUpdate = t
 	}
-	s.mutations(c, t)
-	s.rates(c)
+	s.startMutations(c, t)
 }
 
 func (s *Server) rates(c *serverClient) {
@@ -428,77 +436,90 @@ func (s *Server) pendingMask(idx int, ce *clientEnt) uint64 {
 	return m
 }
 
-// mutations sends the client the latest values of its visible entities'
-// changed components: entities that changed this tick, entities whose last
-// mutation timed out, and entities held back by their priority.
-func (s *Server) mutations(c *serverClient, t tick.Tick) {
+// startMutations begins the client's mutation messages of tick t with the
+// entities it owes from earlier ticks: timed-out sends (resent with their
+// latest values) and entities held back by their priority.
+func (s *Server) startMutations(c *serverClient, t tick.Tick) {
 	c.nPkts = 0
-	maxPkt := min(maxMutationPacket, c.conn.MaxUnreliableSize())
-	var deferred []uint32
-	deferred, c.deferred = c.deferred, c.deferred[len(c.deferred):]
-	resend := c.resend
-	c.resend = c.resend[len(c.resend):]
-	visit := func(idx uint32, forced bool) {
-		i := int(idx)
-		if i >= len(s.ents) || i >= len(c.ents) {
-			return
-		}
-		se := &s.ents[i]
-		ce := &c.ents[i]
-		if forced {
-			ce.flags &^= ceResend
-		}
-		if !se.listed || ce.gen != se.e.Generation() || ce.flags&ceSpawned == 0 || ce.sentTick == t || ce.ackedTick == t {
-			return
-		}
-		c.resolveAck(ce)
-		m := s.pendingMask(i, ce)
-		if m == 0 {
-			return
-		}
-		if !forced {
-			prio := se.prio
-			if prio == 0 {
-				prio = 1
-			}
-			ce.acc += prio
-			if ce.acc < 1 {
-				if ce.flags&ceDeferred == 0 {
-					ce.flags |= ceDeferred
-					c.deferred = append(c.deferred, idx)
-				}
-				return
-			}
-		}
-		ce.acc = 0
-		if s.writeBlock(c, i, m, t, maxPkt) {
-			ce.sentTick = t
-			ce.sentSeq = c.seq - 1
-			ce.flags |= ceSeen
-		} else if ce.flags&ceDeferred == 0 {
-			ce.flags |= ceDeferred
-			c.deferred = append(c.deferred, idx)
-		}
-	}
+	c.maxPkt = min(maxMutationPacket, c.conn.MaxUnreliableSize())
+	resend, deferred := c.resend, c.deferred
+	c.resend, c.resend2 = c.resend2[:0], resend
+	c.deferred, c.deferred2 = c.deferred2[:0], deferred
 	for _, idx := range resend {
-		visit(idx, true)
+		i := int(idx)
+		if i < len(s.ents) {
+			ce := s.ce(c, i)
+			ce.flags &^= ceResend
+			s.visit(c, ce, i, t, true)
+		}
 	}
 	for _, idx := range deferred {
-		if int(idx) < len(c.ents) {
-			c.ents[idx].flags &^= ceDeferred
+		i := int(idx)
+		if i < len(s.ents) {
+			ce := s.ce(c, i)
+			ce.flags &^= ceDeferred
+			s.visit(c, ce, i, t, false)
 		}
-		visit(idx, false)
 	}
+}
+
+// mutateChanged adds the entities that changed this tick to every client's
+// mutation messages. It runs entity by entity over the clients' states of
+// that entity, which lie side by side in memory.
+func (s *Server) mutateChanged(t tick.Tick) {
+	n := s.slotCap
 	for _, idx := range s.changedNow {
-		visit(idx, false)
+		i := int(idx)
+		row := s.cstate[i*n : i*n+n]
+		for k := range row {
+			if c := s.slotOf[k]; c != nil && c.active {
+				s.visit(c, &row[k], i, t, false)
+			}
+		}
 	}
-	// Compact the lists (they were resliced past their old contents).
-	c.resend = append(resend[:0], c.resend...)
-	c.deferred = append(deferred[:0], c.deferred...)
+}
+
+// finishClient sends the client's mutation messages of the tick.
+func (s *Server) finishClient(c *serverClient, t tick.Tick) {
 	if c.nPkts == 0 && !s.cfg.NoTickTracking {
 		s.startPacket(c, t)
 	}
 	s.finishPackets(c)
+	s.rates(c)
+}
+
+// visit adds entity idx's pending values to the client's mutation messages,
+// unless it has nothing pending, was already sent this tick, or its priority
+// defers it (forced: a resend, not subject to priority).
+func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, forced bool) {
+	se := &s.ents[i]
+	if !se.listed || ce.gen != se.e.Generation() || ce.flags&ceSpawned == 0 || ce.sentTick == t || ce.ackedTick == t {
+		return
+	}
+	c.resolveAck(ce)
+	m := s.pendingMask(i, ce)
+	if m == 0 {
+		return
+	}
+	if !forced && se.prio < 1 {
+		ce.acc += se.prio
+		if ce.acc < 1 {
+			if ce.flags&ceDeferred == 0 {
+				ce.flags |= ceDeferred
+				c.deferred = append(c.deferred, uint32(i))
+			}
+			return
+		}
+		ce.acc = 0
+	}
+	if s.writeBlock(c, i, m, t, c.maxPkt) {
+		ce.sentTick = t
+		ce.sentSeq = c.seq - 1
+		ce.flags |= ceSeen
+	} else if ce.flags&ceDeferred == 0 {
+		ce.flags |= ceDeferred
+		c.deferred = append(c.deferred, uint32(i))
+	}
 }
 
 func (s *Server) startPacket(c *serverClient, t tick.Tick) {
@@ -559,8 +580,8 @@ func (c *serverClient) growEntRing() {
 
 // retained estimates the bytes of per-client replication state.
 func (c *serverClient) retained() int {
-	n := cap(c.ents)*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
-	n += 4*(cap(c.resend)+cap(c.deferred)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + int(unsafe.Sizeof(mapping{}))*cap(c.maps)
+	n := c.nEnts*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
+	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + int(unsafe.Sizeof(mapping{}))*cap(c.maps)
 	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd)
 	for _, p := range c.pkts {
 		n += cap(p)
@@ -646,10 +667,10 @@ func (s *Server) lose(c *serverClient, r *sentRecord) {
 	}
 	for k := r.first; k < r.first+r.n; k++ {
 		idx := c.entRing[k&(len(c.entRing)-1)]
-		if int(idx) >= len(c.ents) {
+		if int(idx) >= len(s.ents) {
 			continue
 		}
-		ce := &c.ents[idx]
+		ce := s.ce(c, int(idx))
 		if ce.flags&ceSeen != 0 && ce.sentSeq == r.seq && ce.flags&ceSpawned != 0 && !c.acked(r.seq) {
 			ce.sentTick = ce.ackedTick
 			if ce.flags&ceResend == 0 {

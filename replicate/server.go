@@ -168,12 +168,15 @@ type sentRecord struct {
 }
 
 type serverClient struct {
+	slot   int  // column of the client in Server.cstate
+	active bool // taking part in this tick's send
+	nEnts  int  // entity slots covered (for RetainedBytes)
+	maxPkt int
 	id     ClientID
 	conn   transport.MessageConn
 	authed bool
 	fresh  bool // authorized this tick: gets everything visible
 	gone   bool
-	ents   []clientEnt
 
 	spawned    int
 	lastUpdate tick.Tick
@@ -188,6 +191,8 @@ type serverClient struct {
 	entEnd     int
 	resend     []uint32
 	deferred   []uint32
+	resend2    []uint32 // the other buffer of each list, swapped every tick
+	deferred2  []uint32
 	visQueue   []visChange
 	maps       []mapping
 
@@ -243,6 +248,12 @@ type Server struct {
 
 	ents    []srvEnt
 	list    []uint32
+	// Per-client entity states, entity-major: the states of entity slot i
+	// are cstate[i*slotCap : (i+1)*slotCap], one column per client slot, so
+	// the clients' states of a changed entity share cache lines.
+	cstate  []clientEnt
+	slotCap int
+	slotOf  []*serverClient
 	events  []ecs.Event
 	cancel  func()
 	touched []ecs.Entity
@@ -400,6 +411,7 @@ func (s *Server) Stats(id ClientID) (ClientStats, error) {
 	st.RTT = c.conn.Stats().RTT
 	st.Entities = c.spawned
 	st.UpdateTick = c.lastUpdate
+	c.nEnts = len(s.ents)
 	st.RetainedBytes = c.retained()
 	return st, nil
 }
@@ -463,16 +475,40 @@ func (s *Server) MapClientEntity(id ClientID, se, ce ecs.Entity) error {
 func (s *Server) grow(idx int) {
 	for len(s.ents) <= idx {
 		s.ents = append(s.ents, srvEnt{prio: 1})
+		s.cstate = append(s.cstate, make([]clientEnt, s.slotCap)...)
 	}
 }
 
-func (c *serverClient) grow(idx int) {
-	if len(c.ents) <= idx {
-		n := max(idx+1, 2*len(c.ents))
-		ne := make([]clientEnt, n)
-		copy(ne, c.ents)
-		c.ents = ne
+// ce returns client c's state of entity slot idx.
+func (s *Server) ce(c *serverClient, idx int) *clientEnt {
+	return &s.cstate[idx*s.slotCap+c.slot]
+}
+
+// assignSlot gives c a column of cstate, widening the table when full.
+func (s *Server) assignSlot(c *serverClient) {
+	for k, o := range s.slotOf {
+		if o == nil {
+			s.slotOf[k], c.slot = c, k
+			return
+		}
 	}
+	old := s.slotCap
+	n := max(4, 2*old)
+	ns := make([]clientEnt, len(s.ents)*n)
+	for i := range s.ents {
+		copy(ns[i*n:i*n+old], s.cstate[i*old:i*old+old])
+	}
+	s.cstate, s.slotCap = ns, n
+	s.slotOf = append(s.slotOf, make([]*serverClient, n-old)...)
+	s.slotOf[old], c.slot = c, old
+}
+
+// freeSlot clears c's column for the next client.
+func (s *Server) freeSlot(c *serverClient) {
+	for i := range s.ents {
+		s.cstate[i*s.slotCap+c.slot] = clientEnt{}
+	}
+	s.slotOf[c.slot] = nil
 }
 
 func (s *Server) event(ev ServerEvent) { s.evs = append(s.evs, ev) }
@@ -482,6 +518,8 @@ func (s *Server) drop(c *serverClient, reason string) {
 		return
 	}
 	c.gone = true
+	c.active = false
+	s.freeSlot(c)
 	_ = c.conn.CloseWithReason(reason)
 	delete(s.clients, c.id)
 	for i, o := range s.order {
@@ -534,6 +572,7 @@ func (s *Server) accept() {
 		}
 		s.nextID++
 		c := &serverClient{id: s.nextID, conn: conn, violationStart: s.now, rateStart: s.now}
+		s.assignSlot(c)
 		s.clients[c.id] = c
 		s.order = append(s.order, c)
 	}
@@ -651,7 +690,7 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 // checkClientMessage decodes a client message to validate it (the typed
 // decode happens again when the game reads it).
 func (s *Server) checkClientMessage(c *serverClient, id int, payload []byte) error {
-	m := &clientRefMapper{c: c}
+	m := &clientRefMapper{s: s, c: c}
 	if err := s.p.msgs[id].validate(payload, m); err != nil {
 		return err
 	}
@@ -683,13 +722,18 @@ func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
 // clientRefMapper checks that entity references in a client's message are
 // entities spawned on that client.
 type clientRefMapper struct {
+	s   *Server
 	c   *serverClient
 	bad bool
 }
 
 func (m *clientRefMapper) MapEntity(e ecs.Entity) ecs.Entity {
 	idx := int(e.Index())
-	if idx >= len(m.c.ents) || m.c.ents[idx].flags&ceSpawned == 0 || m.c.ents[idx].gen != e.Generation() {
+	if idx >= len(m.s.ents) {
+		m.bad = true
+		return 0
+	}
+	if ce := m.s.ce(m.c, idx); ce.flags&ceSpawned == 0 || ce.gen != e.Generation() {
 		m.bad = true
 		return 0
 	}
