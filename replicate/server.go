@@ -246,8 +246,8 @@ type Server struct {
 	worldTicks [tickRing]uint64
 	prevWorld  uint64
 
-	ents    []srvEnt
-	list    []uint32
+	ents []srvEnt
+	list []uint32
 	// Per-client entity states, entity-major: the states of entity slot i
 	// are cstate[i*slotCap : (i+1)*slotCap], one column per client slot, so
 	// the clients' states of a changed entity share cache lines.
