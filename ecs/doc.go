@@ -26,7 +26,9 @@
 // the listed components, optionally filtered With or Without others. Each
 // component is accessed with Store.Write (pointers into the store; every value
 // visited is marked as written) or Store.Read (a pointer to a copy; nothing is
-// marked and nothing written through it reaches the world).
+// marked and nothing written through it reaches the world). A query remembers,
+// by the stores' layout ids, whether its stores hold the same entities in the
+// same order; while they do, it walks their dense arrays side by side.
 //
 // # Change ticks
 //
@@ -44,6 +46,11 @@
 // Inserting or removing components of a Store, or despawning an entity that
 // has a component in it, while a query iterates that Store fails with
 // ErrLocked; record such changes in Commands and Apply them after the loop.
+// Loops unlock their stores when they end, break or return. Query and Store
+// iterators have no deferred cleanup (so that the loop body compiles into a
+// plain loop over the stores' arrays): if a loop body panics, its stores stay
+// locked until the next snapshot load, which releases every lock; Batches
+// loops unlock even then.
 // Operations on dead or stale entities fail with ErrNotAlive or return zero
 // results, and type-keyed helpers on unregistered types fail with
 // ErrNotRegistered: misuse never corrupts the World.

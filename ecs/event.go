@@ -73,8 +73,16 @@ type restoreState struct {
 // identity). The caller then calls Restore on every Store and Resource it
 // saved, and finally FinishRestore. Part of the restore protocol used by
 // package snapshot.
+//
+// A load also releases the iteration locks of every Store. Iterators unlock
+// their stores when the loop ends, returns or breaks, but not when the loop
+// body panics (they have no deferred cleanup, so that loops compile to plain
+// code): a program that recovers from such a panic restores a saved frame,
+// and the load leaves no store locked. Loading from inside a query loop is
+// not supported.
 func (w *World) BeginRestore(st EntityState) {
 	w.restore.epoch++
+	w.releaseLocks()
 	if st.Layout == w.ents.layout {
 		return
 	}
@@ -105,6 +113,15 @@ func (w *World) BeginRestore(st EntityState) {
 	}
 	w.ents.alive = alive
 	w.ents.layout = st.Layout
+}
+
+// releaseLocks unlocks every Store; iterations still running will not unlock
+// them again (see lockGen).
+func (w *World) releaseLocks() {
+	w.lockGen++
+	for _, s := range w.stores {
+		s.releaseLocks()
+	}
 }
 
 // FinishRestore ends a snapshot load: components of stores that were not

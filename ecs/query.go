@@ -2,7 +2,11 @@ package ecs
 
 // Code in this file is regular by design: one query type per arity, 1 to 4.
 
-import "iter"
+import (
+	"iter"
+	"math"
+	"unsafe"
+)
 
 // Storage is implemented by every *Store[T]; queries take it for With and
 // Without filters.
@@ -17,6 +21,8 @@ type Storage interface {
 type filter struct {
 	with, without []Storage
 }
+
+func (f *filter) active() bool { return len(f.with)+len(f.without) > 0 }
 
 func (f *filter) ok(e Entity) bool {
 	for _, s := range f.with {
@@ -43,24 +49,33 @@ func lookup(sparse []int32, ents []Entity, e Entity) int {
 }
 
 // maxRun bounds a batch, so read-only batches copy through a bounded buffer.
-const maxRun = 1024
+// All and Count take runs of any length.
+const (
+	maxRun  = 1024
+	noLimit = math.MaxInt
+)
 
 // scan walks the smallest accessed store and finds runs of matching entities
 // that sit at consecutive positions in every accessed store, so a run costs
-// one sparse lookup per store instead of one per entity.
+// one sparse lookup per store instead of one per entity. When every store
+// holds exactly the driver's entities in the same order (aligned), runs need
+// no lookups at all.
 type scan struct {
-	drv    []Entity
-	ents   [4][]Entity
-	sparse [4][]int32
-	k      int
-	f      *filter
-	i      int
+	drv     []Entity
+	ents    [4][]Entity
+	sparse  [4][]int32
+	k       int
+	d       int // index of the driver among the stores
+	f       *filter
+	i       int
+	limit   int  // longest run returned
+	aligned bool // every store's entities equal drv
 }
 
 func (s *scan) add(ents []Entity, sparse []int32) {
 	s.ents[s.k], s.sparse[s.k] = ents, sparse
 	if s.k == 0 || len(ents) < len(s.drv) {
-		s.drv = ents
+		s.drv, s.d = ents, s.k
 	}
 	s.k++
 }
@@ -68,7 +83,22 @@ func (s *scan) add(ents []Entity, sparse []int32) {
 // next returns the next run: driver entities drv[i:i+n], found in store k at
 // positions start[k] to start[k]+n.
 func (s *scan) next() (i, n int, start [4]int, ok bool) {
-	filtered := s.f != nil && len(s.f.with)+len(s.f.without) > 0
+	filtered := s.f != nil && s.f.active()
+	if s.aligned {
+		for ; s.i < len(s.drv); s.i++ {
+			if filtered && !s.f.ok(s.drv[s.i]) {
+				continue
+			}
+			i = s.i
+			n = min(len(s.drv)-i, s.limit)
+			if filtered {
+				n = s.filterRun(i, n)
+			}
+			s.i += n
+			return i, n, [4]int{i, i, i, i}, true
+		}
+		return 0, 0, start, false
+	}
 outer:
 	for s.i < len(s.drv) {
 		e := s.drv[s.i]
@@ -84,19 +114,14 @@ outer:
 			s.i++
 			continue
 		}
-		n = min(len(s.drv)-s.i, maxRun)
+		n = min(len(s.drv)-s.i, s.limit)
 		for k := 0; k < s.k; k++ {
-			if start[k] != s.i || len(s.ents[k]) != len(s.drv) { // not the driver itself
+			if k != s.d {
 				n = commonRun(s.drv[s.i:s.i+n], s.ents[k][start[k]:])
 			}
 		}
 		if filtered {
-			for j, e2 := range s.drv[s.i+1 : s.i+n] {
-				if !s.f.ok(e2) {
-					n = j + 1
-					break
-				}
-			}
+			n = s.filterRun(s.i, n)
 		}
 		i = s.i
 		s.i += n
@@ -105,18 +130,69 @@ outer:
 	return 0, 0, start, false
 }
 
+// filterRun shortens the run drv[i:i+n], whose first entity passes the
+// filter, to the entities before the first one that does not.
+func (s *scan) filterRun(i, n int) int {
+	for j, e := range s.drv[i+1 : i+n] {
+		if !s.f.ok(e) {
+			return j + 1
+		}
+	}
+	return n
+}
+
 // commonRun returns the length of the common prefix of a and b (capped at len(a)).
 func commonRun(a, b []Entity) int {
 	if len(b) < len(a) {
 		a = a[:len(b)]
 	}
 	b = b[:len(a)]
-	for j := range a {
-		if a[j] != b[j] {
-			return j
+	const chunk = 64
+	j := 0
+	for j+chunk <= len(a) && sameEntities(a[j:j+chunk], b[j:j+chunk]) {
+		j += chunk
+	}
+	for j < len(a) && a[j] == b[j] {
+		j++
+	}
+	return j
+}
+
+// sameEntities reports whether a and b hold the same entities in the same
+// order, comparing their memory at memequal speed.
+func sameEntities(a, b []Entity) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	n := len(a) * int(unsafe.Sizeof(a[0]))
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), n)) == string(unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), n))
+}
+
+// alignment remembers whether a query's stores hold the same entities in the
+// same order. A store's layout id changes with every insert and removal and
+// equal ids mean equal layouts, so the answer holds until an id changes;
+// while the layouts stay, a query finds its runs without comparing entities.
+type alignment struct {
+	ids     [4]uint64
+	aligned bool
+}
+
+// check sets s.aligned for stores with the given layout ids.
+func (a *alignment) check(s *scan, ids [4]uint64) {
+	if ids != a.ids {
+		a.ids = ids
+		a.aligned = true
+		for k := 0; k < s.k; k++ {
+			if !sameEntities(s.ents[k], s.drv) {
+				a.aligned = false
+				break
+			}
 		}
 	}
-	return len(a)
+	s.aligned = a.aligned
 }
 
 // view returns the slice of a run for one access: the store's values (marked
@@ -146,8 +222,9 @@ type Batch1[T1 any] struct {
 // Query1 visits every entity that has a T1, in the dense order of
 // the smallest accessed Store: a deterministic order. Build it once and reuse it.
 type Query1[T1 any] struct {
-	A Access[T1]
-	f filter
+	A  Access[T1]
+	f  filter
+	al alignment
 }
 
 // NewQuery1 returns a query over the given accesses (see Store.Write and Store.Read).
@@ -167,54 +244,72 @@ func (q *Query1[T1]) Without(ss ...Storage) *Query1[T1] {
 	return q
 }
 
-func (q *Query1[T1]) start() (s scan, now uint64) {
+func (q *Query1[T1]) scan(limit int) (s scan) {
 	s.add(q.A.s.ents, q.A.s.sparse)
-	s.f = &q.f
-	q.A.s.locks++
-	return s, q.A.s.w.tick
+	s.f, s.limit = &q.f, limit
+	q.al.check(&s, [4]uint64{q.A.s.layout})
+	return s
 }
 
-func (q *Query1[T1]) end() {
+// start locks the accessed stores; end(gen) unlocks them unless a snapshot
+// load released every lock since (see World.BeginRestore).
+func (q *Query1[T1]) start(limit int) (s scan, now, gen uint64) {
+	s = q.scan(limit)
+	q.A.s.locks++
+	w := q.A.s.w
+	return s, w.tick, w.lockGen
+}
+
+func (q *Query1[T1]) end(gen uint64) {
+	if q.A.s.w.lockGen != gen {
+		return
+	}
 	q.A.s.locks--
 }
 
 // All iterates over the matching entities. Stores accessed by the query are
 // locked against inserts and removals while the loop runs; use Commands.
+// The iterator has no deferred cleanup, so that it and the loop body inline
+// into a plain loop over the stores' arrays; if the loop body panics, the
+// stores stay locked until the next snapshot load (see World.BeginRestore).
 func (q *Query1[T1]) All() iter.Seq2[Entity, *T1] {
 	return func(yield func(Entity, *T1) bool) {
-		s, now := q.start()
-		defer q.end()
+		s, now, gen := q.start(noLimit)
 		q.A.begin(now)
 		aw, ax := q.A.write, q.A.scratch
-		ad, ac := q.A.s.dense, q.A.s.changed
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
-				return
+				break
 			}
-			for j, e := range s.drv[i : i+n] {
+			ents := s.drv[i : i+n]
+			ad, ac := q.A.s.dense[st[0]:][:n], q.A.s.changed[st[0]:][:n]
+			for j, e := range ents {
 				var rA *T1
-				if p := st[0] + j; aw {
-					ac[p] = now
-					rA = &ad[p]
+				if aw {
+					ac[j] = now
+					rA = &ad[j]
 				} else {
-					*ax = ad[p]
+					*ax = ad[j]
 					rA = ax
 				}
 				if !yield(e, rA) {
+					q.end(gen)
 					return
 				}
 			}
 		}
+		q.end(gen)
 	}
 }
 
 // Batches iterates over the matching entities in runs (see Batch1), the
-// fastest way to visit many entities. Same order and locking as All.
+// fastest way to visit many entities. Same order and locking as All; the
+// stores are unlocked even if the loop body panics.
 func (q *Query1[T1]) Batches() iter.Seq[Batch1[T1]] {
 	return func(yield func(Batch1[T1]) bool) {
-		s, now := q.start()
-		defer q.end()
+		s, now, gen := q.start(maxRun)
+		defer q.end(gen)
 		q.A.begin(now)
 		for {
 			i, n, st, ok := s.next()
@@ -250,8 +345,7 @@ func (q *Query1[T1]) Get(e Entity) (*T1, bool) {
 
 // Count returns the number of matching entities.
 func (q *Query1[T1]) Count() int {
-	s, _ := q.start()
-	defer q.end()
+	s := q.scan(noLimit)
 	c := 0
 	for {
 		_, n, _, ok := s.next()
@@ -281,9 +375,10 @@ type Batch2[T1, T2 any] struct {
 // Query2 visits every entity that has all of T1, T2, in the dense order of
 // the smallest accessed Store: a deterministic order. Build it once and reuse it.
 type Query2[T1, T2 any] struct {
-	A Access[T1]
-	B Access[T2]
-	f filter
+	A  Access[T1]
+	B  Access[T2]
+	f  filter
+	al alignment
 }
 
 // NewQuery2 returns a query over the given accesses (see Store.Write and Store.Read).
@@ -303,68 +398,86 @@ func (q *Query2[T1, T2]) Without(ss ...Storage) *Query2[T1, T2] {
 	return q
 }
 
-func (q *Query2[T1, T2]) start() (s scan, now uint64) {
+func (q *Query2[T1, T2]) scan(limit int) (s scan) {
 	s.add(q.A.s.ents, q.A.s.sparse)
 	s.add(q.B.s.ents, q.B.s.sparse)
-	s.f = &q.f
-	q.A.s.locks++
-	q.B.s.locks++
-	return s, q.A.s.w.tick
+	s.f, s.limit = &q.f, limit
+	q.al.check(&s, [4]uint64{q.A.s.layout, q.B.s.layout})
+	return s
 }
 
-func (q *Query2[T1, T2]) end() {
+// start locks the accessed stores; end(gen) unlocks them unless a snapshot
+// load released every lock since (see World.BeginRestore).
+func (q *Query2[T1, T2]) start(limit int) (s scan, now, gen uint64) {
+	s = q.scan(limit)
+	q.A.s.locks++
+	q.B.s.locks++
+	w := q.A.s.w
+	return s, w.tick, w.lockGen
+}
+
+func (q *Query2[T1, T2]) end(gen uint64) {
+	if q.A.s.w.lockGen != gen {
+		return
+	}
 	q.A.s.locks--
 	q.B.s.locks--
 }
 
 // All iterates over the matching entities. Stores accessed by the query are
 // locked against inserts and removals while the loop runs; use Commands.
+// The iterator has no deferred cleanup, so that it and the loop body inline
+// into a plain loop over the stores' arrays; if the loop body panics, the
+// stores stay locked until the next snapshot load (see World.BeginRestore).
 func (q *Query2[T1, T2]) All() iter.Seq2[Entity, Row2[T1, T2]] {
 	return func(yield func(Entity, Row2[T1, T2]) bool) {
-		s, now := q.start()
-		defer q.end()
+		s, now, gen := q.start(noLimit)
 		q.A.begin(now)
 		q.B.begin(now)
 		aw, ax := q.A.write, q.A.scratch
-		ad, ac := q.A.s.dense, q.A.s.changed
 		bw, bx := q.B.write, q.B.scratch
-		bd, bc := q.B.s.dense, q.B.s.changed
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
-				return
+				break
 			}
-			for j, e := range s.drv[i : i+n] {
+			ents := s.drv[i : i+n]
+			ad, ac := q.A.s.dense[st[0]:][:n], q.A.s.changed[st[0]:][:n]
+			bd, bc := q.B.s.dense[st[1]:][:n], q.B.s.changed[st[1]:][:n]
+			for j, e := range ents {
 				var rA *T1
-				if p := st[0] + j; aw {
-					ac[p] = now
-					rA = &ad[p]
+				if aw {
+					ac[j] = now
+					rA = &ad[j]
 				} else {
-					*ax = ad[p]
+					*ax = ad[j]
 					rA = ax
 				}
 				var rB *T2
-				if p := st[1] + j; bw {
-					bc[p] = now
-					rB = &bd[p]
+				if bw {
+					bc[j] = now
+					rB = &bd[j]
 				} else {
-					*bx = bd[p]
+					*bx = bd[j]
 					rB = bx
 				}
 				if !yield(e, Row2[T1, T2]{rA, rB}) {
+					q.end(gen)
 					return
 				}
 			}
 		}
+		q.end(gen)
 	}
 }
 
 // Batches iterates over the matching entities in runs (see Batch2), the
-// fastest way to visit many entities. Same order and locking as All.
+// fastest way to visit many entities. Same order and locking as All; the
+// stores are unlocked even if the loop body panics.
 func (q *Query2[T1, T2]) Batches() iter.Seq[Batch2[T1, T2]] {
 	return func(yield func(Batch2[T1, T2]) bool) {
-		s, now := q.start()
-		defer q.end()
+		s, now, gen := q.start(maxRun)
+		defer q.end(gen)
 		q.A.begin(now)
 		q.B.begin(now)
 		for {
@@ -413,8 +526,7 @@ func (q *Query2[T1, T2]) Get(e Entity) (Row2[T1, T2], bool) {
 
 // Count returns the number of matching entities.
 func (q *Query2[T1, T2]) Count() int {
-	s, _ := q.start()
-	defer q.end()
+	s := q.scan(noLimit)
 	c := 0
 	for {
 		_, n, _, ok := s.next()
@@ -446,10 +558,11 @@ type Batch3[T1, T2, T3 any] struct {
 // Query3 visits every entity that has all of T1, T2, T3, in the dense order of
 // the smallest accessed Store: a deterministic order. Build it once and reuse it.
 type Query3[T1, T2, T3 any] struct {
-	A Access[T1]
-	B Access[T2]
-	C Access[T3]
-	f filter
+	A  Access[T1]
+	B  Access[T2]
+	C  Access[T3]
+	f  filter
+	al alignment
 }
 
 // NewQuery3 returns a query over the given accesses (see Store.Write and Store.Read).
@@ -469,18 +582,30 @@ func (q *Query3[T1, T2, T3]) Without(ss ...Storage) *Query3[T1, T2, T3] {
 	return q
 }
 
-func (q *Query3[T1, T2, T3]) start() (s scan, now uint64) {
+func (q *Query3[T1, T2, T3]) scan(limit int) (s scan) {
 	s.add(q.A.s.ents, q.A.s.sparse)
 	s.add(q.B.s.ents, q.B.s.sparse)
 	s.add(q.C.s.ents, q.C.s.sparse)
-	s.f = &q.f
+	s.f, s.limit = &q.f, limit
+	q.al.check(&s, [4]uint64{q.A.s.layout, q.B.s.layout, q.C.s.layout})
+	return s
+}
+
+// start locks the accessed stores; end(gen) unlocks them unless a snapshot
+// load released every lock since (see World.BeginRestore).
+func (q *Query3[T1, T2, T3]) start(limit int) (s scan, now, gen uint64) {
+	s = q.scan(limit)
 	q.A.s.locks++
 	q.B.s.locks++
 	q.C.s.locks++
-	return s, q.A.s.w.tick
+	w := q.A.s.w
+	return s, w.tick, w.lockGen
 }
 
-func (q *Query3[T1, T2, T3]) end() {
+func (q *Query3[T1, T2, T3]) end(gen uint64) {
+	if q.A.s.w.lockGen != gen {
+		return
+	}
 	q.A.s.locks--
 	q.B.s.locks--
 	q.C.s.locks--
@@ -488,63 +613,69 @@ func (q *Query3[T1, T2, T3]) end() {
 
 // All iterates over the matching entities. Stores accessed by the query are
 // locked against inserts and removals while the loop runs; use Commands.
+// The iterator has no deferred cleanup, so that it and the loop body inline
+// into a plain loop over the stores' arrays; if the loop body panics, the
+// stores stay locked until the next snapshot load (see World.BeginRestore).
 func (q *Query3[T1, T2, T3]) All() iter.Seq2[Entity, Row3[T1, T2, T3]] {
 	return func(yield func(Entity, Row3[T1, T2, T3]) bool) {
-		s, now := q.start()
-		defer q.end()
+		s, now, gen := q.start(noLimit)
 		q.A.begin(now)
 		q.B.begin(now)
 		q.C.begin(now)
 		aw, ax := q.A.write, q.A.scratch
-		ad, ac := q.A.s.dense, q.A.s.changed
 		bw, bx := q.B.write, q.B.scratch
-		bd, bc := q.B.s.dense, q.B.s.changed
 		cw, cx := q.C.write, q.C.scratch
-		cd, cc := q.C.s.dense, q.C.s.changed
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
-				return
+				break
 			}
-			for j, e := range s.drv[i : i+n] {
+			ents := s.drv[i : i+n]
+			ad, ac := q.A.s.dense[st[0]:][:n], q.A.s.changed[st[0]:][:n]
+			bd, bc := q.B.s.dense[st[1]:][:n], q.B.s.changed[st[1]:][:n]
+			cd, cc := q.C.s.dense[st[2]:][:n], q.C.s.changed[st[2]:][:n]
+			for j, e := range ents {
 				var rA *T1
-				if p := st[0] + j; aw {
-					ac[p] = now
-					rA = &ad[p]
+				if aw {
+					ac[j] = now
+					rA = &ad[j]
 				} else {
-					*ax = ad[p]
+					*ax = ad[j]
 					rA = ax
 				}
 				var rB *T2
-				if p := st[1] + j; bw {
-					bc[p] = now
-					rB = &bd[p]
+				if bw {
+					bc[j] = now
+					rB = &bd[j]
 				} else {
-					*bx = bd[p]
+					*bx = bd[j]
 					rB = bx
 				}
 				var rC *T3
-				if p := st[2] + j; cw {
-					cc[p] = now
-					rC = &cd[p]
+				if cw {
+					cc[j] = now
+					rC = &cd[j]
 				} else {
-					*cx = cd[p]
+					*cx = cd[j]
 					rC = cx
 				}
 				if !yield(e, Row3[T1, T2, T3]{rA, rB, rC}) {
+					q.end(gen)
 					return
 				}
 			}
 		}
+		q.end(gen)
 	}
 }
 
 // Batches iterates over the matching entities in runs (see Batch3), the
-// fastest way to visit many entities. Same order and locking as All.
+// fastest way to visit many entities. Same order and locking as All; the
+// stores are unlocked even if the loop body panics.
 func (q *Query3[T1, T2, T3]) Batches() iter.Seq[Batch3[T1, T2, T3]] {
 	return func(yield func(Batch3[T1, T2, T3]) bool) {
-		s, now := q.start()
-		defer q.end()
+		s, now, gen := q.start(maxRun)
+		defer q.end(gen)
 		q.A.begin(now)
 		q.B.begin(now)
 		q.C.begin(now)
@@ -606,8 +737,7 @@ func (q *Query3[T1, T2, T3]) Get(e Entity) (Row3[T1, T2, T3], bool) {
 
 // Count returns the number of matching entities.
 func (q *Query3[T1, T2, T3]) Count() int {
-	s, _ := q.start()
-	defer q.end()
+	s := q.scan(noLimit)
 	c := 0
 	for {
 		_, n, _, ok := s.next()
@@ -641,11 +771,12 @@ type Batch4[T1, T2, T3, T4 any] struct {
 // Query4 visits every entity that has all of T1, T2, T3, T4, in the dense order of
 // the smallest accessed Store: a deterministic order. Build it once and reuse it.
 type Query4[T1, T2, T3, T4 any] struct {
-	A Access[T1]
-	B Access[T2]
-	C Access[T3]
-	D Access[T4]
-	f filter
+	A  Access[T1]
+	B  Access[T2]
+	C  Access[T3]
+	D  Access[T4]
+	f  filter
+	al alignment
 }
 
 // NewQuery4 returns a query over the given accesses (see Store.Write and Store.Read).
@@ -665,20 +796,32 @@ func (q *Query4[T1, T2, T3, T4]) Without(ss ...Storage) *Query4[T1, T2, T3, T4] 
 	return q
 }
 
-func (q *Query4[T1, T2, T3, T4]) start() (s scan, now uint64) {
+func (q *Query4[T1, T2, T3, T4]) scan(limit int) (s scan) {
 	s.add(q.A.s.ents, q.A.s.sparse)
 	s.add(q.B.s.ents, q.B.s.sparse)
 	s.add(q.C.s.ents, q.C.s.sparse)
 	s.add(q.D.s.ents, q.D.s.sparse)
-	s.f = &q.f
+	s.f, s.limit = &q.f, limit
+	q.al.check(&s, [4]uint64{q.A.s.layout, q.B.s.layout, q.C.s.layout, q.D.s.layout})
+	return s
+}
+
+// start locks the accessed stores; end(gen) unlocks them unless a snapshot
+// load released every lock since (see World.BeginRestore).
+func (q *Query4[T1, T2, T3, T4]) start(limit int) (s scan, now, gen uint64) {
+	s = q.scan(limit)
 	q.A.s.locks++
 	q.B.s.locks++
 	q.C.s.locks++
 	q.D.s.locks++
-	return s, q.A.s.w.tick
+	w := q.A.s.w
+	return s, w.tick, w.lockGen
 }
 
-func (q *Query4[T1, T2, T3, T4]) end() {
+func (q *Query4[T1, T2, T3, T4]) end(gen uint64) {
+	if q.A.s.w.lockGen != gen {
+		return
+	}
 	q.A.s.locks--
 	q.B.s.locks--
 	q.C.s.locks--
@@ -687,74 +830,80 @@ func (q *Query4[T1, T2, T3, T4]) end() {
 
 // All iterates over the matching entities. Stores accessed by the query are
 // locked against inserts and removals while the loop runs; use Commands.
+// The iterator has no deferred cleanup, so that it and the loop body inline
+// into a plain loop over the stores' arrays; if the loop body panics, the
+// stores stay locked until the next snapshot load (see World.BeginRestore).
 func (q *Query4[T1, T2, T3, T4]) All() iter.Seq2[Entity, Row4[T1, T2, T3, T4]] {
 	return func(yield func(Entity, Row4[T1, T2, T3, T4]) bool) {
-		s, now := q.start()
-		defer q.end()
+		s, now, gen := q.start(noLimit)
 		q.A.begin(now)
 		q.B.begin(now)
 		q.C.begin(now)
 		q.D.begin(now)
 		aw, ax := q.A.write, q.A.scratch
-		ad, ac := q.A.s.dense, q.A.s.changed
 		bw, bx := q.B.write, q.B.scratch
-		bd, bc := q.B.s.dense, q.B.s.changed
 		cw, cx := q.C.write, q.C.scratch
-		cd, cc := q.C.s.dense, q.C.s.changed
 		dw, dx := q.D.write, q.D.scratch
-		dd, dc := q.D.s.dense, q.D.s.changed
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
-				return
+				break
 			}
-			for j, e := range s.drv[i : i+n] {
+			ents := s.drv[i : i+n]
+			ad, ac := q.A.s.dense[st[0]:][:n], q.A.s.changed[st[0]:][:n]
+			bd, bc := q.B.s.dense[st[1]:][:n], q.B.s.changed[st[1]:][:n]
+			cd, cc := q.C.s.dense[st[2]:][:n], q.C.s.changed[st[2]:][:n]
+			dd, dc := q.D.s.dense[st[3]:][:n], q.D.s.changed[st[3]:][:n]
+			for j, e := range ents {
 				var rA *T1
-				if p := st[0] + j; aw {
-					ac[p] = now
-					rA = &ad[p]
+				if aw {
+					ac[j] = now
+					rA = &ad[j]
 				} else {
-					*ax = ad[p]
+					*ax = ad[j]
 					rA = ax
 				}
 				var rB *T2
-				if p := st[1] + j; bw {
-					bc[p] = now
-					rB = &bd[p]
+				if bw {
+					bc[j] = now
+					rB = &bd[j]
 				} else {
-					*bx = bd[p]
+					*bx = bd[j]
 					rB = bx
 				}
 				var rC *T3
-				if p := st[2] + j; cw {
-					cc[p] = now
-					rC = &cd[p]
+				if cw {
+					cc[j] = now
+					rC = &cd[j]
 				} else {
-					*cx = cd[p]
+					*cx = cd[j]
 					rC = cx
 				}
 				var rD *T4
-				if p := st[3] + j; dw {
-					dc[p] = now
-					rD = &dd[p]
+				if dw {
+					dc[j] = now
+					rD = &dd[j]
 				} else {
-					*dx = dd[p]
+					*dx = dd[j]
 					rD = dx
 				}
 				if !yield(e, Row4[T1, T2, T3, T4]{rA, rB, rC, rD}) {
+					q.end(gen)
 					return
 				}
 			}
 		}
+		q.end(gen)
 	}
 }
 
 // Batches iterates over the matching entities in runs (see Batch4), the
-// fastest way to visit many entities. Same order and locking as All.
+// fastest way to visit many entities. Same order and locking as All; the
+// stores are unlocked even if the loop body panics.
 func (q *Query4[T1, T2, T3, T4]) Batches() iter.Seq[Batch4[T1, T2, T3, T4]] {
 	return func(yield func(Batch4[T1, T2, T3, T4]) bool) {
-		s, now := q.start()
-		defer q.end()
+		s, now, gen := q.start(maxRun)
+		defer q.end(gen)
 		q.A.begin(now)
 		q.B.begin(now)
 		q.C.begin(now)
@@ -829,8 +978,7 @@ func (q *Query4[T1, T2, T3, T4]) Get(e Entity) (Row4[T1, T2, T3, T4], bool) {
 
 // Count returns the number of matching entities.
 func (q *Query4[T1, T2, T3, T4]) Count() int {
-	s, _ := q.start()
-	defer q.end()
+	s := q.scan(noLimit)
 	c := 0
 	for {
 		_, n, _, ok := s.next()

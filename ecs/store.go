@@ -213,38 +213,54 @@ func (s *Store[T]) purgeDead() {
 
 func (s *Store[T]) restoredAt() uint64 { return s.restored }
 func (s *Store[T]) isLocked() bool     { return s.locks > 0 }
+func (s *Store[T]) releaseLocks()      { s.locks = 0 }
 
 // All iterates over every entity with a T and a pointer to its value, in dense
 // order. Every value handed out is marked as written at the current tick. The
-// Store is locked against inserts and removals while the loop runs.
+// Store is locked against inserts and removals while the loop runs (if the
+// loop body panics, until the next snapshot load; see Query1.All).
 func (s *Store[T]) All() iter.Seq2[Entity, *T] {
 	return func(yield func(Entity, *T) bool) {
-		s.locks++
-		defer func() { s.locks-- }()
+		gen := s.lock()
 		now := s.w.tick
 		if len(s.dense) > 0 {
 			s.maxChanged = now
 		}
-		for p := range s.dense {
-			s.changed[p] = now
-			if !yield(s.ents[p], &s.dense[p]) {
-				return
+		dense, ents, changed := s.dense, s.ents[:len(s.dense)], s.changed[:len(s.dense)]
+		for p := range dense {
+			changed[p] = now
+			if !yield(ents[p], &dense[p]) {
+				break
 			}
 		}
+		s.unlock(gen)
 	}
 }
 
 // Values iterates over every entity with a T and a copy of its value, in dense
-// order, without marking anything as written.
+// order, without marking anything as written. It locks the Store like All.
 func (s *Store[T]) Values() iter.Seq2[Entity, T] {
 	return func(yield func(Entity, T) bool) {
-		s.locks++
-		defer func() { s.locks-- }()
-		for p := range s.dense {
-			if !yield(s.ents[p], s.dense[p]) {
-				return
+		gen := s.lock()
+		dense, ents := s.dense, s.ents[:len(s.dense)]
+		for p := range dense {
+			if !yield(ents[p], dense[p]) {
+				break
 			}
 		}
+		s.unlock(gen)
+	}
+}
+
+// lock and unlock bracket an iteration (see Query1.start).
+func (s *Store[T]) lock() (gen uint64) {
+	s.locks++
+	return s.w.lockGen
+}
+
+func (s *Store[T]) unlock(gen uint64) {
+	if s.w.lockGen == gen {
+		s.locks--
 	}
 }
 

@@ -56,6 +56,7 @@ type storage interface {
 	removeEntity(e Entity) bool
 	purgeDead() // drop entries whose entity is no longer alive
 	restoredAt() uint64
+	releaseLocks()
 }
 
 // World holds entities, their components and resources. A World is not safe
@@ -73,6 +74,10 @@ type World struct {
 	nextObs   int
 	restore   restoreState
 	hier      *Store[Hierarchy]
+	// lockGen changes when a snapshot load releases the stores' iteration
+	// locks; an iterator unlocks its stores only if it has not changed since
+	// it locked them.
+	lockGen uint64
 }
 
 // New returns an empty World. The Hierarchy component is registered in every

@@ -77,7 +77,7 @@ func copyValuesFor[T any]() (values[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return copyValues[T]{c: c}, nil
+	return copyValues[T]{c: c, k: kernelFor(c.size)}, nil
 }
 
 func cloneValuesFor[T Cloner[T]](opts []Option) (values[T], error) {
@@ -205,6 +205,10 @@ func (c *compSaver[T]) checksum(d *xxh64.Digest) (uint64, error) {
 		d.WriteUint64(uint64(len(col.Entities)))
 		hashSlice(d, c.r.entHash, col.Entities)
 		c.hashedLayout, c.layoutHash = col.Layout, d.Sum64()
+	}
+	if cv, ok := c.v.(copyValues[T]); ok && cv.c.direct {
+		// The values' memory is their canonical bytes: hash it in place.
+		return sum64Prefixed(c.layoutHash, bytesOf(col.Values)), nil
 	}
 	d.Reset()
 	d.WriteUint64(c.layoutHash)

@@ -562,3 +562,37 @@ func fill(t testing.TB, g *game, n int) {
 		must(t, g.hp.Set(e, Health(i)))
 	}
 }
+
+// Query loops release their locks when they end, break or return, but not
+// when the loop body panics; a load releases every lock, so a program that
+// recovers from the panic and rolls back to a saved frame can go on.
+func TestLoadReleasesLocksOfPanickedLoops(t *testing.T) {
+	g := newGame(t)
+	ring, _ := snapshot.NewRing(g.reg, 2)
+	for i := range 3 {
+		must(t, g.pos.Set(g.w.Spawn(), Pos{X: float64(i)}))
+	}
+	must(t, ring.Save(0))
+	func() {
+		defer func() { _ = recover() }()
+		for range ecs.NewQuery1(g.pos.Write()).All() {
+			panic("system failed")
+		}
+	}()
+	if err := g.pos.Set(g.w.Spawn(), Pos{}); !errors.Is(err, ecs.ErrLocked) {
+		t.Fatalf("insert after the panic: %v, want ErrLocked", err)
+	}
+	must(t, ring.Load(0))
+	if err := g.pos.Set(g.w.Spawn(), Pos{}); err != nil {
+		t.Fatalf("insert after the load: %v", err)
+	}
+	// Loops after the load lock and unlock as usual.
+	for range g.pos.All() {
+		if err := g.pos.Set(g.w.Spawn(), Pos{}); !errors.Is(err, ecs.ErrLocked) {
+			t.Fatalf("insert while iterating: %v", err)
+		}
+	}
+	if err := g.pos.Set(g.w.Spawn(), Pos{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bytes"
 	"encoding"
 	"errors"
 	"fmt"
@@ -62,7 +61,10 @@ type valueBuf[T any] struct {
 	offs []uint32 // codec: end offset of value i
 }
 
-type copyValues[T any] struct{ c *canonical }
+type copyValues[T any] struct {
+	c *canonical
+	k kernel // load kernel for the value size, if any
+}
 
 func (copyValues[T]) name() string { return "copy" }
 func (copyValues[T]) save(b *valueBuf[T], src []T) error {
@@ -70,88 +72,15 @@ func (copyValues[T]) save(b *valueBuf[T], src []T) error {
 	return nil
 }
 
-// load compares before copying, so exactly the values whose bytes change are
-// stamped: blocks of equal bytes cost one memequal, differing blocks are
-// compared value by value.
+// load overwrites the live values with the saved ones and stamps exactly
+// those whose bytes change (see copyStamp).
 func (v copyValues[T]) load(dst []T, b *valueBuf[T], changed []uint64, _, now uint64) error {
-	size := int(v.c.size)
-	if size == 0 {
+	if len(dst) == 0 {
 		return nil
 	}
-	const block = 64
-	for lo := 0; lo < len(dst); lo += block {
-		hi := min(lo+block, len(dst))
-		d, s := bytesOf(dst[lo:hi]), bytesOf(b.vals[lo:hi])
-		if bytes.Equal(d, s) {
-			continue
-		}
-		markDiff(d, s, size, v.c.align, changed[lo:hi], now)
-		copy(dst[lo:hi], b.vals[lo:hi])
-	}
+	src := b.vals[:len(dst)]
+	copyStamp(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), len(dst), v.c.size, v.c.align, v.k, changed, now)
 	return nil
-}
-
-// markDiff stamps changed[i] = now for every value i (of size bytes, memory
-// aligned to align) that differs between d and s, comparing whole words where
-// size and alignment allow.
-func markDiff(d, s []byte, size, align int, changed []uint64, now uint64) {
-	switch {
-	case size%8 == 0 && align >= 8:
-		markWords(words[uint64](d), words[uint64](s), size/8, changed, now)
-	case size%4 == 0 && align >= 4:
-		markWords(words[uint32](d), words[uint32](s), size/4, changed, now)
-	default:
-		for i := range changed {
-			o := i * size
-			if !bytes.Equal(d[o:o+size], s[o:o+size]) {
-				changed[i] = now
-			}
-		}
-	}
-}
-
-// markWords stamps the values (of k words each) that differ, without
-// branching inside a value; small values get unrolled loops.
-func markWords[W uint32 | uint64](d, s []W, k int, changed []uint64, now uint64) {
-	n := len(changed)
-	d, s = d[:n*k], s[:n*k]
-	switch k {
-	case 1:
-		for i := range changed {
-			if d[i] != s[i] {
-				changed[i] = now
-			}
-		}
-	case 2:
-		for i := range changed {
-			if (d[2*i]^s[2*i])|(d[2*i+1]^s[2*i+1]) != 0 {
-				changed[i] = now
-			}
-		}
-	case 3:
-		for i := range changed {
-			o := 3 * i
-			if (d[o]^s[o])|(d[o+1]^s[o+1])|(d[o+2]^s[o+2]) != 0 {
-				changed[i] = now
-			}
-		}
-	default:
-		for i := range changed {
-			var x W
-			for j := i * k; j < i*k+k; j++ {
-				x |= d[j] ^ s[j]
-			}
-			if x != 0 {
-				changed[i] = now
-			}
-		}
-	}
-}
-
-// words views aligned bytes as machine words.
-func words[W uint32 | uint64](b []byte) []W {
-	var w W
-	return unsafe.Slice((*W)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(w)))
 }
 
 // bytesOf views the memory of a slice of plain data.

@@ -1,0 +1,289 @@
+package ecs_test
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/rewindgo/rewind/ecs"
+)
+
+type qa struct{ V int64 }
+type qb struct{ V int32 }
+type qc struct{ V [3]float64 }
+type qd struct{ V uint8 }
+
+// reference lists, in the order a query must visit them, the entities that
+// have every store of ss (the first store among the smallest drives) and pass
+// the filters.
+func reference(ss []ecs.Storage, with, without []ecs.Storage, ents func(ecs.Storage) []ecs.Entity) []ecs.Entity {
+	drv := ss[0]
+	for _, s := range ss[1:] {
+		if s.Len() < drv.Len() {
+			drv = s
+		}
+	}
+	var out []ecs.Entity
+next:
+	for _, e := range ents(drv) {
+		for _, s := range append(slices.Clone(ss), with...) {
+			if !s.Has(e) {
+				continue next
+			}
+		}
+		for _, s := range without {
+			if s.Has(e) {
+				continue next
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Queries of every arity, with write and read access and with filters, visit
+// exactly the matching entities in the documented order and hand out their
+// values, through random structural changes that make the stores' layouts
+// line up and diverge (the queries are reused, so remembered alignment is
+// exercised), and Batches and Count agree with All.
+func TestQueriesMatchReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	w := ecs.New()
+	sa, sb, sc, sd := ecs.Register[qa](w), ecs.Register[qb](w), ecs.Register[qc](w), ecs.Register[qd](w)
+	ents := func(s ecs.Storage) []ecs.Entity {
+		var out []ecs.Entity
+		switch s := s.(type) {
+		case *ecs.Store[qa]:
+			for e := range s.Values() {
+				out = append(out, e)
+			}
+		case *ecs.Store[qb]:
+			for e := range s.Values() {
+				out = append(out, e)
+			}
+		case *ecs.Store[qc]:
+			for e := range s.Values() {
+				out = append(out, e)
+			}
+		case *ecs.Store[qd]:
+			for e := range s.Values() {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	q1 := ecs.NewQuery1(sa.Write())
+	q2 := ecs.NewQuery2(sa.Write(), sb.Read())
+	q2f := ecs.NewQuery2(sb.Read(), sa.Read()).With(sc).Without(sd)
+	q3 := ecs.NewQuery3(sa.Read(), sb.Write(), sc.Write())
+	q4 := ecs.NewQuery4(sa.Write(), sb.Read(), sc.Write(), sd.Read())
+	var live []ecs.Entity
+	for round := range 300 {
+		// Random changes; every few rounds all stores get the same entities
+		// in the same order, so the stores line up.
+		if round%25 == 0 {
+			for _, e := range live {
+				_ = w.Despawn(e)
+			}
+			live = live[:0]
+			for range r.IntN(40) {
+				e := w.Spawn()
+				live = append(live, e)
+				_ = sa.Set(e, qa{int64(e)})
+				_ = sb.Set(e, qb{int32(e)})
+				_ = sc.Set(e, qc{[3]float64{float64(e)}})
+				_ = sd.Set(e, qd{uint8(e)})
+			}
+		} else {
+			for range r.IntN(4) {
+				switch op := r.IntN(10); {
+				case op < 3 || len(live) == 0:
+					live = append(live, w.Spawn())
+				case op < 4:
+					i := r.IntN(len(live))
+					_ = w.Despawn(live[i])
+					live = slices.Delete(live, i, i+1)
+				default:
+					e := live[r.IntN(len(live))]
+					set := r.IntN(2) == 0
+					switch r.IntN(4) {
+					case 0:
+						if set {
+							_ = sa.Set(e, qa{int64(e)})
+						} else {
+							_ = sa.Remove(e)
+						}
+					case 1:
+						if set {
+							_ = sb.Set(e, qb{int32(e)})
+						} else {
+							_ = sb.Remove(e)
+						}
+					case 2:
+						if set {
+							_ = sc.Set(e, qc{[3]float64{float64(e)}})
+						} else {
+							_ = sc.Remove(e)
+						}
+					case 3:
+						if set {
+							_ = sd.Set(e, qd{uint8(e)})
+						} else {
+							_ = sd.Remove(e)
+						}
+					}
+				}
+			}
+		}
+		check := func(name string, want, got, batches []ecs.Entity, count int) {
+			t.Helper()
+			if !slices.Equal(got, want) || !slices.Equal(batches, want) || count != len(want) {
+				t.Fatalf("round %d %s: All %v, Batches %v, Count %d; want %v", round, name, got, batches, count, want)
+			}
+		}
+		value := func(name string, e ecs.Entity, ok bool) {
+			t.Helper()
+			if !ok {
+				t.Fatalf("round %d %s: wrong value for %v", round, name, e)
+			}
+		}
+		var got, bat []ecs.Entity
+		for e, a := range q1.All() {
+			value("q1", e, a.V == int64(e))
+			got = append(got, e)
+		}
+		for bt := range q1.Batches() {
+			bat = append(bat, bt.Entities...)
+		}
+		check("q1", reference([]ecs.Storage{sa}, nil, nil, ents), got, bat, q1.Count())
+
+		got, bat = nil, nil
+		for e, row := range q2.All() {
+			value("q2", e, row.A.V == int64(e) && row.B.V == int32(e))
+			got = append(got, e)
+		}
+		for bt := range q2.Batches() {
+			bat = append(bat, bt.Entities...)
+		}
+		check("q2", reference([]ecs.Storage{sa, sb}, nil, nil, ents), got, bat, q2.Count())
+
+		got, bat = nil, nil
+		for e, row := range q2f.All() {
+			value("q2f", e, row.A.V == int32(e) && row.B.V == int64(e))
+			got = append(got, e)
+		}
+		for bt := range q2f.Batches() {
+			bat = append(bat, bt.Entities...)
+		}
+		check("q2f", reference([]ecs.Storage{sb, sa}, []ecs.Storage{sc}, []ecs.Storage{sd}, ents), got, bat, q2f.Count())
+
+		got, bat = nil, nil
+		for e, row := range q3.All() {
+			value("q3", e, row.A.V == int64(e) && row.B.V == int32(e) && row.C.V[0] == float64(e))
+			got = append(got, e)
+		}
+		for bt := range q3.Batches() {
+			bat = append(bat, bt.Entities...)
+		}
+		check("q3", reference([]ecs.Storage{sa, sb, sc}, nil, nil, ents), got, bat, q3.Count())
+
+		got, bat = nil, nil
+		for e, row := range q4.All() {
+			value("q4", e, row.A.V == int64(e) && row.B.V == int32(e) && row.C.V[0] == float64(e) && row.D.V == uint8(e))
+			got = append(got, e)
+		}
+		for bt := range q4.Batches() {
+			bat = append(bat, bt.Entities...)
+			for i, e := range bt.Entities {
+				value("q4 batch", e, bt.A[i].V == int64(e) && bt.B[i].V == int32(e) && bt.C[i].V[0] == float64(e) && bt.D[i].V == uint8(e))
+			}
+		}
+		check("q4", reference([]ecs.Storage{sa, sb, sc, sd}, nil, nil, ents), got, bat, q4.Count())
+	}
+}
+
+// Write access stamps exactly the values handed out, also when the loop
+// stops early; read access stamps nothing.
+func TestQueryStampsVisitedValues(t *testing.T) {
+	w := ecs.New()
+	sa, sb := ecs.Register[qa](w), ecs.Register[qb](w)
+	var es []ecs.Entity
+	for i := range 10 {
+		e := w.Spawn()
+		es = append(es, e)
+		_ = sa.Set(e, qa{int64(i)})
+		_ = sb.Set(e, qb{int32(i)})
+	}
+	q := ecs.NewQuery2(sa.Write(), sb.Read())
+	mark := w.Tick()
+	w.AdvanceTick()
+	n := 0
+	for range q.All() {
+		if n++; n == 4 {
+			break
+		}
+	}
+	for i, e := range es {
+		ka, _ := sa.Ticks(e)
+		kb, _ := sb.Ticks(e)
+		if ka.ChangedSince(mark) != (i < 4) || kb.ChangedSince(mark) {
+			t.Fatalf("entity %d: a changed %v, b changed %v", i, ka.ChangedSince(mark), kb.ChangedSince(mark))
+		}
+	}
+	// The stores are unlocked after the break.
+	if err := sa.Set(w.Spawn(), qa{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A query iterated inside its own loop (pairs) visits every pair and keeps
+// its stores locked until the outer loop ends.
+func TestNestedQuery(t *testing.T) {
+	w := ecs.New()
+	sa := ecs.Register[qa](w)
+	for i := range 5 {
+		_ = sa.Set(w.Spawn(), qa{int64(i)})
+	}
+	q := ecs.NewQuery1(sa.Read())
+	pairs := 0
+	for range q.All() {
+		for range q.All() {
+			pairs++
+		}
+		if err := sa.Set(w.Spawn(), qa{}); err == nil {
+			t.Fatal("insert allowed while the outer loop runs")
+		}
+	}
+	if pairs != 25 {
+		t.Fatalf("%d pairs", pairs)
+	}
+	if err := sa.Set(w.Spawn(), qa{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Two stores of the same length whose first entities sit at the same
+// positions but whose orders then differ: each row holds the entity's own
+// values (an earlier scan took the second store for the driver and paired
+// entities with other entities' values).
+func TestQuerySameLengthDifferentOrder(t *testing.T) {
+	w := ecs.New()
+	sa, sb := ecs.Register[qa](w), ecs.Register[qb](w)
+	e0, e1, e2 := w.Spawn(), w.Spawn(), w.Spawn()
+	for _, e := range []ecs.Entity{e0, e1, e2} {
+		_ = sa.Set(e, qa{int64(e.Index())})
+	}
+	for _, e := range []ecs.Entity{e0, e2, e1} {
+		_ = sb.Set(e, qb{int32(e.Index())})
+	}
+	n := 0
+	for e, row := range ecs.NewQuery2(sa.Read(), sb.Read()).All() {
+		n++
+		if row.A.V != int64(e.Index()) || row.B.V != int32(e.Index()) {
+			t.Fatalf("%v: row %d %d", e, row.A.V, row.B.V)
+		}
+	}
+	if n != 3 {
+		t.Fatalf("visited %d", n)
+	}
+}

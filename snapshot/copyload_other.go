@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package snapshot
+
+var useKernels = false
+
+func kernelFor(uintptr) kernel { return kernel{} }
