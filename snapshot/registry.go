@@ -208,7 +208,7 @@ func (c *compSaver[T]) checksum(d *xxh64.Digest) (uint64, error) {
 	}
 	if cv, ok := c.v.(copyValues[T]); ok && cv.c.direct {
 		// The values' memory is their canonical bytes: hash it in place.
-		return sum64Prefixed(c.layoutHash, bytesOf(col.Values)), nil
+		return xxh64.Sum64Prefixed(c.layoutHash, bytesOf(col.Values)), nil
 	}
 	d.Reset()
 	d.WriteUint64(c.layoutHash)

@@ -18,15 +18,30 @@ import (
 // channels, funcs, interfaces, uintptrs) and so has no canonical form.
 var ErrNotPlain = errors.New("not plain data")
 
+// NotPlainError names the field that makes a type not plain data; it
+// matches ErrNotPlain with errors.Is.
+type NotPlainError struct {
+	Path, Kind string
+}
+
+func (e *NotPlainError) Error() string { return e.Path + " is a " + e.Kind }
+
+// Is makes errors.Is(err, ErrNotPlain) true.
+func (e *NotPlainError) Is(target error) bool { return target == ErrNotPlain }
+
 // Layout is the canonical form of one plain-data type.
 type Layout struct {
-	// Size is the in-memory size of the type.
-	Size uintptr
+	// Size and Align are the in-memory size and alignment of the type.
+	Size  uintptr
+	Align int
 	// Encoded is the size of the canonical form in bytes.
 	Encoded int
-	// Direct is true when the in-memory bytes already are the canonical
-	// bytes (little-endian host, no padding, no narrow platform ints, no
-	// bools, which must be validated on decode).
+	// Raw is true when the in-memory bytes already are the canonical bytes
+	// (little-endian host, no padding, no narrow platform ints): Append and
+	// hashing may use the memory as it is.
+	Raw bool
+	// Direct is Raw without bools: decoding may copy bytes into memory as
+	// they are (a bool byte other than 0 or 1 must be refused).
 	Direct bool
 	fields []field
 }
@@ -47,25 +62,24 @@ func littleEndianHost() bool {
 // Of returns the layout of t, or an error wrapping ErrNotPlain that names the
 // offending field path and kind.
 func Of(t reflect.Type) (*Layout, error) {
-	l := &Layout{Size: t.Size()}
+	l := &Layout{Size: t.Size(), Align: t.Align()}
 	if err := l.walk(t, 0, t.String()); err != nil {
 		return nil, err
 	}
 	packed := uintptr(0)
-	direct := littleEndianHost()
+	raw, bools := littleEndianHost(), false
 	for _, f := range l.fields {
 		packed += uintptr(f.size)
 		n := int(f.size)
 		if f.widen {
 			n = 8
-			direct = false
+			raw = false
 		}
-		if f.isBool {
-			direct = false
-		}
+		bools = bools || f.isBool
 		l.Encoded += n
 	}
-	l.Direct = direct && packed == l.Size
+	l.Raw = raw && packed == l.Size
+	l.Direct = l.Raw && !bools
 	return l, nil
 }
 
@@ -97,7 +111,7 @@ func (l *Layout) walk(t reflect.Type, off uintptr, path string) error {
 			}
 		}
 	default: // Pointer, UnsafePointer, Uintptr, Slice, Map, Chan, Func, Interface, String
-		return fmt.Errorf("%w: %s is a %s", ErrNotPlain, path, KindName(t.Kind()))
+		return &NotPlainError{Path: path, Kind: KindName(t.Kind())}
 	}
 	return nil
 }
@@ -117,7 +131,7 @@ func KindName(k reflect.Kind) string {
 
 // Append appends the canonical bytes of the value at p to dst.
 func (l *Layout) Append(dst []byte, p unsafe.Pointer) []byte {
-	if l.Direct {
+	if l.Raw {
 		return append(dst, unsafe.Slice((*byte)(p), l.Size)...)
 	}
 	for _, f := range l.fields {
