@@ -1,5 +1,7 @@
 package rollback
 
+import "github.com/rewindgo/rewind/internal/parts"
+
 // sumHistory keeps the checksums the game reported for recent frames, and
 // the checksum parts of selected frames (desync-check and recording frames),
 // so that a later comparison can name the differing types. Storage is reused:
@@ -59,36 +61,6 @@ func (h *sumHistory) getParts(f Frame) ([]Part, bool) {
 	return nil, false
 }
 
-// diffParts names the types whose sums differ between a and b (a type present
-// on one side only counts as differing), in the order of a then b.
-func diffParts(a, b []Part) []string {
-	var out []string
-	for _, pa := range a {
-		found := false
-		for _, pb := range b {
-			if pb.Name == pa.Name {
-				found = true
-				if pb.Sum != pa.Sum {
-					out = append(out, pa.Name)
-				}
-				break
-			}
-		}
-		if !found {
-			out = append(out, pa.Name)
-		}
-	}
-	for _, pb := range b {
-		found := false
-		for _, pa := range a {
-			if pa.Name == pb.Name {
-				found = true
-				break
-			}
-		}
-		if !found {
-			out = append(out, pb.Name)
-		}
-	}
-	return out
-}
+// diffParts names the types whose sums differ between a and b (a type
+// present on one side only counts as differing), in the order of a then b.
+func diffParts(a, b []Part) []string { return parts.Diff(a, b) }

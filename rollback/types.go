@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"time"
+
+	"github.com/rewindgo/rewind/internal/parts"
 )
 
 // Frame numbers a simulation step. Frame 0 is the first; the state "at frame f"
@@ -100,11 +102,9 @@ func (r Request) String() string {
 }
 
 // Part is the checksum of one component or resource type, as reported with
-// ReportChecksum. snapshot.Part converts to it directly.
-type Part struct {
-	Name string
-	Sum  uint64
-}
+// ReportChecksum: the same type as snapshot.Part, so a snapshot's parts can
+// be reported as they are.
+type Part = parts.Part
 
 // Errors returned by sessions; compare with errors.Is.
 var (

@@ -1,6 +1,9 @@
 package snapshot
 
-import "github.com/rewindgo/rewind/internal/xxh64"
+import (
+	"github.com/rewindgo/rewind/internal/parts"
+	"github.com/rewindgo/rewind/internal/xxh64"
+)
 
 // EntitiesPart is the name of the checksum Part covering the entity allocator
 // (which entities are alive, their generations and the free list).
@@ -8,10 +11,7 @@ const EntitiesPart = "ecs.entities"
 
 // Part is the checksum of one registered type (or of the entity allocator).
 // Resource parts are named "resource " + the type name.
-type Part struct {
-	Name string
-	Sum  uint64
-}
+type Part = parts.Part
 
 // combine folds parts into one frame checksum. Each part is mixed with the
 // hash of its name and the results are added, so equal parts of different
@@ -46,34 +46,4 @@ func (r *Registry) Checksum(parts []Part) (uint64, []Part, error) {
 // Diff returns the names of the parts that differ between a and b, including
 // parts present in only one of them, in the order of a then b. Two peers that
 // exchange their parts for a frame learn which component types desynced.
-func Diff(a, b []Part) []string {
-	var out []string
-	for _, pa := range a {
-		found := false
-		for _, pb := range b {
-			if pb.Name == pa.Name {
-				found = true
-				if pb.Sum != pa.Sum {
-					out = append(out, pa.Name)
-				}
-				break
-			}
-		}
-		if !found {
-			out = append(out, pa.Name)
-		}
-	}
-	for _, pb := range b {
-		found := false
-		for _, pa := range a {
-			if pa.Name == pb.Name {
-				found = true
-				break
-			}
-		}
-		if !found {
-			out = append(out, pb.Name)
-		}
-	}
-	return out
-}
+func Diff(a, b []Part) []string { return parts.Diff(a, b) }

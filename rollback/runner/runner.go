@@ -118,7 +118,6 @@ type Runner struct {
 	ring   *snapshot.Ring
 	clock  *tick.Clock
 	ctx    Context
-	parts  []rollback.Part
 	frames int
 	loads  int
 	// frame of the world (the frame the next Advance simulates).
@@ -308,12 +307,8 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 				return err
 			}
 			if report {
-				_, parts, _ := r.ring.Checksum(t)
-				r.parts = r.parts[:0]
-				for _, p := range parts {
-					r.parts = append(r.parts, rollback.Part{Name: p.Name, Sum: p.Sum})
-				}
-				cs.ReportChecksum(q.Frame, sum, r.parts)
+				_, parts, _ := r.ring.Checksum(t) // snapshot.Part is rollback.Part
+				cs.ReportChecksum(q.Frame, sum, parts)
 			}
 			if _, ok := r.cfg.Session.(confirmer); !ok && r.cfg.Confirmed != nil && q.Frame > r.final {
 				r.final = q.Frame

@@ -1,0 +1,44 @@
+// Package parts holds the per-type checksum part shared by snapshot (which
+// computes them) and rollback (which exchanges and compares them), so both
+// name the same type and compare parts the same way.
+package parts
+
+// Part is the checksum of one registered component or resource type.
+type Part struct {
+	Name string
+	Sum  uint64
+}
+
+// Diff returns the names of the parts that differ between a and b, including
+// parts present in only one of them, in the order of a then b.
+func Diff(a, b []Part) []string {
+	var out []string
+	for _, pa := range a {
+		found := false
+		for _, pb := range b {
+			if pb.Name == pa.Name {
+				found = true
+				if pb.Sum != pa.Sum {
+					out = append(out, pa.Name)
+				}
+				break
+			}
+		}
+		if !found {
+			out = append(out, pa.Name)
+		}
+	}
+	for _, pb := range b {
+		found := false
+		for _, pa := range a {
+			if pa.Name == pb.Name {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, pb.Name)
+		}
+	}
+	return out
+}
