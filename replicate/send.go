@@ -16,6 +16,8 @@ const (
 	ackWindow         = 1 << 16 // mutation messages whose ack state is remembered per client
 	maxMutationPacket = 1200
 	minTimeout        = 50 * time.Millisecond
+	maxTimeout        = 3 * time.Second
+	maxBackoff        = 4     // the timeout doubles at most 4 times
 	shrinkAbove       = 16384 // update buffers above this are released after use
 )
 
@@ -492,6 +494,9 @@ func (s *Server) finishClient(c *serverClient, t tick.Tick) {
 // unless it has nothing pending, was already sent this tick, or its priority
 // defers it (forced: a resend, not subject to priority).
 func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, forced bool) {
+	if !forced && ce.flags&ceDeferred != 0 {
+		return // already considered (and deferred again) this tick
+	}
 	se := &s.ents[i]
 	if !se.listed || ce.gen != se.e.Generation() || ce.flags&ceSpawned == 0 || ce.sentTick == t || ce.ackedTick == t {
 		return
@@ -513,6 +518,10 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 		ce.acc = 0
 	}
 	if s.writeBlock(c, i, m, t, c.maxPkt) {
+		if ce.flags&ceSeen != 0 {
+			ce.prevTick, ce.prevSeq = ce.sentTick, ce.sentSeq
+			ce.flags |= cePrev
+		}
 		ce.sentTick = t
 		ce.sentSeq = c.seq - 1
 		ce.flags |= ceSeen
@@ -686,19 +695,30 @@ func (s *Server) lose(c *serverClient, r *sentRecord) {
 func (s *Server) expire(c *serverClient) {
 	timeout := s.cfg.MutationTimeout
 	if timeout == 0 {
-		rtt := c.conn.Stats().RTT
+		// The transport's RTT does not see queueing in front of a slow
+		// link; the measured time to an ack does.
+		rtt := max(c.conn.Stats().RTT, c.ackRTT)
 		if rtt == 0 {
 			rtt = 100 * time.Millisecond
 		}
 		timeout = max(rtt*3/2+2*time.Second/time.Duration(s.cfg.TickRate), minTimeout)
+		// Back off while messages keep timing out (a congested path whose
+		// late acks come after their records expired), so resends do not
+		// keep the path saturated.
+		timeout = min(timeout<<c.backoff, maxTimeout)
 	}
+	lost := false
 	for c.recLen > 0 {
 		r := &c.recs[c.recHead]
 		if !r.acked && s.now.Sub(r.sentAt) < timeout {
 			break
 		}
+		lost = lost || (!r.acked && r.n > 0)
 		s.lose(c, r)
 		s.pop(c)
+	}
+	if lost && c.backoff < maxBackoff {
+		c.backoff++
 	}
 }
 
@@ -718,6 +738,18 @@ func (s *Server) ack(c *serverClient, seq uint32) {
 		return
 	}
 	r := &c.recs[(c.recHead+int(off))%len(c.recs)]
+	if !r.acked {
+		if c.backoff > 0 {
+			c.backoff-- // acks arrive in time again
+		}
+		if d := s.now.Sub(r.sentAt); d > 0 {
+			if c.ackRTT == 0 {
+				c.ackRTT = d
+			} else {
+				c.ackRTT += (d - c.ackRTT) / 8
+			}
+		}
+	}
 	r.acked = true
 	if r.tick.After(c.stats.AckedTick) {
 		c.stats.AckedTick = r.tick
@@ -733,8 +765,13 @@ func (c *serverClient) acked(seq uint32) bool {
 // resolveAck moves the entity's acknowledged tick to its last send when the
 // client acknowledged that message.
 func (c *serverClient) resolveAck(ce *clientEnt) {
-	if ce.flags&ceSeen != 0 && ce.sentTick.After(ce.ackedTick) && c.acked(ce.sentSeq) {
+	if ce.flags&ceSeen == 0 {
+		return
+	}
+	if ce.sentTick.After(ce.ackedTick) && c.acked(ce.sentSeq) {
 		ce.ackedTick = ce.sentTick
+	} else if ce.flags&cePrev != 0 && ce.prevTick.After(ce.ackedTick) && c.acked(ce.prevSeq) {
+		ce.ackedTick = ce.prevTick
 	}
 }
 

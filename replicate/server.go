@@ -140,22 +140,28 @@ type srvEnt struct {
 	blkOff, blkLen uint32
 }
 
-// clientEnt is a client's view of one entity slot (24 bytes).
+// clientEnt is a client's view of one entity slot (32 bytes).
 type clientEnt struct {
 	gen       uint32
 	ackedTick tick.Tick
 	sentTick  tick.Tick
 	sentSeq   uint32
-	acc       float32
-	vis       uint8 // 0 default, 1 visible, 2 hidden
-	flags     uint8
+	// prevTick and prevSeq are the send before the last: its late ack still
+	// counts (a resend after a timeout must not make the first send's ack
+	// worthless, or a queue that delays acks keeps everything resending).
+	prevTick tick.Tick
+	prevSeq  uint32
+	acc      float32
+	vis      uint8 // 0 default, 1 visible, 2 hidden
+	flags    uint8
 }
 
 const (
 	ceSpawned  = 1
 	ceResend   = 2
 	ceDeferred = 4
-	ceSeen     = 8 // sentSeq valid
+	ceSeen     = 8  // sentSeq valid
+	cePrev     = 16 // prevSeq valid
 )
 
 type sentRecord struct {
@@ -186,6 +192,8 @@ type serverClient struct {
 	recLen     int
 	entRing    []uint32 // power-of-two ring of entity slots of the records
 	cur        *sentRecord
+	ackRTT     time.Duration // smoothed time from sending a mutation message to its ack
+	backoff    uint          // timeout doublings after repeated losses
 	ackBits    [ackWindow / 64]uint64
 	entStart   int // absolute index of entRing's oldest entry
 	entEnd     int

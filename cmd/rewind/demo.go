@@ -59,7 +59,7 @@ func demoFlags() (*flag.FlagSet, *demoOptions) {
 Plays the demo game between --peers peers in this process, over UDP on
 loopback, every link between two peers through a link-conditioning proxy.
 Exits with status 1 when the peers' confirmed checksums differ or a desync
-was detected. "rewind demo server" is reserved for the replication demo.
+was detected. "rewind help demo server" describes the replication demo.
 
 Flags:
 `)
@@ -97,6 +97,9 @@ func demoCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		mode, args = args[0], args[1:]
 	}
+	if mode == "server" {
+		return serverCommand(ctx, args, stdout, stderr)
+	}
 	fs, o := demoFlags()
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -110,10 +113,9 @@ func demoCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	switch mode {
 	case "", "p2p":
 	case "server":
-		fmt.Fprintln(stderr, "rewind demo server: the server demo arrives with replication (server -> clients state sync, package replicate), which is not implemented yet; run \"rewind demo p2p\" for the rollback demo.")
-		return usageError("demo server is not available yet")
+		return usageError("put the flags of \"demo server\" after \"server\"")
 	default:
-		return usageError("unknown demo %q (want p2p)", mode)
+		return usageError("unknown demo %q (want p2p or server)", mode)
 	}
 	if err := o.check(); err != nil {
 		return err

@@ -3,7 +3,7 @@
 // Usage:
 //
 //	rewind demo [p2p] [flags]   play the demo game between N peers over UDP on loopback
-//	rewind demo server          (arrives with replication)
+//	rewind demo server [flags]  a replication server and clients over QUIC on loopback
 //	rewind replay [flags] FILE  play a recording back and verify its checksums
 //	rewind netsim [flags]       put any UDP program behind bad network conditions
 //	rewind help [command]       print help
@@ -16,6 +16,17 @@
 // --json), and exits with status 1 when the peers' confirmed checksums
 // differ or a desync was detected. --record FILE records peer 0's match;
 // rewind replay FILE plays it back and checks every recorded checksum.
+//
+// demo server runs a replicate.Server and --clients replicate.Clients in one
+// process over QUIC (transport/quic) on loopback, each client's link through
+// its own transport.Proxy. The server simulates a few hundred moving entities
+// (spawned, hit, shielded and destroyed as it runs) at 60 ticks per second
+// and replicates them; clients ping the server, which echoes every ping to
+// every client. Afterwards the server stops changing anything and keeps
+// ticking until every client holds exactly its replicated state. It prints
+// live statistics to stderr once a second, a summary at the end (one JSON
+// object with --json), and exits with status 1 when a client did not
+// converge or a message went missing.
 //
 // netsim forwards datagrams from --listen to --target and the replies back,
 // applying the link conditions in both directions, until interrupted.

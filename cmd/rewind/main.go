@@ -15,7 +15,7 @@ const usage = `rewind: rollback netcode demos and tools
 
 Usage:
   rewind demo [p2p] [flags]   play the demo game between peers over UDP on loopback
-  rewind demo server          server demo (arrives with replication)
+  rewind demo server [flags]  replication demo: a server and clients over QUIC on loopback
   rewind replay [flags] FILE  play a recording back and verify its checksums
   rewind netsim [flags]       link-conditioning UDP proxy (latency, loss, ...)
   rewind help [command]       help for a command
@@ -93,6 +93,9 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		fs, _ = demoFlags()
+		if len(args) > 1 && args[1] == "server" {
+			fs, _ = serverFlags()
+		}
 	case "replay":
 		fs, _ = replayFlags()
 	case "netsim":

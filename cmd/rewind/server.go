@@ -1,0 +1,539 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/demo"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/transport"
+	"github.com/rewindgo/rewind/transport/quic"
+)
+
+// serverOptions are the settings of a server demo run.
+type serverOptions struct {
+	Clients, Entities, Ticks int
+	Latency, Jitter          time.Duration
+	Loss, Dup                float64
+	Seed                     uint64
+	JSON                     bool
+	// Priority is the replication priority of every entity (1: its
+	// changes are sent every tick; 0.25: every 4th tick).
+	Priority float64
+	// PingEvery is the number of ticks between two Pings of each client
+	// (0: no messages).
+	PingEvery int
+	// Drain is how long the server keeps ticking without changes before
+	// the clients' state is compared; MaxDrain how long it waits at most
+	// for them to converge.
+	Drain, MaxDrain time.Duration
+	// ConnectTimeout bounds the time until every client is connected.
+	ConnectTimeout time.Duration
+	// StatsEvery is the live statistics period (0: none).
+	StatsEvery time.Duration
+}
+
+// Limits of the server demo's flags.
+const (
+	maxServerClients = 64
+	serverTickRate   = 60
+	// convergeCheckEvery is the number of drain ticks between two
+	// comparisons of the clients' state with the server's.
+	convergeCheckEvery = 10
+	dialAttempts       = 3
+	dialTimeout        = 10 * time.Second
+)
+
+func serverFlags() (*flag.FlagSet, *serverOptions) {
+	o := &serverOptions{}
+	fs := flag.NewFlagSet("rewind demo server", flag.ContinueOnError)
+	fs.IntVar(&o.Clients, "clients", 4, fmt.Sprintf("number of clients (1..%d)", maxServerClients))
+	fs.IntVar(&o.Entities, "entities", 300, "number of replicated entities the server keeps alive")
+	fs.IntVar(&o.Ticks, "ticks", 600, "server ticks to simulate (60 per second)")
+	fs.DurationVar(&o.Latency, "latency", 30*time.Millisecond, "one-way latency of every client's link")
+	fs.DurationVar(&o.Jitter, "jitter", 0, "latency jitter: each datagram gets ± up to this much")
+	fs.Float64Var(&o.Loss, "loss", 0, "probability that a datagram is lost (0..1)")
+	fs.Float64Var(&o.Dup, "dup", 0, "probability that a datagram is duplicated (0..1)")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the simulation and the link conditions")
+	fs.Float64Var(&o.Priority, "priority", 0.25, "replication priority of every entity: 1 sends its changes every tick, 0.25 every 4th tick (0..1]")
+	fs.IntVar(&o.PingEvery, "ping-every", 30, "ticks between two ping messages of each client (0: none)")
+	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout")
+	fs.DurationVar(&o.Drain, "drain", time.Second, "how long the server keeps ticking without changes before comparing")
+	fs.DurationVar(&o.MaxDrain, "max-drain", 6*time.Second, "how long it waits at most for the clients to converge")
+	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", 20*time.Second, "how long the clients may take to connect")
+	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period, on stderr (0: off)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: rewind demo server [flags]
+
+Runs a replication server and --clients clients in this process, over QUIC
+on loopback, each client's link through its own link-conditioning proxy.
+The server simulates --entities moving entities (spawned, hit, shielded,
+destroyed and replaced as it runs) for --ticks ticks and replicates them;
+clients ping the server, which echoes every ping to every client. Then the
+server stops changing anything and keeps ticking until the clients hold
+exactly its replicated state. Live statistics go to stderr. Exits with
+status 1 when a client did not converge or a message went missing.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	return fs, o
+}
+
+func (o *serverOptions) check() error {
+	switch {
+	case o.Clients < 1 || o.Clients > maxServerClients:
+		return usageError("--clients %d: want 1..%d", o.Clients, maxServerClients)
+	case o.Entities < 1 || o.Entities > demo.MaxArenaEntities:
+		return usageError("--entities %d: want 1..%d", o.Entities, demo.MaxArenaEntities)
+	case o.Ticks < 1:
+		return usageError("--ticks %d: want at least 1", o.Ticks)
+	case o.Latency < 0 || o.Jitter < 0:
+		return usageError("--latency and --jitter must not be negative")
+	case !(o.Loss >= 0 && o.Loss < 1) || !(o.Dup >= 0 && o.Dup <= 1):
+		return usageError("--loss wants 0..1 (1 excluded), --dup 0..1")
+	case !(o.Priority > 0 && o.Priority <= 1):
+		return usageError("--priority %v: want more than 0, at most 1", o.Priority)
+	case o.PingEvery < 0:
+		return usageError("--ping-every %d: want 0 or more", o.PingEvery)
+	case o.Drain < 0 || o.MaxDrain < 0 || o.ConnectTimeout <= 0 || o.StatsEvery < 0:
+		return usageError("--drain, --max-drain and --stats must not be negative, --connect-timeout must be positive")
+	}
+	return nil
+}
+
+// serverCommand runs "rewind demo server".
+func serverCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, o := serverFlags()
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("unexpected arguments %q", fs.Args())
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	sum, err := runServerDemo(ctx, *o, stderr)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if err := json.NewEncoder(stdout).Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		sum.print(stdout)
+	}
+	if !sum.ok() {
+		return errFailed
+	}
+	return nil
+}
+
+// demoClient is one client of the server demo: its proxy, QUIC conn,
+// world and replication client, and the messages it exchanged.
+type demoClient struct {
+	idx   int
+	proxy *transport.Proxy
+	conn  *quic.Conn
+	world *ecs.World
+	proto *demo.ArenaProtocol
+	c     *replicate.Client
+	id    replicate.ClientID
+
+	pingsSent []time.Time // send time of each Ping, by sequence number
+	echoes    []demo.Echo // every Echo received, in order
+	echoRTT   time.Duration
+	echoN     int
+	events    []string
+}
+
+// serverDemo is a running server demo: the arena, the replication server,
+// its QUIC listener and the clients.
+type serverDemo struct {
+	o       serverOptions
+	cancel  context.CancelFunc
+	arena   *demo.Arena
+	proto   *demo.ArenaProtocol
+	srv     *replicate.Server
+	ln      *quic.Listener
+	serve   chan error // the result of Server.Serve
+	clients []*demoClient
+
+	runStart  time.Time                       // when every client was connected
+	ticks     int                             // server ticks run (Send calls)
+	echoes    []demo.Echo                     // broadcast by the server, in order
+	pingsSeen map[replicate.ClientID][]uint32 // received by the server, per client
+	events    []string
+}
+
+// runServerDemo runs a server demo as configured and returns its summary.
+// Live statistics and notable events go to live.
+func runServerDemo(ctx context.Context, o serverOptions, live io.Writer) (*serverSummary, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	d := &serverDemo{o: o, cancel: cancel, pingsSeen: map[replicate.ClientID][]uint32{}}
+	if err := d.start(ctx); err != nil {
+		return nil, errors.Join(err, d.close())
+	}
+	sum := &serverSummary{
+		Mode: "server", Ticks: o.Ticks, Priority: o.Priority, Clients: o.Clients, TargetEntities: o.Entities,
+		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss, Dup: o.Dup},
+	}
+	err := d.play(ctx, sum, live, start)
+	if err == nil {
+		d.finish(sum, start)
+	}
+	if cerr := d.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// start opens the QUIC listener, the server and its accept loop, then one
+// proxy and one client per client, and dials every client through its
+// proxy. Everything closes with ctx or close.
+func (d *serverDemo) start(ctx context.Context) error {
+	o := d.o
+	srvTLS, cliTLS, err := quic.SelfSigned()
+	if err != nil {
+		return err
+	}
+	d.arena, err = demo.NewArena(demo.ArenaConfig{Entities: o.Entities, Seed: o.Seed})
+	if err != nil {
+		return err
+	}
+	if d.proto, err = demo.NewArenaProtocol(); err != nil {
+		return err
+	}
+	d.srv, err = replicate.NewServer(replicate.ServerConfig{World: d.arena.World(), Protocol: d.proto.Protocol, TickRate: serverTickRate})
+	if err != nil {
+		return err
+	}
+	d.prioritize()
+	if d.ln, err = quic.Listen(ctx, "127.0.0.1:0", quic.Config{TLS: srvTLS}); err != nil {
+		return err
+	}
+	d.serve = make(chan error, 1)
+	go func() { d.serve <- d.srv.Serve(ctx, d.ln) }()
+
+	link := transport.LinkConfig{Latency: o.Latency, Jitter: o.Jitter, Loss: o.Loss, Duplicate: o.Dup}
+	seed := o.Seed
+	for i := range o.Clients {
+		seed = seed*6364136223846793005 + 1442695040888963407 // a new seed per proxy
+		p, err := transport.NewProxy(ctx, transport.ProxyConfig{
+			Listen: "127.0.0.1:0", Upstream: "127.0.0.1:0", Target: d.ln.Addr().String(),
+			Up: link, Down: link, Seed: seed,
+		})
+		if err != nil {
+			return err
+		}
+		dc := &demoClient{idx: i, proxy: p, world: ecs.New()}
+		d.clients = append(d.clients, dc)
+		if dc.proto, err = demo.NewArenaProtocol(); err != nil {
+			return err
+		}
+		if dc.c, err = replicate.NewClient(replicate.ClientConfig{World: dc.world, Protocol: dc.proto.Protocol}); err != nil {
+			return err
+		}
+	}
+	// Dial every client at once: handshakes through lossy links take a
+	// few round trips each.
+	errs := make([]error, len(d.clients))
+	var wg sync.WaitGroup
+	for i, dc := range d.clients {
+		wg.Go(func() {
+			dc.conn, errs[i] = dial(ctx, dc.proxy.Addr().String(), quic.Config{TLS: cliTLS})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, dc := range d.clients {
+		if err := dc.c.Connect(dc.conn); err != nil {
+			return fmt.Errorf("client %d: %w", dc.idx, err)
+		}
+	}
+	return nil
+}
+
+// prioritize gives the entities the arena just spawned their replication
+// priority.
+func (d *serverDemo) prioritize() {
+	for _, e := range d.arena.Spawned() {
+		d.srv.SetPriority(e, float32(d.o.Priority))
+	}
+}
+
+// dial dials a QUIC server, trying again when a handshake fails (its
+// packets can all be lost on a bad link).
+func dial(ctx context.Context, addr string, cfg quic.Config) (*quic.Conn, error) {
+	var err error
+	for range dialAttempts {
+		dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		var c *quic.Conn
+		c, err = quic.Dial(dctx, addr, cfg)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return c, err
+		}
+	}
+	return nil, err
+}
+
+// close shuts everything down in order: the clients, the server and its
+// accept loop, the listener, the proxies. It is safe on a partly started
+// demo.
+func (d *serverDemo) close() error {
+	for _, dc := range d.clients {
+		if dc.c != nil {
+			dc.c.Close()
+		}
+		if dc.conn != nil {
+			dc.conn.Close()
+		}
+	}
+	if d.srv != nil {
+		d.srv.Close()
+	}
+	d.cancel()
+	var err error
+	if d.serve != nil {
+		err = <-d.serve
+	}
+	if d.ln != nil {
+		d.ln.Close()
+	}
+	for _, dc := range d.clients {
+		dc.proxy.Close()
+	}
+	return err
+}
+
+// phase names the stages of a run in the live statistics.
+type phase string
+
+const (
+	phaseConnect phase = "connecting"
+	phaseRun     phase = "running"
+	phaseDrain   phase = "draining"
+)
+
+// play runs the server and every client from this goroutine at 60 ticks
+// per second of wall-clock time: until every client is connected, then
+// o.Ticks ticks of simulation, then ticks without changes until the
+// clients converged (or MaxDrain). It stops early when ctx is done.
+func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Writer, start time.Time) error {
+	o := d.o
+	period := time.Second / serverTickRate
+	next := time.Now()
+	nextStats := time.Now().Add(o.StatsEvery)
+	// wait sleeps until the next tick is due; it reports false when ctx is
+	// done.
+	wait := func(ph phase) bool {
+		now := time.Now()
+		if o.StatsEvery > 0 && !now.Before(nextStats) {
+			nextStats = nextStats.Add(o.StatsEvery)
+			d.liveStats(live, now.Sub(start), ph)
+		}
+		next = next.Add(period)
+		dt := next.Sub(now)
+		if dt < -250*time.Millisecond {
+			next = now // far behind (a slow machine): do not try to catch up in a burst
+		}
+		if dt <= 0 {
+			return ctx.Err() == nil
+		}
+		t := time.NewTimer(dt)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+
+	// Connect.
+	deadline := time.Now().Add(o.ConnectTimeout)
+	for !d.allConnected() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("clients not connected after %v: %s", o.ConnectTimeout, d.connectState())
+		}
+		d.tick(live, false, 0)
+		if !wait(phaseConnect) {
+			sum.Interrupted = true
+			return nil
+		}
+	}
+	for _, dc := range d.clients {
+		dc.id = dc.c.ID()
+	}
+	sum.ConnectSec = round3(time.Since(start).Seconds())
+	if o.StatsEvery > 0 {
+		fmt.Fprintf(live, "%d clients connected in %.2fs\n", len(d.clients), sum.ConnectSec)
+	}
+	d.runStart = time.Now()
+
+	// Simulate.
+	for k := range o.Ticks {
+		if err := d.arena.Step(); err != nil {
+			return err
+		}
+		d.prioritize()
+		d.tick(live, true, k)
+		if !wait(phaseRun) {
+			sum.Interrupted = true
+			return nil
+		}
+	}
+
+	// Drain: no more changes; compare once the traffic had time to settle.
+	drainStart := time.Now()
+	for k := 1; ; k++ {
+		d.tick(live, false, 0)
+		waited := time.Since(drainStart)
+		if (waited >= o.Drain && k%convergeCheckEvery == 0 && d.diff() == "") || waited >= o.MaxDrain {
+			break
+		}
+		if !wait(phaseDrain) {
+			sum.Interrupted = true
+			return nil
+		}
+	}
+	sum.DrainSec = round3(time.Since(drainStart).Seconds())
+	return nil
+}
+
+// tick runs one server tick and one update of every client. In the
+// simulation phase (sim), clients send their pings; k is the simulation
+// tick.
+func (d *serverDemo) tick(live io.Writer, sim bool, k int) {
+	if sim && d.o.PingEvery > 0 {
+		for _, dc := range d.clients {
+			if (k+dc.idx*7)%d.o.PingEvery != 0 || dc.c.State() != replicate.Connected {
+				continue
+			}
+			seq := uint32(len(dc.pingsSent))
+			if err := dc.proto.Ping.SendToServer(dc.c, demo.Ping{Seq: seq}); err != nil {
+				d.note(live, &dc.events, fmt.Sprintf("client %d: ping %d: %v", dc.idx, seq, err))
+				continue
+			}
+			dc.pingsSent = append(dc.pingsSent, time.Now())
+		}
+	}
+	d.srv.Send()
+	d.ticks++
+	for _, ev := range d.srv.Events() {
+		if ev.Kind != replicate.ClientConnected {
+			d.note(live, &d.events, fmt.Sprintf("server: client %d %v: %s", ev.Client, ev.Kind, ev.Reason))
+		}
+	}
+	for _, m := range d.proto.Ping.ReceiveFromClients(d.srv) {
+		d.pingsSeen[m.Client] = append(d.pingsSeen[m.Client], m.Message.Seq)
+		e := demo.Echo{Client: uint64(m.Client), Seq: m.Message.Seq}
+		if err := d.proto.Echo.SendToClients(d.srv, replicate.All(), e); err != nil {
+			d.note(live, &d.events, fmt.Sprintf("server: echo: %v", err))
+			continue
+		}
+		d.echoes = append(d.echoes, e)
+	}
+	for _, dc := range d.clients {
+		dc.c.Update()
+		for _, ev := range dc.c.Events() {
+			if ev.Kind != replicate.EventConnected {
+				d.note(live, &dc.events, fmt.Sprintf("client %d: %s %s", dc.idx, clientEventName(ev.Kind), ev.Reason))
+			}
+		}
+		for _, e := range dc.proto.Echo.ReceiveFromServer(dc.c) {
+			dc.echoes = append(dc.echoes, e)
+			if replicate.ClientID(e.Client) == dc.id && int(e.Seq) < len(dc.pingsSent) {
+				dc.echoRTT += time.Since(dc.pingsSent[e.Seq])
+				dc.echoN++
+			}
+		}
+	}
+}
+
+// note records a notable event and prints it.
+func (d *serverDemo) note(live io.Writer, to *[]string, s string) {
+	*to = append(*to, s)
+	fmt.Fprintln(live, s)
+}
+
+func clientEventName(k replicate.ClientEventKind) string {
+	switch k {
+	case replicate.EventConnected:
+		return "connected"
+	case replicate.EventRejected:
+		return "rejected"
+	case replicate.EventDisconnected:
+		return "disconnected"
+	}
+	return fmt.Sprintf("event %d", k)
+}
+
+func (d *serverDemo) allConnected() bool {
+	for _, dc := range d.clients {
+		if dc.c.State() != replicate.Connected {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *serverDemo) connectState() string {
+	s := ""
+	for _, dc := range d.clients {
+		if s != "" {
+			s += ", "
+		}
+		s += fmt.Sprintf("client %d %v", dc.idx, dc.c.State())
+		if err := dc.c.Err(); err != nil {
+			s += fmt.Sprintf(" (%v)", err)
+		}
+	}
+	return s
+}
+
+// diff compares every client's replicated state with the server's. It
+// returns "" when all are equal, else the first difference found.
+func (d *serverDemo) diff() string {
+	want := demo.ArenaView(d.arena.World(), nil)
+	for _, dc := range d.clients {
+		if s := demo.DiffArenaViews(want, demo.ArenaView(dc.world, dc.c.ServerEntity)); s != "" {
+			return fmt.Sprintf("client %d: %s", dc.idx, s)
+		}
+	}
+	return ""
+}
+
+// liveStats prints a line for the server and one per client.
+func (d *serverDemo) liveStats(w io.Writer, at time.Duration, ph phase) {
+	st := d.arena.Stats()
+	fmt.Fprintf(w, "[%5.1fs] %-10s server tick %5d | %4d entities (%d spawned, %d destroyed) | %d echoes\n",
+		at.Seconds(), ph, d.srv.Tick(), d.arena.Entities(), st.Spawned, st.Despawned, len(d.echoes))
+	for _, dc := range d.clients {
+		cs, err := d.srv.Stats(dc.c.ID())
+		if err != nil {
+			fmt.Fprintf(w, "[%5.1fs]   client %d: %v\n", at.Seconds(), dc.idx, dc.c.State())
+			continue
+		}
+		fmt.Fprintf(w, "[%5.1fs]   client %d: rtt %4.0fms | %8.0f B/s out | %4d entities | %5d mutation msgs | resent %5d | acked tick %5d\n",
+			at.Seconds(), dc.idx, ms(cs.RTT), cs.OutPerSec, dc.c.Entities(), cs.MutationMessages, cs.Resent, cs.AckedTick)
+	}
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/rewindgo/rewind/internal/demo"
+	"github.com/rewindgo/rewind/replicate"
+)
+
+// serverSummary is the result of a server demo run (the JSON printed with
+// --json).
+type serverSummary struct {
+	Mode string `json:"mode"`
+	// Ticks is the number of simulated ticks; ServerTicks counts every
+	// server tick, including those while clients connected and the drain.
+	Ticks       int     `json:"ticks"`
+	Priority    float64 `json:"priority"`
+	ServerTicks int     `json:"server_ticks"`
+	Clients     int     `json:"clients"`
+	// Entities is the number of replicated entities at the end;
+	// TargetEntities the population the server keeps.
+	Entities       int `json:"entities"`
+	TargetEntities int `json:"target_entities"`
+	// Spawned and Despawned count the entities created and destroyed
+	// while the simulation ran (besides the initial population).
+	Spawned   int `json:"spawned"`
+	Despawned int `json:"despawned"`
+	// DurationSec is the whole run; ConnectSec the time until every
+	// client was connected; DrainSec how long the server ticked without
+	// changes at the end.
+	DurationSec float64 `json:"duration_sec"`
+	ConnectSec  float64 `json:"connect_sec"`
+	DrainSec    float64 `json:"drain_sec"`
+	// BytesPerSecPerClient is the mean rate of replication messages the
+	// server sent each client, since all were connected;
+	// UDPBytesPerSecPerClient the same for the UDP payload (QUIC included)
+	// that reached each client's proxy from the server.
+	BytesPerSecPerClient    float64 `json:"bytes_per_sec_per_client"`
+	UDPBytesPerSecPerClient float64 `json:"udp_bytes_per_sec_per_client"`
+	// Resent counts the entity mutations resent after a timeout, summed
+	// over the clients.
+	Resent uint64 `json:"resent"`
+	// RTTMS is each client's smoothed round trip measured by QUIC on the
+	// server's side.
+	RTTMS []float64 `json:"rtt_ms"`
+	// Converged: at the end, every client held exactly the server's
+	// replicated components of every replicated entity (mapped back to
+	// server entities). FirstDifference says what differed otherwise.
+	Converged       bool   `json:"converged"`
+	FirstDifference string `json:"first_difference,omitempty"`
+	// MessagesOK: the server got every client's pings exactly once and in
+	// order, and every client got every echo exactly once and in order.
+	MessagesOK  bool                  `json:"messages_ok"`
+	Pings       int                   `json:"pings"`
+	Echoes      int                   `json:"echoes"`
+	Link        linkSummary           `json:"link"`
+	ClientStats []serverClientSummary `json:"client_stats"`
+	Events      []string              `json:"events,omitempty"`
+	Interrupted bool                  `json:"interrupted,omitempty"`
+}
+
+// serverClientSummary describes one client of a server demo.
+type serverClientSummary struct {
+	ID               uint64  `json:"id"`
+	RTTMS            float64 `json:"rtt_ms"`
+	BytesOut         uint64  `json:"bytes_out"`
+	BytesPerSec      float64 `json:"bytes_per_sec"`
+	UDPBytesPerSec   float64 `json:"udp_bytes_per_sec"`
+	MutationMessages uint64  `json:"mutation_messages"`
+	Resent           uint64  `json:"resent"`
+	Violations       uint64  `json:"violations"`
+	Entities         int     `json:"entities"`
+	// Updates, Mutations and Stale are the client's counts of update
+	// messages, mutation messages applied and stale values dropped.
+	Updates   uint64 `json:"updates"`
+	Mutations uint64 `json:"mutations"`
+	Stale     uint64 `json:"stale"`
+	// LostUp and LostDown count the datagrams its proxy dropped.
+	LostUp      uint64  `json:"lost_up"`
+	LostDown    uint64  `json:"lost_down"`
+	PingsSent   int     `json:"pings_sent"`
+	EchoesGot   int     `json:"echoes_received"`
+	EchoRTTMS   float64 `json:"echo_rtt_ms"`
+	Converged   bool    `json:"converged"`
+	MessagesOK  bool    `json:"messages_ok"`
+	Disconnects int     `json:"disconnects,omitempty"`
+}
+
+// ok reports a successful run.
+func (s *serverSummary) ok() bool { return s.Converged && s.MessagesOK && !s.Interrupted }
+
+// finish fills the summary from the final state of the demo, before it is
+// shut down: statistics, message checks and the comparison of every
+// client's state with the server's.
+func (d *serverDemo) finish(sum *serverSummary, start time.Time) {
+	end := time.Now()
+	sum.DurationSec = round3(end.Sub(start).Seconds())
+	sum.ServerTicks = d.ticks
+	sum.Entities = d.arena.Entities()
+	st := d.arena.Stats()
+	sum.Spawned, sum.Despawned = st.Spawned, st.Despawned
+	sum.Echoes = len(d.echoes)
+	sum.Events = d.events
+	elapsed := end.Sub(d.runStart).Seconds()
+	if d.runStart.IsZero() || elapsed <= 0 {
+		elapsed = end.Sub(start).Seconds()
+	}
+	want := demo.ArenaView(d.arena.World(), nil)
+	sum.Converged, sum.MessagesOK = true, true
+	var rate, udp float64
+	for _, dc := range d.clients {
+		cs := serverClientSummary{PingsSent: len(dc.pingsSent), EchoesGot: len(dc.echoes)}
+		sum.Pings += len(dc.pingsSent)
+		if ss, err := d.srv.Stats(dc.id); err == nil {
+			cs.ID = uint64(dc.id)
+			cs.RTTMS = ms(ss.RTT)
+			cs.BytesOut = ss.BytesOut
+			cs.BytesPerSec = round3(float64(ss.BytesOut) / elapsed)
+			cs.MutationMessages = ss.MutationMessages
+			cs.Resent = ss.Resent
+			cs.Violations = ss.Violations
+		}
+		ps := dc.proxy.Stats()
+		cs.UDPBytesPerSec = round3(float64(ps.Down.SentBytes) / elapsed)
+		cs.LostUp, cs.LostDown = ps.Up.Lost, ps.Down.Lost
+		ct := dc.c.Stats()
+		cs.Entities = dc.c.Entities()
+		cs.Updates, cs.Mutations, cs.Stale = ct.Updates, ct.Mutations, ct.Stale
+		if dc.echoN > 0 {
+			cs.EchoRTTMS = ms(dc.echoRTT / time.Duration(dc.echoN))
+		}
+		cs.Disconnects = len(dc.events)
+		sum.Events = append(sum.Events, dc.events...)
+
+		diff := demo.DiffArenaViews(want, demo.ArenaView(dc.world, dc.c.ServerEntity))
+		cs.Converged = diff == "" && dc.c.State() == replicate.Connected
+		if !cs.Converged && sum.FirstDifference == "" {
+			if diff == "" {
+				diff = "client " + dc.c.State().String()
+			}
+			sum.FirstDifference = fmt.Sprintf("client %d: %s", dc.idx, diff)
+		}
+		cs.MessagesOK = d.messagesOK(dc)
+		sum.Converged = sum.Converged && cs.Converged
+		sum.MessagesOK = sum.MessagesOK && cs.MessagesOK
+
+		sum.Resent += cs.Resent
+		sum.RTTMS = append(sum.RTTMS, cs.RTTMS)
+		rate += cs.BytesPerSec
+		udp += cs.UDPBytesPerSec
+		sum.ClientStats = append(sum.ClientStats, cs)
+	}
+	sum.BytesPerSecPerClient = round3(rate / float64(len(d.clients)))
+	sum.UDPBytesPerSecPerClient = round3(udp / float64(len(d.clients)))
+}
+
+// messagesOK checks a client's messages: the server received its pings
+// 0..n-1 in order, and it received every echo the server broadcast, in
+// the server's order.
+func (d *serverDemo) messagesOK(dc *demoClient) bool {
+	seen := d.pingsSeen[dc.id]
+	if len(seen) != len(dc.pingsSent) {
+		return false
+	}
+	for i, s := range seen {
+		if s != uint32(i) {
+			return false
+		}
+	}
+	return slices.Equal(dc.echoes, d.echoes)
+}
+
+// print writes the summary for people.
+func (s *serverSummary) print(w io.Writer) {
+	fmt.Fprintf(w, "\n%d clients, %d ticks, %d entities (%d spawned, %d destroyed) in %.1fs (latency %vms ±%vms, loss %.0f%%, dup %.0f%%)\n",
+		s.Clients, s.Ticks, s.Entities, s.Spawned, s.Despawned, s.DurationSec,
+		s.Link.LatencyMS, s.Link.JitterMS, 100*s.Link.Loss, 100*s.Link.Dup)
+	for i, c := range s.ClientStats {
+		state := "converged"
+		if !c.Converged {
+			state = "DIFFERENT"
+		}
+		fmt.Fprintf(w, "  client %d: rtt %.0fms, %.0f B/s replication (%.0f B/s UDP), %d mutation msgs, %d resent, %d/%d datagrams lost up/down, echo %.0fms, %s\n",
+			i, c.RTTMS, c.BytesPerSec, c.UDPBytesPerSec, c.MutationMessages, c.Resent, c.LostUp, c.LostDown, c.EchoRTTMS, state)
+	}
+	fmt.Fprintf(w, "%.0f B/s per client, %d mutations resent; %d pings, %d echoes, messages %s\n",
+		s.BytesPerSecPerClient, s.Resent, s.Pings, s.Echoes, map[bool]string{true: "exact", false: "MISSING OR OUT OF ORDER"}[s.MessagesOK])
+	for _, e := range s.Events {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+	if s.Converged {
+		fmt.Fprintf(w, "replicated state: EQUAL on every client (after %.1fs without changes)\n", s.DrainSec)
+	} else {
+		fmt.Fprintf(w, "replicated state: DIFFERENT after %.1fs without changes: %s\n", s.DrainSec, s.FirstDifference)
+	}
+	switch {
+	case s.Interrupted:
+		fmt.Fprintln(w, "INTERRUPTED")
+	case !s.ok():
+		fmt.Fprintln(w, "FAILED")
+	default:
+		fmt.Fprintln(w, "OK")
+	}
+}

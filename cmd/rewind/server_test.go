@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitGoroutines waits, for at most a few seconds, until the number of
+// goroutines is back to at most n.
+func waitGoroutines(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestServerDemo runs the server demo in this process: a server and two
+// clients over QUIC on loopback through lossy proxies, 200 ticks. Every
+// client must converge, every message arrive, the numbers make sense, and
+// nothing may be left running afterwards.
+func TestServerDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 4-second demo in real time")
+	}
+	before := runtime.NumGoroutine()
+	o := serverOptions{
+		Clients: 2, Entities: 120, Ticks: 200, Seed: 3, Priority: 0.5, PingEvery: 20,
+		Latency: 10 * time.Millisecond, Jitter: 3 * time.Millisecond, Loss: 0.03, Dup: 0.01,
+		Drain: 500 * time.Millisecond, MaxDrain: 5 * time.Second, ConnectTimeout: 10 * time.Second,
+		StatsEvery: time.Second,
+	}
+	var live bytes.Buffer
+	sum, err := runServerDemo(context.Background(), o, &live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("live output:\n%s", live.String())
+	js, _ := json.Marshal(sum)
+	t.Logf("summary: %s", js)
+	if !sum.ok() || !sum.Converged || !sum.MessagesOK {
+		t.Fatalf("demo failed: %s", js)
+	}
+	if sum.Clients != 2 || len(sum.ClientStats) != 2 || len(sum.RTTMS) != 2 || sum.Ticks != 200 || sum.ServerTicks < 200 {
+		t.Fatalf("counts: %s", js)
+	}
+	if sum.Entities < 100 || sum.Entities > 120 || sum.Spawned == 0 || sum.Despawned == 0 {
+		t.Fatalf("the arena did not live: %d entities, %d spawned, %d destroyed", sum.Entities, sum.Spawned, sum.Despawned)
+	}
+	if sum.BytesPerSecPerClient <= 0 || sum.UDPBytesPerSecPerClient <= 0 || sum.DurationSec < 200.0/60 || sum.DurationSec > 30 {
+		t.Fatalf("rates or duration: %s", js)
+	}
+	if sum.Pings != 20 || sum.Echoes != 20 {
+		t.Fatalf("%d pings, %d echoes, want 20 each", sum.Pings, sum.Echoes)
+	}
+	for i, c := range sum.ClientStats {
+		// 2 x 10 ms of latency each way, plus jitter and QUIC's ack delay.
+		if c.RTTMS < 15 || c.RTTMS > 500 {
+			t.Errorf("client %d: rtt %v ms", i, c.RTTMS)
+		}
+		if c.Entities != sum.Entities || c.Updates == 0 || c.Mutations == 0 || c.MutationMessages == 0 ||
+			c.BytesOut == 0 || c.PingsSent != 10 || c.EchoesGot != 20 || c.EchoRTTMS < c.RTTMS/2 || c.Violations != 0 {
+			t.Errorf("client %d: %+v", i, c)
+		}
+	}
+	if !strings.Contains(live.String(), "client 1: rtt") || !strings.Contains(live.String(), "entities") {
+		t.Error("no live statistics printed")
+	}
+	var out bytes.Buffer
+	sum.print(&out)
+	if !strings.Contains(out.String(), "EQUAL on every client") || !strings.HasSuffix(out.String(), "OK\n") {
+		t.Errorf("summary printed %q", out.String())
+	}
+	waitGoroutines(t, before)
+}
+
+// TestServerDemoCommand runs "rewind demo server --json" briefly and
+// checks the JSON object it prints.
+func TestServerDemoCommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"demo", "server", "--clients", "1", "--entities", "20", "--ticks", "30",
+		"--latency", "1ms", "--drain", "100ms", "--stats", "0", "--json"}
+	if code := run(context.Background(), args, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatalf("output %q: %v", out.String(), err)
+	}
+	for _, k := range []string{"ticks", "clients", "entities", "bytes_per_sec_per_client", "resent", "rtt_ms", "converged", "duration_sec"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("no %q in %s", k, out.String())
+		}
+	}
+	if m["converged"] != true || m["clients"] != 1.0 || m["ticks"] != 30.0 {
+		t.Errorf("summary %s", out.String())
+	}
+}
+
+// TestServerDemoInterrupted: a demo whose context ends early stops, reports
+// the interruption, and leaves nothing running.
+func TestServerDemoInterrupted(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	o := serverOptions{
+		Clients: 2, Entities: 50, Ticks: 6000, Seed: 1, Priority: 1, PingEvery: 10,
+		Latency: time.Millisecond, Drain: time.Second, MaxDrain: time.Second, ConnectTimeout: 10 * time.Second,
+	}
+	sum, err := runServerDemo(ctx, o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted || sum.ok() {
+		t.Fatalf("summary %+v", sum)
+	}
+	waitGoroutines(t, before)
+}
