@@ -105,8 +105,11 @@ type ServerEvent struct {
 
 // ClientStats describes one client as seen by the server.
 type ClientStats struct {
-	// RTT is the connection's smoothed round-trip time.
-	RTT time.Duration
+	// RTT is the connection's smoothed round-trip time; PacketsLost the
+	// transport's count of lost packets (QUIC) or transmission attempts
+	// (memory network), a measure of the link's loss.
+	RTT         time.Duration
+	PacketsLost uint64
 	// BytesOut and BytesIn count message bytes sent to and received from
 	// the client; OutPerSec and InPerSec are rates over the last second.
 	BytesOut, BytesIn     uint64
@@ -416,7 +419,8 @@ func (s *Server) Stats(id ClientID) (ClientStats, error) {
 		return ClientStats{}, ErrNotConnected
 	}
 	st := c.stats
-	st.RTT = c.conn.Stats().RTT
+	cs := c.conn.Stats()
+	st.RTT, st.PacketsLost = cs.RTT, cs.PacketsLost
 	st.Entities = c.spawned
 	st.UpdateTick = c.lastUpdate
 	c.nEnts = len(s.ents)
