@@ -90,7 +90,6 @@ var (
 	errRange     = fmt.Errorf("%w: value out of range", ErrMalformed)
 	errTrailing  = fmt.Errorf("%w: trailing bytes", ErrMalformed)
 	errValue     = fmt.Errorf("%w: bad component or message value", ErrMalformed)
-	errKind      = fmt.Errorf("%w: unknown message kind", ErrMalformed)
 )
 
 // reader decodes the messages of this package. The first error sticks; reads

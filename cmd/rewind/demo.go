@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -128,15 +127,5 @@ func demoCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		if err := json.NewEncoder(stdout).Encode(sum); err != nil {
-			return err
-		}
-	} else {
-		sum.print(stdout)
-	}
-	if !sum.ok() {
-		return errFailed
-	}
-	return nil
+	return report(stdout, o.JSON, sum)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -126,17 +125,7 @@ func serverCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	if o.JSON {
-		if err := json.NewEncoder(stdout).Encode(sum); err != nil {
-			return err
-		}
-	} else {
-		sum.print(stdout)
-	}
-	if !sum.ok() {
-		return errFailed
-	}
-	return nil
+	return report(stdout, o.JSON, sum)
 }
 
 // demoClient is one client of the server demo: its proxy, QUIC conn,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -270,4 +271,26 @@ func compareChecksums(peers, specs [][]frameSum) (checked, spec, first int) {
 		}
 	}
 	return checked, spec, first
+}
+
+// summaryReport is a demo's final summary.
+type summaryReport interface {
+	print(w io.Writer)
+	ok() bool
+}
+
+// report prints a demo's summary (one JSON object with asJSON) and returns
+// errFailed when the run failed its checks.
+func report(w io.Writer, asJSON bool, sum summaryReport) error {
+	if asJSON {
+		if err := json.NewEncoder(w).Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		sum.print(w)
+	}
+	if !sum.ok() {
+		return errFailed
+	}
+	return nil
 }
