@@ -215,7 +215,7 @@ func (c *Client) applyUpdate(body []byte) error {
 
 // mutations handles a mutation message: held until its update has arrived,
 // then applied (values newer than the entity's last), then acknowledged.
-func (c *Client) mutations(ch transport.Channel, msg []byte, _ bool) {
+func (c *Client) mutations(ch transport.Channel, msg []byte) {
 	if c.state != Connected {
 		return
 	}

@@ -25,7 +25,6 @@ type fastEnd struct {
 	in     []fastMsg
 	nIn    int
 	rd     int
-	bytes  map[transport.Channel]uint64
 	sent   [transport.NumChannels]uint64
 	done   chan struct{}
 	drop   bool // discard everything sent

@@ -1,6 +1,7 @@
 package replicate
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -187,17 +188,10 @@ func (c *Client) Connect(conn transport.MessageConn) error {
 	c.err = nil
 	b := append(c.out[:0], kindHello)
 	b = appendUvarint(b, wireVersion)
-	b = appendU64(b, c.p.hash)
+	b = binary.LittleEndian.AppendUint64(b, c.p.hash)
 	b = appendBytes(b, c.cfg.Token)
 	c.out = b
 	return c.send(transport.ReliableOrdered, b)
-}
-
-func appendU64(b []byte, v uint64) []byte {
-	for i := 0; i < 8; i++ {
-		b = append(b, byte(v>>(8*i)))
-	}
-	return b
 }
 
 func (c *Client) send(ch transport.Channel, b []byte) error {
@@ -406,12 +400,11 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 	switch msg[0] {
 	case kindWelcome:
 		id := r.uvarint()
-		srvTick := r.u32()
+		r.u32() // the server's tick (validated, not needed yet)
 		if r.end() != nil || c.state != Connecting {
 			c.stats.Malformed++
 			return
 		}
-		_ = srvTick
 		c.id = ClientID(id)
 		c.state = Connected
 		c.events = append(c.events, ClientEvent{Kind: EventConnected})
@@ -428,7 +421,7 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 		}
 		c.release()
 	case kindMutations:
-		c.mutations(ch, msg, true)
+		c.mutations(ch, msg)
 	case kindServerMsg:
 		id := int(r.uvarint())
 		req := tick.Tick(r.u32())
@@ -591,5 +584,3 @@ func (m *cliMapper) MapEntity(e ecs.Entity) ecs.Entity {
 
 func (c *Client) fromServer() ecs.EntityMapper { return &c.mapper }
 func (c *Client) toServer() ecs.EntityMapper   { return &c.rmapper }
-
-var errUpdate = errors.New("replicate: bad update")

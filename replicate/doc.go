@@ -32,8 +32,10 @@
 //     needs (the client holds it until then), carries a sequence number the
 //     client acknowledges, and its index and count within the tick, so the
 //     client knows when all data of a tick has arrived. Values not
-//     acknowledged within about 1.5 round trips are resent with their latest
-//     value; the client drops values older than what it has.
+//     acknowledged in time (about 1.5 round trips, measured from the acks
+//     themselves so queueing counts, backing off while messages keep timing
+//     out) are resent with their latest value; a late ack of an earlier send
+//     still counts. The client drops values older than what it has.
 //
 // Values are encoded once per tick and shared by every client. A priority
 // per entity (SetPriority) throttles mutations with an accumulator: priority

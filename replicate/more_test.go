@@ -14,8 +14,6 @@ import (
 func TestSaveLoadState(t *testing.T) {
 	tp := newProto(t)
 	w := ecs.New()
-	srv, _ := replicate.NewServer(replicate.ServerConfig{World: w, Protocol: tp.p})
-	_ = srv
 	a := spawnRep(w, Position{1, 2}, 3)
 	b := spawnRep(w, Position{4, 5}, 6)
 	_ = ecs.StoreOf[Owner](w).Set(b, Owner{E: a})
@@ -121,7 +119,7 @@ func FuzzClientReceive(f *testing.F) {
 	f.Add([]byte{14, 1, 0, 7, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tp := newProto(t)
-		h := newHarness(&testing.T{}, tp, replicate.ServerConfig{})
+		h := newHarness(t, tp, replicate.ServerConfig{})
 		spawnRep(h.sw, Position{}, 1)
 		c := h.connect(nil)
 		h.exchange()
@@ -140,7 +138,7 @@ func FuzzServerReceive(f *testing.F) {
 	f.Add([]byte{3, 0, 1, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tp := newProto(t)
-		h := newHarness(&testing.T{}, tp, replicate.ServerConfig{})
+		h := newHarness(t, tp, replicate.ServerConfig{})
 		spawnRep(h.sw, Position{}, 1)
 		h.connect(nil)
 		h.exchange()

@@ -168,7 +168,6 @@ type Protocol struct {
 	custom []string
 	frozen bool
 	hash   uint64
-	errs   []error
 }
 
 // NewProtocol returns an empty Protocol.

@@ -265,7 +265,6 @@ type Server struct {
 	cstate  []clientEnt
 	slotCap int
 	slotOf  []*serverClient
-	events  []ecs.Event
 	cancel  func()
 	touched []ecs.Entity
 
@@ -579,7 +578,7 @@ func (s *Server) accept() {
 	s.mu.Unlock()
 	for _, conn := range pend {
 		if len(s.clients) >= s.cfg.MaxClients {
-			_ = conn.CloseWithReason("server full")
+			_ = conn.CloseWithReason(fmt.Sprintf("reject/%d server full", rejectFull))
 			continue
 		}
 		s.nextID++

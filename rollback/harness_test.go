@@ -2,7 +2,6 @@ package rollback_test
 
 import (
 	"encoding/binary"
-	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -249,5 +248,3 @@ func countEvents(evs []rollback.Event, k rollback.EventKind) int {
 	}
 	return n
 }
-
-var _ = fmt.Sprint

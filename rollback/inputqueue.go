@@ -8,15 +8,14 @@ const queueLen = 128
 // inputQueue holds one player's inputs by frame, predicts missing ones and
 // detects mispredictions. Storage is fixed: no allocation after creation.
 type inputQueue struct {
-	max    int
-	data   []byte // queueLen * max
-	lens   [queueLen]uint8
-	head   Frame // last frame added; NullFrame when empty
-	tail   Frame // oldest frame held
-	delay  int
-	pred   Predictor
-	def    []byte
-	hasAny bool
+	max   int
+	data  []byte // queueLen * max
+	lens  [queueLen]uint8
+	head  Frame // last frame added; NullFrame when empty
+	tail  Frame // oldest frame held
+	delay int
+	pred  Predictor
+	def   []byte
 
 	predicting     bool
 	prediction     []byte // cap max

@@ -76,7 +76,6 @@ type P2PSession struct {
 	rec       *recorder
 	scratch   []byte
 	stats     SessionStats
-	partsBuf  []Part
 }
 
 // NewP2P starts a P2P session on conn with the players in cfg.Players. The

@@ -48,9 +48,6 @@ func (r *recordRing) dropThrough(f Frame) {
 	}
 }
 
-// reset empties the ring; the next push starts anywhere.
-func (r *recordRing) reset() { r.first, r.last = 0, NullFrame }
-
 // Record layout: for each player of the record, a header byte (low 7 bits:
 // input length; bit 7: the player is disconnected at this frame) followed by
 // the input bytes. Peers send records of the players behind their address;

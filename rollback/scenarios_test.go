@@ -565,7 +565,10 @@ func TestGarbageAndFloodDoNotHurt(t *testing.T) {
 		runMatch(t, peers[:2], 400, 2*time.Minute)
 		drainMatch(t, peers[:2], 3*time.Second)
 		st, err := peers[0].s.NetworkStats(2)
-		if err == nil && st.Malformed+st.Dropped == 0 {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Malformed+st.Dropped == 0 {
 			t.Errorf("garbage not counted: %+v", st)
 		}
 		if disc, _ := peers[0].s.PlayerStatus(2); !disc {
@@ -582,12 +585,9 @@ func TestVersionMismatchEvent(t *testing.T) {
 		net := transport.NewNetwork(transport.NetworkConfig{Seed: 1})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{})
-		other, _ := net.Listen(netip.MustParseAddrPort("10.0.0.50:1"))
-		_ = other
 		// Peer 1 is replaced by a build speaking version 2.
 		_ = peers[1].conn.Close()
 		fake, _ := net.Listen(netip.MustParseAddrPort("10.0.0.2:7000"))
-		_ = fake
 		for i := 0; i < 20; i++ {
 			_ = fake.Send(addrOf(0), []byte{2, 1, 0x34, 0x12, 0, 0, 0, 0})
 			peers[0].s.Poll()

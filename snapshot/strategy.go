@@ -209,7 +209,7 @@ func (v *codecValues[T, PT]) bytes(b *valueBuf[T]) int {
 
 func resizeClear[E any](b []E, n int) []E {
 	if cap(b) >= n {
-		clear(b[n:cap(b)][:0])
+		clear(b[n:cap(b)]) // drop references held by values past the new length
 		return b[:n]
 	}
 	return make([]E, n)

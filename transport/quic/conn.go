@@ -481,7 +481,8 @@ func (c *Conn) writeUnordered() {
 			return
 		}
 		hdr = appendFrameHeader(hdr[:0], len(msg))
-		if _, err := s.Write(hdr); err == nil {
+		_, err = s.Write(hdr)
+		if err == nil {
 			_, err = s.Write(msg)
 		}
 		if err == nil {
