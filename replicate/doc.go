@@ -37,7 +37,9 @@
 //     out) are resent with their latest value; a late ack of an earlier send
 //     still counts. The client drops values older than what it has.
 //
-// Values are encoded once per tick and shared by every client. A priority
+// Values are encoded once per tick and shared by every client; the entities
+// that changed in a tick are laid out once, in datagram-sized segments, and a
+// client that is up to date gets a whole segment in one copy. A priority
 // per entity (SetPriority) throttles mutations with an accumulator: priority
 // × ticks since the last send must reach 1, so low priorities send less often
 // but never starve. Visibility is per client and entity (SetVisible,

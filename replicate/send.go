@@ -465,19 +465,167 @@ func (s *Server) startMutations(c *serverClient, t tick.Tick) {
 	}
 }
 
-// mutateChanged adds the entities that changed this tick to every client's
-// mutation messages. It runs entity by entity over the clients' states of
-// that entity, which lie side by side in memory.
-func (s *Server) mutateChanged(t tick.Tick) {
-	n := s.slotCap
-	for _, idx := range s.changedNow {
+// segment is a run of this tick's changed entities (changedNow[first :
+// first+n]) whose shared blocks lie side by side in blockBuf[off : off+size]
+// and fit one mutation message. A client that takes all of them gets the
+// segment's bytes in one copy.
+type segment struct {
+	first, n  int
+	off, size uint32
+}
+
+// clientGroup is the number of clients whose states mutateChanged walks
+// together.
+const clientGroup = 8
+
+// mutateHeaderMax bounds a mutation message's header: kind, three uvarints
+// of at most 5 bytes each, index and count.
+const mutateHeaderMax = 1 + 3*binary.MaxVarintLen32 + 2
+
+// segmentChanged encodes the shared block of every entity that changed this
+// tick (the components that changed this tick) and cuts the blocks into
+// segments that fit a mutation message of any active client.
+func (s *Server) segmentChanged() {
+	s.segs = s.segs[:0]
+	limit := maxMutationPacket
+	for _, c := range s.order {
+		if c.active {
+			limit = min(limit, c.maxPkt)
+		}
+	}
+	limit -= mutateHeaderMax
+	start := len(s.blockBuf)
+	seg := segment{off: uint32(start)}
+	for q, idx := range s.changedNow {
 		i := int(idx)
-		row := s.cstate[i*n : i*n+n]
-		for k := range row {
-			if c := s.slotOf[k]; c != nil && c.active {
-				s.visit(c, &row[k], i, t, false)
+		se := &s.ents[i]
+		live := se.mask &^ se.once
+		ticks := s.compTicks[i*len(s.comps) : (i+1)*len(s.comps)]
+		var m0 uint64
+		se.others, se.hasOthers = 0, false
+		for l := live; l != 0; l &= l - 1 {
+			id := bits.TrailingZeros64(l)
+			switch ct := ticks[id]; {
+			case ct == s.tick:
+				m0 |= 1 << uint(id)
+			case !se.hasOthers || ct.After(se.others):
+				se.others, se.hasOthers = ct, true
 			}
 		}
+		se.shMask = m0
+		off := len(s.blockBuf)
+		s.blockBuf = appendEntity(s.blockBuf, se.e)
+		s.blockBuf = s.appendComponents(s.blockBuf, i, m0)
+		se.shOff, se.shLen = uint32(off), uint32(len(s.blockBuf)-off)
+		if seg.n > 0 && int(seg.size)+int(se.shLen) > limit {
+			s.segs = append(s.segs, seg)
+			seg = segment{first: q, off: uint32(off)}
+		}
+		se.seg = int32(len(s.segs))
+		seg.n++
+		seg.size += se.shLen
+	}
+	if seg.n > 0 {
+		s.segs = append(s.segs, seg)
+	}
+}
+
+// mutateChanged adds the entities that changed this tick to every client's
+// mutation messages. It runs entity by entity over the clients' states of
+// that entity, which lie side by side in memory. A client that owes exactly
+// the components that changed this tick takes the entity's shared block
+// into the message of the entity's segment (the fast path); any other case
+// (other values pending, priority below 1, hidden, deferred) is visited
+// after the segments, like the entities owed from earlier ticks.
+func (s *Server) mutateChanged(t tick.Tick) {
+	s.segmentChanged()
+	n := s.slotCap
+	// Clients go in groups whose per-client state stays in cache over all
+	// the changed entities; within a group, entity by entity.
+	for g := 0; g < n; g += clientGroup {
+		h := min(g+clientGroup, n)
+		slots := s.slotOf[g:h]
+		for _, idx := range s.changedNow {
+			i := int(idx)
+			se := &s.ents[i]
+			row := s.cstate[i*n+g : i*n+h]
+			fast := se.listed && se.prio >= 1 && se.shMask != 0
+			gen := se.e.Generation()
+			for k, c := range slots {
+				if c == nil || !c.active {
+					continue
+				}
+				if !fast || !s.take(c, &row[k], se, idx, gen, t) {
+					c.slow = append(c.slow, idx)
+				}
+			}
+		}
+	}
+	for _, c := range s.order {
+		if !c.active {
+			continue
+		}
+		s.fillSegment(c)
+		for _, idx := range c.slow {
+			i := int(idx)
+			s.visit(c, s.ce(c, i), i, t, false)
+		}
+		c.slow = c.slow[:0]
+	}
+}
+
+// take puts the entity's shared block into the client's message of the
+// entity's segment when the client owes exactly the components that changed
+// this tick; it reports false, changing nothing, otherwise.
+func (s *Server) take(c *serverClient, ce *clientEnt, se *srvEnt, idx uint32, gen uint32, t tick.Tick) bool {
+	if ce.flags&(ceSpawned|ceDeferred) != ceSpawned || ce.gen != gen || ce.sentTick == t || ce.ackedTick == t {
+		return false
+	}
+	c.resolveAck(ce)
+	if se.hasOthers && se.others.After(ce.ackedTick) {
+		return false // older values are pending too
+	}
+	if c.seg != se.seg+1 {
+		if c.nPkts == maxPacketsPerTick {
+			return false
+		}
+		s.fillSegment(c)
+		s.startPacket(c, t)
+		c.seg = se.seg + 1
+	}
+	if c.entEnd-c.entStart >= len(c.entRing) {
+		s.ringRoom(c)
+	}
+	c.entRing[c.entEnd&(len(c.entRing)-1)] = idx
+	c.entEnd++
+	c.cur.n++
+	if ce.flags&ceSeen != 0 {
+		ce.prevTick, ce.prevSeq = ce.sentTick, ce.sentSeq
+		ce.flags |= cePrev
+	}
+	ce.sentTick = t
+	ce.sentSeq = c.seq - 1
+	ce.flags |= ceSeen
+	return true
+}
+
+// fillSegment writes the blocks the client took from its open segment into
+// the segment's message: the segment's bytes in one copy when it took them
+// all.
+func (s *Server) fillSegment(c *serverClient) {
+	if c.seg == 0 {
+		return
+	}
+	sg := &s.segs[c.seg-1]
+	c.seg = 0
+	p := &c.pkts[c.nPkts-1]
+	if c.cur.n == sg.n {
+		*p = append(*p, s.blockBuf[sg.off:sg.off+sg.size]...)
+		return
+	}
+	for k := c.cur.first; k < c.cur.first+c.cur.n; k++ {
+		se := &s.ents[c.entRing[k&(len(c.entRing)-1)]]
+		*p = append(*p, s.blockBuf[se.shOff:se.shOff+se.shLen]...)
 	}
 }
 
@@ -590,12 +738,12 @@ func (c *serverClient) growEntRing() {
 // retained estimates the bytes of per-client replication state.
 func (c *serverClient) retained() int {
 	n := c.nEnts*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
-	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + int(unsafe.Sizeof(mapping{}))*cap(c.maps)
+	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + int(unsafe.Sizeof(mapping{}))*cap(c.maps)
 	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd)
 	for _, p := range c.pkts {
 		n += cap(p)
 	}
-	return n + int(unsafe.Sizeof(*c))
+	return n + int(unsafe.Sizeof(*c)) + int(unsafe.Sizeof(*c.ackBits))
 }
 
 func (s *Server) pop(c *serverClient) {
@@ -612,17 +760,7 @@ func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, max
 	if c.nPkts == 0 {
 		s.startPacket(c, t)
 	}
-	for c.entEnd-c.entStart >= len(c.entRing) {
-		if len(c.entRing) < maxRecordEntities {
-			c.growEntRing()
-			continue
-		}
-		if c.recLen <= 1 {
-			break
-		}
-		s.lose(c, &c.recs[c.recHead])
-		s.pop(c)
-	}
+	s.ringRoom(c)
 	p := &c.pkts[c.nPkts-1]
 	block := s.block(idx, m)
 	if len(*p)+len(block) > maxPkt && c.cur.n > 0 {
@@ -638,6 +776,23 @@ func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, max
 	c.entEnd++
 	c.cur.n++
 	return true
+}
+
+// ringRoom makes room in the entity ring for one more entry: it grows the
+// ring, or gives up the oldest records (their entities are resent) when the
+// ring is at its largest.
+func (s *Server) ringRoom(c *serverClient) {
+	for c.entEnd-c.entStart >= len(c.entRing) {
+		if len(c.entRing) < maxRecordEntities {
+			c.growEntRing()
+			continue
+		}
+		if c.recLen <= 1 {
+			return
+		}
+		s.lose(c, &c.recs[c.recHead])
+		s.pop(c)
+	}
 }
 
 // finishPackets patches index and count into the tick's packets and sends

@@ -141,6 +141,13 @@ type srvEnt struct {
 	blkStamp       tick.Tick
 	blkMask        uint64
 	blkOff, blkLen uint32
+	// This tick's shared block (the components that changed this tick), its
+	// segment, and the latest change tick of its other live components.
+	shMask       uint64
+	shOff, shLen uint32
+	seg          int32
+	others       tick.Tick
+	hasOthers    bool
 }
 
 // clientEnt is a client's view of one entity slot (32 bytes).
@@ -177,9 +184,20 @@ type sentRecord struct {
 }
 
 type serverClient struct {
-	slot   int  // column of the client in Server.cstate
-	active bool // taking part in this tick's send
-	nEnts  int  // entity slots covered (for RetainedBytes)
+	// The fields read for every changed entity come first, together.
+	active   bool  // taking part in this tick's send
+	seg      int32 // 1 + index of the segment whose message is open, or 0
+	seq      uint32
+	nPkts    int
+	cur      *sentRecord
+	entRing  []uint32 // power-of-two ring of entity slots of the records
+	entStart int      // absolute index of entRing's oldest entry
+	entEnd   int
+	ackBits  *[ackWindow / 64]uint64
+	slow     []uint32 // changed entities to visit after the segments
+
+	slot   int // column of the client in Server.cstate
+	nEnts  int // entity slots covered (for RetainedBytes)
 	maxPkt int
 	id     ClientID
 	conn   transport.MessageConn
@@ -189,17 +207,11 @@ type serverClient struct {
 
 	spawned    int
 	lastUpdate tick.Tick
-	seq        uint32
 	recs       []sentRecord // ring, oldest first from recHead
 	recHead    int
 	recLen     int
-	entRing    []uint32 // power-of-two ring of entity slots of the records
-	cur        *sentRecord
 	ackRTT     time.Duration // smoothed time from sending a mutation message to its ack
 	backoff    uint          // timeout doublings after repeated losses
-	ackBits    [ackWindow / 64]uint64
-	entStart   int // absolute index of entRing's oldest entry
-	entEnd     int
 	resend     []uint32
 	deferred   []uint32
 	resend2    []uint32 // the other buffer of each list, swapped every tick
@@ -211,7 +223,6 @@ type serverClient struct {
 	nMap, nDesp, nRem, nIns         int
 	upd                             []byte
 	pkts                            [][]byte
-	nPkts                           int
 
 	stats           ClientStats
 	violations      int
@@ -272,6 +283,7 @@ type Server struct {
 	despawnedNow []ecs.Entity
 	structNow    []uint32
 	changedNow   []uint32
+	segs         []segment
 
 	cache      []cacheEntry
 	cacheBuf   []byte
@@ -582,7 +594,7 @@ func (s *Server) accept() {
 			continue
 		}
 		s.nextID++
-		c := &serverClient{id: s.nextID, conn: conn, violationStart: s.now, rateStart: s.now}
+		c := &serverClient{id: s.nextID, conn: conn, ackBits: new([ackWindow / 64]uint64), violationStart: s.now, rateStart: s.now}
 		s.assignSlot(c)
 		s.clients[c.id] = c
 		s.order = append(s.order, c)
