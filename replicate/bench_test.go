@@ -27,7 +27,8 @@ type fastEnd struct {
 	rd     int
 	sent   [transport.NumChannels]uint64
 	done   chan struct{}
-	drop   bool // discard everything sent
+	drop   bool  // discard everything sent
+	fail   error // returned by Send on reliable channels
 	ackBuf []byte
 }
 
@@ -43,6 +44,9 @@ func newFastPipe() (*fastEnd, *fastEnd) {
 }
 
 func (p *fastEnd) Send(ch transport.Channel, msg []byte) error {
+	if p.fail != nil && ch != transport.Unreliable {
+		return p.fail
+	}
 	p.sent[ch] += uint64(len(msg))
 	if p.drop {
 		return nil

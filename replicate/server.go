@@ -733,8 +733,13 @@ func (s *Server) reject(c *serverClient, code byte, reason string) {
 
 func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
 	if err := c.conn.Send(ch, b); err != nil {
-		if errors.Is(err, transport.ErrQueueFull) {
+		switch {
+		case errors.Is(err, transport.ErrQueueFull):
 			s.drop(c, "not keeping up (send queue full)")
+		case ch != transport.Unreliable:
+			// A reliable message that cannot be sent leaves the client
+			// behind for good (its state here assumes it was sent).
+			s.drop(c, "send failed: "+err.Error())
 		}
 		return false
 	}
