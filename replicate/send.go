@@ -465,12 +465,12 @@ func (s *Server) startMutations(c *serverClient, t tick.Tick) {
 	}
 }
 
-// segment is a run of this tick's changed entities (changedNow[first :
-// first+n]) whose shared blocks lie side by side in blockBuf[off : off+size]
-// and fit one mutation message. A client that takes all of them gets the
-// segment's bytes in one copy.
+// segment is a run of n consecutive entities of this tick's changedNow whose
+// shared blocks lie side by side in blockBuf[off : off+size] and fit one
+// mutation message. A client that takes all of them gets the segment's bytes
+// in one copy.
 type segment struct {
-	first, n  int
+	n         int
 	off, size uint32
 }
 
@@ -496,7 +496,7 @@ func (s *Server) segmentChanged() {
 	limit -= mutateHeaderMax
 	start := len(s.blockBuf)
 	seg := segment{off: uint32(start)}
-	for q, idx := range s.changedNow {
+	for _, idx := range s.changedNow {
 		i := int(idx)
 		se := &s.ents[i]
 		live := se.mask &^ se.once
@@ -519,7 +519,7 @@ func (s *Server) segmentChanged() {
 		se.shOff, se.shLen = uint32(off), uint32(len(s.blockBuf)-off)
 		if seg.n > 0 && int(seg.size)+int(se.shLen) > limit {
 			s.segs = append(s.segs, seg)
-			seg = segment{first: q, off: uint32(off)}
+			seg = segment{off: uint32(off)}
 		}
 		se.seg = int32(len(s.segs))
 		seg.n++
@@ -576,7 +576,8 @@ func (s *Server) mutateChanged(t tick.Tick) {
 
 // take puts the entity's shared block into the client's message of the
 // entity's segment when the client owes exactly the components that changed
-// this tick; it reports false, changing nothing, otherwise.
+// this tick. Otherwise it reports false and leaves the entity to visit (it
+// may have resolved the entity's ack, which visit does first anyway).
 func (s *Server) take(c *serverClient, ce *clientEnt, se *srvEnt, idx uint32, gen uint32, t tick.Tick) bool {
 	if ce.flags&(ceSpawned|ceDeferred) != ceSpawned || ce.gen != gen || ce.sentTick == t || ce.ackedTick == t {
 		return false
