@@ -517,6 +517,8 @@ func (s *Server) segmentChanged() {
 		s.blockBuf = appendEntity(s.blockBuf, se.e)
 		s.blockBuf = s.appendComponents(s.blockBuf, i, m0)
 		se.shOff, se.shLen = uint32(off), uint32(len(s.blockBuf)-off)
+		// Visits later this tick that need the same block reuse it.
+		se.blkStamp, se.blkMask, se.blkOff, se.blkLen = s.cacheStamp, m0, se.shOff, se.shLen
 		if seg.n > 0 && int(seg.size)+int(se.shLen) > limit {
 			s.segs = append(s.segs, seg)
 			seg = segment{off: uint32(off)}
