@@ -1,12 +1,17 @@
 package replicate_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/transport"
 )
 
 // TestConvergenceUnderChaos: 8 clients, 20% loss, delays (jitter),
@@ -16,13 +21,38 @@ import (
 // reliable message arrived exactly once, in order.
 func TestConvergenceUnderChaos(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { chaos(t, seed) })
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { chaos(t, seed, chaosConfig{loss: 0.2, dup: 0.1}) })
 	}
 }
 
-func chaos(t *testing.T, seed uint64) {
+// TestConvergenceWholeSegments: on a link that loses few messages, clients
+// are mostly up to date and take whole shared segments, while losses,
+// priorities raised and lowered, visibility changes and components that
+// change at different ticks push them to the per-client path and back. The
+// same scenario converges with whole segments on and off, and with them on
+// a good share of the mutation messages goes out whole.
+func TestConvergenceWholeSegments(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		for _, off := range []bool{false, true} {
+			t.Run(fmt.Sprintf("seed%d/whole=%v", seed, !off), func(t *testing.T) {
+				chaos(t, seed, chaosConfig{loss: 0.02, dup: 0.02, priorities: true, noWhole: off})
+			})
+		}
+	}
+}
+
+type chaosConfig struct {
+	loss, dup  float64
+	priorities bool // raise and lower entities' priorities
+	noWhole    bool // no whole segments
+}
+
+func chaos(t *testing.T, seed uint64, cfg chaosConfig) {
 	tp := newProto(t)
 	h := newHarness(t, tp, replicate.ServerConfig{})
+	if cfg.noWhole {
+		replicate.DisableWholeSegments(h.srv)
+	}
 	rnd := rand.New(rand.NewPCG(42, seed))
 	var live []ecs.Entity
 	for i := 0; i < 50; i++ {
@@ -37,7 +67,7 @@ func chaos(t *testing.T, seed uint64) {
 	for i := range hidden {
 		hidden[i] = map[ecs.Entity]bool{}
 	}
-	h.hooks = &netHooks{rnd: rand.New(rand.NewPCG(9, seed)), loss: 0.2, dup: 0.1, reorder: true, maxDelay: 4, relDelay: 3}
+	h.hooks = &netHooks{rnd: rand.New(rand.NewPCG(9, seed)), loss: cfg.loss, dup: cfg.dup, reorder: true, maxDelay: 4, relDelay: 3}
 	pos, hp, own := ecs.StoreOf[Position](h.sw), ecs.StoreOf[Health](h.sw), ecs.StoreOf[Owner](h.sw)
 	noticeSeq := int32(0)
 	chatSeq := make([]int32, nClients)
@@ -67,6 +97,8 @@ func chaos(t *testing.T, seed uint64) {
 				vis := rnd.IntN(2) == 0
 				hidden[c][e] = !vis
 				_ = h.srv.SetVisible(h.clients[c].ID(), e, vis)
+			case r < 50 && cfg.priorities:
+				h.srv.SetPriority(pick(), []float32{0.25, 0.5, 1, 1}[rnd.IntN(4)])
 			}
 		}
 		for i := 0; i < 10; i++ {
@@ -138,5 +170,162 @@ func chaos(t *testing.T, seed uint64) {
 		if i == 0 {
 			t.Logf("client 0: %+v, client stats %+v", st, c.Stats())
 		}
+		whole := replicate.WholeMessages(h.srv, c.ID())
+		if i == 0 {
+			t.Logf("client 0: %d of %d mutation messages whole", whole, st.MutationMessages)
+		}
+		if cfg.noWhole && whole != 0 || !cfg.noWhole && cfg.loss < 0.05 && whole < st.MutationMessages/10 {
+			t.Fatalf("client %d: %d of %d mutation messages whole", i, whole, st.MutationMessages)
+		}
 	}
+}
+
+// TestHiddenEntityNeverSent: an entity hidden from one client never reaches
+// it, even while it changes together with entities that client takes in
+// whole shared segments (which the other client takes whole with it).
+func TestHiddenEntityNeverSent(t *testing.T) {
+	tp := newProto(t)
+	h := newHarness(t, tp, replicate.ServerConfig{})
+	var ents []ecs.Entity
+	for i := 0; i < 150; i++ {
+		ents = append(ents, spawnRep(h.sw, Position{X: float64(i)}, int32(i)))
+	}
+	h.connect(nil)
+	peer := h.connect(nil)
+	h.converge(3, nil)
+	secret := ents[17]
+	_ = h.srv.SetVisible(peer.ID(), secret, false)
+	h.converge(3, func(i int) func(ecs.Entity) bool {
+		return func(e ecs.Entity) bool { return i == 0 || e != secret }
+	})
+	pos := ecs.StoreOf[Position](h.sw)
+	var mark [8]byte
+	for tick := 0; tick < 100; tick++ {
+		v := 777777.25 + float64(tick)
+		binary.LittleEndian.PutUint64(mark[:], math.Float64bits(v))
+		_ = pos.Set(secret, Position{X: v})
+		for i := 0; i < 60; i++ { // about three segments
+			e := ents[(tick*7+i*2)%len(ents)]
+			if e != secret {
+				_ = pos.Set(e, Position{X: float64(tick*100 + i)})
+			}
+		}
+		h.now = h.now.Add(time.Second / 60)
+		h.srv.Send()
+		for _, m := range h.srvEnds[1].outbox {
+			if bytes.Contains(m.data, mark[:]) {
+				t.Fatalf("tick %d: the hidden entity's value went to the client it is hidden from", tick)
+			}
+		}
+		for i := range h.clients {
+			h.srvEnds[i].flow(nil)
+			h.clients[i].Update()
+			h.cliEnds[i].flow(nil)
+		}
+	}
+	for i, c := range h.clients {
+		if w := replicate.WholeMessages(h.srv, c.ID()); w < 50 {
+			t.Fatalf("client %d took %d whole segments in 100 ticks", i, w)
+		}
+	}
+}
+
+// TestRaisedPriorityLossResent: values a low priority held back go out when
+// the priority is raised; when that message is lost while the entity keeps
+// changing other components (which then go out in whole shared segments),
+// the held-back value is still resent.
+func TestRaisedPriorityLossResent(t *testing.T) {
+	tp := newProto(t)
+	h := newHarness(t, tp, replicate.ServerConfig{})
+	var ents []ecs.Entity
+	for i := 0; i < 20; i++ {
+		ents = append(ents, spawnRep(h.sw, Position{X: float64(i)}, int32(i)))
+	}
+	h.connect(nil)
+	h.converge(3, nil)
+	e := ents[5]
+	pos, hp := ecs.StoreOf[Position](h.sw), ecs.StoreOf[Health](h.sw)
+	h.srv.SetPriority(e, 0.01)
+	h.exchange()
+	const held = 123456789
+	_ = hp.Set(e, Health{held})
+	h.exchange() // deferred by the priority
+	h.srv.SetPriority(e, 1)
+	var mark [4]byte
+	binary.LittleEndian.PutUint32(mark[:], held)
+	dropped := 0
+	h.hooks = &netHooks{drop: func(ch transport.Channel, m []byte) bool {
+		if bytes.Contains(m, mark[:]) {
+			dropped++
+			return dropped == 1
+		}
+		return false
+	}}
+	for tick := 0; tick < 30; tick++ {
+		for _, o := range ents {
+			p, _ := pos.Get(o)
+			p.X++
+			_ = pos.Set(o, p)
+		}
+		h.exchange()
+	}
+	if dropped == 0 {
+		t.Fatal("the held-back value never went out")
+	}
+	if replicate.WholeMessages(h.srv, h.clients[0].ID()) == 0 {
+		t.Fatal("no whole segments")
+	}
+	h.hooks = nil
+	h.converge(10, nil)
+}
+
+// TestDeferredForPacketsLossResent: when a tick's changes need more
+// messages than a client may get in one tick, the rest waits for the next
+// tick; when that later message is lost while the entity keeps changing
+// other components (which then go out in whole shared segments), its value
+// is still resent.
+func TestDeferredForPacketsLossResent(t *testing.T) {
+	tp := newProto(t)
+	h := newHarness(t, tp, replicate.ServerConfig{})
+	var ents []ecs.Entity
+	for i := 0; i < 20000; i++ {
+		ents = append(ents, spawnRep(h.sw, Position{X: float64(i)}, int32(i)))
+	}
+	h.connect(nil)
+	h.converge(3, nil)
+	e := ents[len(ents)-1] // last in the tick's order: beyond the message cap
+	pos, hp := ecs.StoreOf[Position](h.sw), ecs.StoreOf[Health](h.sw)
+	move := func(es []ecs.Entity) {
+		for _, o := range es {
+			p, _ := pos.Get(o)
+			p.X++
+			_ = pos.Set(o, p)
+		}
+	}
+	const held = 123456789
+	var mark [4]byte
+	binary.LittleEndian.PutUint32(mark[:], held)
+	dropped := 0
+	h.hooks = &netHooks{drop: func(ch transport.Channel, m []byte) bool {
+		if bytes.Contains(m, mark[:]) {
+			dropped++
+			return dropped == 1
+		}
+		return false
+	}}
+	move(ents)
+	_ = hp.Set(e, Health{held})
+	h.exchange()
+	if dropped != 0 {
+		t.Fatal("the value went out in the tick the message cap was reached")
+	}
+	for tick := 0; tick < 30; tick++ {
+		move(ents[len(ents)-50:])
+		h.exchange()
+	}
+	if dropped == 0 {
+		t.Fatal("the deferred value never went out")
+	}
+	h.hooks = nil
+	h.converge(10, nil)
 }

@@ -38,8 +38,13 @@
 //     still counts. The client drops values older than what it has.
 //
 // Values are encoded once per tick and shared by every client; the entities
-// that changed in a tick are laid out once, in datagram-sized segments, and a
-// client that is up to date gets a whole segment in one copy. A priority
+// that changed in a tick are laid out once, in datagram-sized segments. A
+// client that is up to date (every older change of the segment's entities
+// acknowledged, nothing resent or held back since) gets a whole segment as
+// one message in one copy, without the server touching its per-entity
+// state, so a server's cost per client stays small when most clients keep
+// up. Clients behind, and entities hidden from a client, go entity by
+// entity. A priority
 // per entity (SetPriority) throttles mutations with an accumulator: priority
 // × ticks since the last send must reach 1, so low priorities send less often
 // but never starve. Visibility is per client and entity (SetVisible,

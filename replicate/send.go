@@ -109,9 +109,11 @@ func (s *Server) structural(t tick.Tick) {
 				s.compTicks[idx*len(s.comps)+k] = t
 			}
 			se.listed = true
+			se.hist = [2]histEntry{}
 			se.pos = int32(len(s.list))
 			s.list = append(s.list, uint32(idx))
 			s.spawnedNow = append(s.spawnedNow, uint32(idx))
+			se.structAt = t
 			continue
 		}
 		ins, rem := mask&^se.mask, se.mask&^mask
@@ -119,6 +121,7 @@ func (s *Server) structural(t tick.Tick) {
 		if ins|rem != 0 {
 			se.ins, se.rem = ins, rem
 			s.structNow = append(s.structNow, uint32(idx))
+			se.structAt = t
 		}
 	}
 	s.touched = s.touched[:0]
@@ -265,10 +268,32 @@ func (s *Server) syncGen(c *serverClient, idx int) *clientEnt {
 	if gen := s.ents[idx].e.Generation(); ce.gen != gen {
 		if ce.flags&ceSpawned != 0 {
 			c.spawned--
+			c.setShown(idx, false)
 		}
 		*ce = clientEnt{gen: gen}
 	}
 	return ce
+}
+
+// setShown sets or clears entity slot idx's bit in the client's shown set.
+func (c *serverClient) setShown(idx int, on bool) {
+	w := idx / 64
+	if w >= len(c.shown) {
+		if !on {
+			return
+		}
+		c.shown = append(c.shown, make([]uint64, w+1-len(c.shown))...)
+	}
+	if on {
+		c.shown[w] |= 1 << uint(idx%64)
+	} else {
+		c.shown[w] &^= 1 << uint(idx%64)
+	}
+}
+
+func (c *serverClient) isShown(idx uint32) bool {
+	w := int(idx / 64)
+	return w < len(c.shown) && c.shown[w]&(1<<(idx%64)) != 0
 }
 
 func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
@@ -277,6 +302,7 @@ func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
 	ce.flags |= ceSpawned
 	ce.ackedTick, ce.sentTick = t, t
 	c.spawned++
+	c.newSpawns = append(c.newSpawns, uint32(idx))
 	for i, m := range c.maps {
 		if m.server == se.e {
 			c.secMap = appendEntity(c.secMap, m.server)
@@ -296,6 +322,7 @@ func (s *Server) despawnOn(c *serverClient, idx int, e ecs.Entity) {
 	ce := s.ce(c, idx)
 	ce.flags &^= ceSpawned
 	c.spawned--
+	c.setShown(idx, false)
 	c.secDesp = appendEntity(c.secDesp, e)
 	c.nDesp++
 }
@@ -380,7 +407,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		// value not yet acknowledged, so the client can treat mutations
 		// older than this update as stale (they could otherwise re-insert
 		// a component the update removed).
-		c.resolveAck(ce)
+		s.resolve(c, ce, i)
 		if m := (se.ins | s.pendingMask(i, ce)) & se.mask; m != 0 {
 			c.secIns = appendEntity(c.secIns, se.e)
 			c.secIns = append(c.secIns, 0)
@@ -465,13 +492,17 @@ func (s *Server) startMutations(c *serverClient, t tick.Tick) {
 	}
 }
 
-// segment is a run of n consecutive entities of this tick's changedNow whose
-// shared blocks lie side by side in blockBuf[off : off+size] and fit one
-// mutation message. A client that takes all of them gets the segment's bytes
-// in one copy.
+// segment is a run of n consecutive entities of this tick's shared list
+// (from first) whose shared blocks lie side by side in
+// blockBuf[off : off+size] and fit one mutation message. A client that
+// takes all of them gets the segment's bytes in one copy.
 type segment struct {
-	n         int
+	first, n  int
 	off, size uint32
+	// others is the latest change tick of the entities' other live
+	// components (hasOthers: there is one).
+	hasOthers bool
+	others    tick.Tick
 }
 
 // clientGroup is the number of clients whose states mutateChanged walks
@@ -482,11 +513,14 @@ const clientGroup = 8
 // of at most 5 bytes each, index and count.
 const mutateHeaderMax = 1 + 3*binary.MaxVarintLen32 + 2
 
-// segmentChanged encodes the shared block of every entity that changed this
-// tick (the components that changed this tick) and cuts the blocks into
-// segments that fit a mutation message of any active client.
+// segmentChanged sorts this tick's changed entities into shared ones
+// (listed, priority at least 1, no spawn or structural change this tick)
+// and the rest (unshared: every client visits them). It encodes the shared
+// block of each shared entity (the components that changed this tick),
+// cuts the blocks into segments that fit a mutation message of any active
+// client, and notes each entity's segment in its history.
 func (s *Server) segmentChanged() {
-	s.segs = s.segs[:0]
+	s.segs, s.shared, s.unshared = s.segs[:0], s.shared[:0], s.unshared[:0]
 	limit := maxMutationPacket
 	for _, c := range s.order {
 		if c.active {
@@ -494,8 +528,7 @@ func (s *Server) segmentChanged() {
 		}
 	}
 	limit -= mutateHeaderMax
-	start := len(s.blockBuf)
-	seg := segment{off: uint32(start)}
+	seg := segment{off: uint32(len(s.blockBuf))}
 	for _, idx := range s.changedNow {
 		i := int(idx)
 		se := &s.ents[i]
@@ -512,6 +545,10 @@ func (s *Server) segmentChanged() {
 				se.others, se.hasOthers = ct, true
 			}
 		}
+		if !se.listed || se.prio < 1 || m0 == 0 || se.structAt == s.tick {
+			s.unshared = append(s.unshared, idx)
+			continue
+		}
 		se.shMask = m0
 		off := len(s.blockBuf)
 		s.blockBuf = appendEntity(s.blockBuf, se.e)
@@ -521,11 +558,16 @@ func (s *Server) segmentChanged() {
 		se.blkStamp, se.blkMask, se.blkOff, se.blkLen = s.cacheStamp, m0, se.shOff, se.shLen
 		if seg.n > 0 && int(seg.size)+int(se.shLen) > limit {
 			s.segs = append(s.segs, seg)
-			seg = segment{off: uint32(off)}
+			seg = segment{first: len(s.shared), off: uint32(off)}
 		}
 		se.seg = int32(len(s.segs))
+		se.hist[1], se.hist[0] = se.hist[0], histEntry{tick: s.tick, seg: se.seg + 1}
+		s.shared = append(s.shared, idx)
 		seg.n++
 		seg.size += se.shLen
+		if se.hasOthers && (!seg.hasOthers || se.others.After(seg.others)) {
+			seg.others, seg.hasOthers = se.others, true
+		}
 	}
 	if seg.n > 0 {
 		s.segs = append(s.segs, seg)
@@ -533,12 +575,16 @@ func (s *Server) segmentChanged() {
 }
 
 // mutateChanged adds the entities that changed this tick to every client's
-// mutation messages. It runs entity by entity over the clients' states of
-// that entity, which lie side by side in memory. A client that owes exactly
-// the components that changed this tick takes the entity's shared block
-// into the message of the entity's segment (the fast path); any other case
-// (other values pending, priority below 1, hidden, deferred) is visited
-// after the segments, like the entities owed from earlier ticks.
+// mutation messages. A client that is up to date takes whole segments of
+// the shared entities:
+// each is one message, filled with one copy, and the client's per-entity
+// states are not touched (they learn the send later, from the entities'
+// histories: catchUp). For the other segments it runs entity by entity over
+// the clients' states of that entity, which lie side by side in memory: a
+// client that owes exactly the components that changed this tick takes the
+// entity's shared block into the message of the entity's segment; any other
+// case (other values pending, priority below 1, hidden, deferred) is
+// visited after the segments, like the entities owed from earlier ticks.
 func (s *Server) mutateChanged(t tick.Tick) {
 	s.segmentChanged()
 	n := s.slotCap
@@ -547,18 +593,32 @@ func (s *Server) mutateChanged(t tick.Tick) {
 	for g := 0; g < n; g += clientGroup {
 		h := min(g+clientGroup, n)
 		slots := s.slotOf[g:h]
-		for _, idx := range s.changedNow {
-			i := int(idx)
-			se := &s.ents[i]
-			row := s.cstate[i*n+g : i*n+h]
-			fast := se.listed && se.prio >= 1 && se.shMask != 0
-			gen := se.e.Generation()
-			for k, c := range slots {
-				if c == nil || !c.active {
-					continue
-				}
-				if !fast || !s.take(c, &row[k], se, idx, gen, t) {
-					c.slow = append(c.slow, idx)
+		for _, c := range slots {
+			if c != nil && c.active {
+				s.takeWhole(c, t)
+			}
+		}
+		for j := range s.segs {
+			sg := &s.segs[j]
+			need := false
+			for _, c := range slots {
+				need = need || c != nil && c.active && !c.tookWhole(j)
+			}
+			if !need {
+				continue
+			}
+			for _, idx := range s.shared[sg.first : sg.first+sg.n] {
+				i := int(idx)
+				se := &s.ents[i]
+				row := s.cstate[i*n+g : i*n+h]
+				gen := se.e.Generation()
+				for k, c := range slots {
+					if c == nil || !c.active || c.tookWhole(j) {
+						continue
+					}
+					if !s.take(c, &row[k], se, idx, gen, t) {
+						c.slow = append(c.slow, idx)
+					}
 				}
 			}
 		}
@@ -573,7 +633,95 @@ func (s *Server) mutateChanged(t tick.Tick) {
 			s.visit(c, s.ce(c, i), i, t, false)
 		}
 		c.slow = c.slow[:0]
+		for _, idx := range s.unshared {
+			i := int(idx)
+			s.visit(c, s.ce(c, i), i, t, false)
+		}
 	}
+}
+
+func (c *serverClient) tookWhole(j int) bool { return j < maxWhole && c.wmask&(1<<uint(j)) != 0 }
+
+// maxWhole is the number of a tick's segments that may go out whole (the
+// width of wholeTick.mask); later ones take the per-client path.
+const maxWhole = 32
+
+// takeWhole gives the client, when it is up to date, every segment whose
+// entities it owes exactly this tick's values: the client has everything
+// older acknowledged (no resend or deferral since the last fully
+// acknowledged tick, and the segment's older changes no newer than that
+// tick), and every entity of the segment was spawned on it before this
+// tick. Each such segment becomes one message. The client remembers which
+// segments of the tick it took and their sequence numbers (whole).
+func (s *Server) takeWhole(c *serverClient, t tick.Tick) {
+	acked := t - 1
+	if c.recLen > 0 {
+		acked = c.recs[c.recHead].tick - 1
+	}
+	if c.dirty && !c.settle.After(acked) {
+		c.dirty = false
+	}
+	var mask uint32
+	if !c.dirty && !s.noWhole && !(s.raised && s.raiseSettle.After(acked)) {
+		all := c.spawned == len(s.list) && len(c.newSpawns) == 0
+		room := maxPacketsPerTick - c.nPkts
+		need := 0
+		for j := 0; j < len(s.segs) && j < maxWhole && room > 0; j++ {
+			sg := &s.segs[j]
+			if sg.hasOthers && sg.others.After(acked) || !all && !s.allShown(c, sg) {
+				continue
+			}
+			mask |= 1 << uint(j)
+			need += sg.n
+			room--
+		}
+		if mask != 0 && !s.ringFree(c, need) {
+			mask = 0
+		}
+	}
+	c.whole[int(t)%wholeRing] = wholeTick{tick: t, base: c.seq, mask: mask}
+	c.wmask = mask
+	for m := mask; m != 0; m &= m - 1 {
+		sg := &s.segs[bits.TrailingZeros32(m)]
+		s.startPacket(c, t)
+		p := &c.pkts[c.nPkts-1]
+		*p = append(*p, s.blockBuf[sg.off:sg.off+sg.size]...)
+		r := c.entRing
+		for _, idx := range s.shared[sg.first : sg.first+sg.n] {
+			r[c.entEnd&(len(r)-1)] = idx
+			c.entEnd++
+		}
+		c.cur.n = sg.n
+		c.wholeMsgs++
+	}
+}
+
+// allShown reports whether every entity of the segment was spawned on the
+// client before this tick.
+func (s *Server) allShown(c *serverClient, sg *segment) bool {
+	for _, idx := range s.shared[sg.first : sg.first+sg.n] {
+		if !c.isShown(idx) {
+			return false
+		}
+	}
+	return true
+}
+
+// ringFree makes room for n more entries in the client's entity ring (see
+// ringRoom), reporting false when it cannot.
+func (s *Server) ringFree(c *serverClient, n int) bool {
+	for c.entEnd-c.entStart+n > len(c.entRing) {
+		if len(c.entRing) < maxRecordEntities {
+			c.growEntRing()
+			continue
+		}
+		if c.recLen <= 1 {
+			return false
+		}
+		s.lose(c, &c.recs[c.recHead])
+		s.pop(c)
+	}
+	return true
 }
 
 // take puts the entity's shared block into the client's message of the
@@ -581,12 +729,12 @@ func (s *Server) mutateChanged(t tick.Tick) {
 // this tick. Otherwise it reports false and leaves the entity to visit (it
 // may have resolved the entity's ack, which visit does first anyway).
 func (s *Server) take(c *serverClient, ce *clientEnt, se *srvEnt, idx uint32, gen uint32, t tick.Tick) bool {
-	if ce.flags&(ceSpawned|ceDeferred) != ceSpawned || ce.gen != gen || ce.sentTick == t || ce.ackedTick == t {
+	if ce.flags&(ceSpawned|ceDeferred) != ceSpawned || ce.gen != gen {
 		return false
 	}
-	c.resolveAck(ce)
-	if se.hasOthers && se.others.After(ce.ackedTick) {
-		return false // older values are pending too
+	s.resolve(c, ce, int(idx))
+	if ce.sentTick == t || ce.ackedTick == t || se.hasOthers && se.others.After(ce.ackedTick) {
+		return false // sent or updated this tick, or older values are pending too
 	}
 	if c.seg != se.seg+1 {
 		if c.nPkts == maxPacketsPerTick {
@@ -602,14 +750,68 @@ func (s *Server) take(c *serverClient, ce *clientEnt, se *srvEnt, idx uint32, ge
 	c.entRing[c.entEnd&(len(c.entRing)-1)] = idx
 	c.entEnd++
 	c.cur.n++
+	c.sent(ce, t)
+	return true
+}
+
+// sent records in the entity's state that it went out at tick t in the
+// message being built.
+func (c *serverClient) sent(ce *clientEnt, t tick.Tick) {
+	c.sentIn(ce, t, c.seq-1)
+}
+
+// sentIn records in the entity's state that it went out at tick t in
+// message seq; the previous send stays known (its late ack still counts).
+func (c *serverClient) sentIn(ce *clientEnt, t tick.Tick, seq uint32) {
 	if ce.flags&ceSeen != 0 {
 		ce.prevTick, ce.prevSeq = ce.sentTick, ce.sentSeq
 		ce.flags |= cePrev
 	}
-	ce.sentTick = t
-	ce.sentSeq = c.seq - 1
+	ce.sentTick, ce.sentSeq = t, seq
 	ce.flags |= ceSeen
-	return true
+}
+
+// catchUp applies to the entity's state the sends of its shared block in
+// segments the client took whole (takeWhole), from the entity's history:
+// the entries newer than the state's last send, at ticks whose whole
+// segments the client remembers (an entry of this tick before the client's
+// whole segments of the tick are decided is not one yet). Every other way
+// of sending an entity catches up first, so the history's last two entries
+// are all it can miss.
+func (s *Server) catchUp(c *serverClient, ce *clientEnt, idx int) {
+	se := &s.ents[idx]
+	if ce.gen != se.e.Generation() {
+		return
+	}
+	for k := len(se.hist) - 1; k >= 0; k-- {
+		h := se.hist[k]
+		if h.seg == 0 || !h.tick.After(ce.sentTick) {
+			continue
+		}
+		w := &c.whole[int(h.tick)%wholeRing]
+		j := uint(h.seg - 1)
+		if w.tick != h.tick || j >= maxWhole || w.mask&(1<<j) == 0 {
+			continue
+		}
+		c.sentIn(ce, h.tick, w.base+uint32(bits.OnesCount32(w.mask&(1<<j-1))))
+	}
+}
+
+// resolve brings the entity's state up to date: sends in whole segments,
+// then acknowledgements.
+func (s *Server) resolve(c *serverClient, ce *clientEnt, idx int) {
+	s.catchUp(c, ce, idx)
+	c.resolveAck(ce)
+}
+
+// irregular notes that the client may owe values older than its
+// acknowledged ticks until what is sent up to tick settle is acknowledged:
+// it takes no whole segments until then.
+func (s *Server) irregular(c *serverClient, settle tick.Tick) {
+	if !c.dirty || settle.After(c.settle) {
+		c.settle = settle
+	}
+	c.dirty = true
 }
 
 // fillSegment writes the blocks the client took from its open segment into
@@ -639,6 +841,15 @@ func (s *Server) finishClient(c *serverClient, t tick.Tick) {
 	}
 	s.finishPackets(c)
 	s.rates(c)
+	for _, idx := range c.newSpawns {
+		if i := int(idx); s.ce(c, i).flags&ceSpawned != 0 {
+			c.setShown(i, true)
+		}
+	}
+	c.newSpawns = c.newSpawns[:0]
+	if cap(c.newSpawns) > 256 { // a late joiner's first tick
+		c.newSpawns = nil
+	}
 }
 
 // visit adds entity idx's pending values to the client's mutation messages,
@@ -649,10 +860,13 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 		return // already considered (and deferred again) this tick
 	}
 	se := &s.ents[i]
-	if !se.listed || ce.gen != se.e.Generation() || ce.flags&ceSpawned == 0 || ce.sentTick == t || ce.ackedTick == t {
+	if !se.listed || ce.gen != se.e.Generation() || ce.flags&ceSpawned == 0 {
 		return
 	}
-	c.resolveAck(ce)
+	s.resolve(c, ce, i)
+	if ce.sentTick == t || ce.ackedTick == t {
+		return
+	}
 	m := s.pendingMask(i, ce)
 	if m == 0 {
 		return
@@ -669,14 +883,11 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 		ce.acc = 0
 	}
 	if s.writeBlock(c, i, m, t, c.maxPkt) {
-		if ce.flags&ceSeen != 0 {
-			ce.prevTick, ce.prevSeq = ce.sentTick, ce.sentSeq
-			ce.flags |= cePrev
-		}
-		ce.sentTick = t
-		ce.sentSeq = c.seq - 1
-		ce.flags |= ceSeen
-	} else if ce.flags&ceDeferred == 0 {
+		c.sent(ce, t)
+		return
+	}
+	s.irregular(c, t+1) // no more messages this tick: it goes next tick
+	if ce.flags&ceDeferred == 0 {
 		ce.flags |= ceDeferred
 		c.deferred = append(c.deferred, uint32(i))
 	}
@@ -746,7 +957,8 @@ func (c *serverClient) retained() int {
 	for _, p := range c.pkts {
 		n += cap(p)
 	}
-	return n + int(unsafe.Sizeof(*c)) + int(unsafe.Sizeof(*c.ackBits))
+	n += 8*cap(c.shown) + 4*cap(c.newSpawns)
+	return n + int(unsafe.Sizeof(*c)) + int(unsafe.Sizeof(*c.ackBits)) + int(unsafe.Sizeof(*c.whole))
 }
 
 func (s *Server) pop(c *serverClient) {
@@ -838,8 +1050,9 @@ func (s *Server) lose(c *serverClient, r *sentRecord) {
 			continue
 		}
 		ce := s.ce(c, int(idx))
+		s.catchUp(c, ce, int(idx))
 		if ce.flags&ceSeen != 0 && ce.sentSeq == r.seq && ce.flags&ceSpawned != 0 && !c.acked(r.seq) {
-			ce.sentTick = ce.ackedTick
+			s.irregular(c, s.tick+1)
 			if ce.flags&ceResend == 0 {
 				ce.flags |= ceResend
 				c.resend = append(c.resend, idx)
@@ -868,7 +1081,9 @@ func (s *Server) expire(c *serverClient) {
 	lost := false
 	for c.recLen > 0 {
 		r := &c.recs[c.recHead]
-		if !r.acked && s.now.Sub(r.sentAt) < timeout {
+		// A message is lost when its ack does not come in time, and at the
+		// latest before its tick leaves the client's whole-segment ring.
+		if !r.acked && s.now.Sub(r.sentAt) < timeout && s.tick.Sub(r.tick) < wholeRing-wholeMargin {
 			break
 		}
 		lost = lost || (!r.acked && r.n > 0)

@@ -31,7 +31,20 @@ const (
 	maxRecordEntities         = 1 << 16
 	maxMappings               = 4096
 	maxPacketsPerTick         = 255
+	// wholeRing is the number of ticks whose whole-segment sends a client
+	// remembers; mutation messages older than wholeRing-wholeMargin ticks are
+	// treated as lost, so every live message's tick is remembered.
+	wholeRing   = 256
+	wholeMargin = 8
 )
+
+// wholeTick records the segments a client took whole at tick: segment j
+// (bit j of mask) went out in message base + (the number of lower bits set).
+type wholeTick struct {
+	tick tick.Tick
+	base uint32
+	mask uint32
+}
 
 // ServerConfig configures a Server. Zero fields take the documented defaults.
 type ServerConfig struct {
@@ -133,10 +146,12 @@ type srvEnt struct {
 	listed bool
 	pos    int32
 	touch  tick.Tick // dedupe of structural processing
-	chg    tick.Tick // tick at which a value changed (dedupe)
-	ins    uint64    // components inserted this tick
-	rem    uint64    // components removed this tick
-	prio   float32
+	// structAt is the tick of the entity's last spawn or structural change.
+	structAt tick.Tick
+	chg      tick.Tick // tick at which a value changed (dedupe)
+	ins      uint64    // components inserted this tick
+	rem      uint64    // components removed this tick
+	prio     float32
 	// The entity's mutation block of this tick, shared by all clients.
 	blkStamp       tick.Tick
 	blkMask        uint64
@@ -148,6 +163,17 @@ type srvEnt struct {
 	seg          int32
 	others       tick.Tick
 	hasOthers    bool
+	// hist holds the last two ticks at which the entity's shared block went
+	// out in a segment, newest first: clients that took the segment whole
+	// learn those sends from here (catchUp), not from their own state.
+	hist [2]histEntry
+}
+
+// histEntry: at tick, the entity's shared block was in segment seg-1 (seg 0:
+// no entry).
+type histEntry struct {
+	tick tick.Tick
+	seg  int32
 }
 
 // clientEnt is a client's view of one entity slot (32 bytes).
@@ -195,6 +221,19 @@ type serverClient struct {
 	entEnd   int
 	ackBits  *[ackWindow / 64]uint64
 	slow     []uint32 // changed entities to visit after the segments
+	wmask    uint32   // segments of this tick taken whole
+	whole    *[wholeRing]wholeTick
+	// shown has a bit per entity slot spawned on the client before this
+	// tick (newSpawns: spawned this tick, shown at the end of it).
+	shown     []uint64
+	newSpawns []uint32
+	// dirty: since an irregularity (a resend, a deferral for lack of
+	// packets) the client may owe values older than its
+	// acknowledged ticks; it clears once everything sent up to settle is
+	// acknowledged.
+	dirty     bool
+	settle    tick.Tick
+	wholeMsgs uint64 // messages sent as whole segments (tests)
 
 	slot   int // column of the client in Server.cstate
 	nEnts  int // entity slots covered (for RetainedBytes)
@@ -283,7 +322,14 @@ type Server struct {
 	despawnedNow []ecs.Entity
 	structNow    []uint32
 	changedNow   []uint32
+	shared       []uint32 // changed entities in this tick's segments
+	unshared     []uint32 // changed entities every client visits
 	segs         []segment
+	noWhole      bool // no whole segments (tests compare both paths)
+	// raised: an entity's priority was raised to 1 or more; what it held
+	// back goes out at raiseSettle.
+	raised      bool
+	raiseSettle tick.Tick
 
 	cache      []cacheEntry
 	cacheBuf   []byte
@@ -477,6 +523,11 @@ func (s *Server) SetPriority(e ecs.Entity, priority float32) {
 	}
 	idx := int(e.Index())
 	s.grow(idx)
+	if s.ents[idx].prio < 1 && priority >= 1 {
+		// Values the entity's priority held back go out next tick: no
+		// client takes whole segments until that tick is acknowledged.
+		s.raised, s.raiseSettle = true, s.tick+1
+	}
 	s.ents[idx].prio = priority
 }
 
@@ -594,7 +645,7 @@ func (s *Server) accept() {
 			continue
 		}
 		s.nextID++
-		c := &serverClient{id: s.nextID, conn: conn, ackBits: new([ackWindow / 64]uint64), violationStart: s.now, rateStart: s.now}
+		c := &serverClient{id: s.nextID, conn: conn, ackBits: new([ackWindow / 64]uint64), whole: new([wholeRing]wholeTick), violationStart: s.now, rateStart: s.now}
 		s.assignSlot(c)
 		s.clients[c.id] = c
 		s.order = append(s.order, c)

@@ -1,0 +1,14 @@
+package replicate
+
+// DisableWholeSegments makes s send every entity through the per-client
+// path, so tests can compare it with the whole-segment path.
+func DisableWholeSegments(s *Server) { s.noWhole = true }
+
+// WholeMessages returns the number of mutation messages s sent to client id
+// as whole shared segments.
+func WholeMessages(s *Server, id ClientID) uint64 {
+	if c := s.clients[id]; c != nil {
+		return c.wholeMsgs
+	}
+	return 0
+}
