@@ -329,3 +329,51 @@ func TestDeferredForPacketsLossResent(t *testing.T) {
 	h.hooks = nil
 	h.converge(10, nil)
 }
+
+// TestLostValueCarriedByNewerSend: a value whose message is lost is not
+// resent when a newer message of the same entity carries it; until that
+// newer message is acknowledged the client takes no whole segments (which
+// carry only the latest tick's values), so when the newer message is lost
+// too, the value is still resent.
+func TestLostValueCarriedByNewerSend(t *testing.T) {
+	for gap := 1; gap <= 8; gap++ {
+		t.Run(fmt.Sprint("gap", gap), func(t *testing.T) {
+			tp := newProto(t)
+			h := newHarness(t, tp, replicate.ServerConfig{})
+			var ents []ecs.Entity
+			for i := 0; i < 10; i++ {
+				ents = append(ents, spawnRep(h.sw, Position{X: float64(i)}, int32(i)))
+			}
+			h.connect(nil)
+			h.converge(3, nil)
+			e := ents[3]
+			pos, hp := ecs.StoreOf[Position](h.sw), ecs.StoreOf[Health](h.sw)
+			const lost = 123456789
+			var mark [4]byte
+			binary.LittleEndian.PutUint32(mark[:], lost)
+			dropped := 0
+			h.hooks = &netHooks{drop: func(ch transport.Channel, m []byte) bool {
+				if bytes.Contains(m, mark[:]) && dropped < 2 {
+					dropped++
+					return true
+				}
+				return false
+			}}
+			_ = hp.Set(e, Health{lost})
+			h.exchange() // first message with the value: lost
+			_ = pos.Set(e, Position{X: 1000})
+			h.exchange() // the newer message carries it again: lost too
+			for tick := 0; tick < 30; tick++ {
+				if tick == gap {
+					_ = pos.Set(e, Position{X: 2000})
+				}
+				h.exchange()
+			}
+			if dropped != 2 {
+				t.Fatalf("%d messages with the value dropped, want 2", dropped)
+			}
+			h.hooks = nil
+			h.converge(5, nil)
+		})
+	}
+}

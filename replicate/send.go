@@ -648,7 +648,7 @@ const maxWhole = 32
 
 // takeWhole gives the client, when it is up to date, every segment whose
 // entities it owes exactly this tick's values: the client has everything
-// older acknowledged (no resend or deferral since the last fully
+// older acknowledged (no lost message or deferral since the last fully
 // acknowledged tick, and the segment's older changes no newer than that
 // tick), and every entity of the segment was spawned on it before this
 // tick. Each such segment becomes one message. The client remembers which
@@ -1041,9 +1041,13 @@ func headerLen(b []byte) int {
 // lose handles an unacknowledged record: its entities' latest values are
 // resent on the next tick.
 func (s *Server) lose(c *serverClient, r *sentRecord) {
-	if r.acked {
+	if r.acked || r.n == 0 {
 		return
 	}
+	// Its values now travel in later messages (resends, or newer sends of
+	// the same entities): until those are acknowledged, the client may owe
+	// values older than its acknowledged ticks.
+	s.irregular(c, s.tick+1)
 	for k := r.first; k < r.first+r.n; k++ {
 		idx := c.entRing[k&(len(c.entRing)-1)]
 		if int(idx) >= len(s.ents) {
@@ -1052,7 +1056,6 @@ func (s *Server) lose(c *serverClient, r *sentRecord) {
 		ce := s.ce(c, int(idx))
 		s.catchUp(c, ce, int(idx))
 		if ce.flags&ceSeen != 0 && ce.sentSeq == r.seq && ce.flags&ceSpawned != 0 && !c.acked(r.seq) {
-			s.irregular(c, s.tick+1)
 			if ce.flags&ceResend == 0 {
 				ce.flags |= ceResend
 				c.resend = append(c.resend, idx)

@@ -227,8 +227,8 @@ type serverClient struct {
 	// tick (newSpawns: spawned this tick, shown at the end of it).
 	shown     []uint64
 	newSpawns []uint32
-	// dirty: since an irregularity (a resend, a deferral for lack of
-	// packets) the client may owe values older than its
+	// dirty: since an irregularity (a lost message, a deferral for lack
+	// of messages) the client may owe values older than its
 	// acknowledged ticks; it clears once everything sent up to settle is
 	// acknowledged.
 	dirty     bool
