@@ -26,7 +26,10 @@
 // the listed components, optionally filtered With or Without others. Each
 // component is accessed with Store.Write (pointers into the store; every value
 // visited is marked as written) or Store.Read (a pointer to a copy; nothing is
-// marked and nothing written through it reaches the world). A query remembers,
+// marked and nothing written through it reaches the world). A loop copies
+// read values a chunk at a time (up to 256 entities, about 6 KiB) into a
+// buffer of its own, so the copy stays in the first-level cache and nested
+// loops over one query do not share it. A query remembers,
 // by the stores' layout ids, whether its stores hold the same entities in the
 // same order; while they do, it walks their dense arrays side by side.
 //

@@ -42,10 +42,11 @@ func move(q *ecs.Query2[bpos, bvel]) {
 // moveBatches is move over batches.
 func moveBatches(q *ecs.Query2[bpos, bvel]) {
 	for bt := range q.Batches() {
-		for i := range bt.A {
-			bt.A[i].X += bt.B[i].X
-			bt.A[i].Y += bt.B[i].Y
-			bt.A[i].Z += bt.B[i].Z
+		a, b := bt.A, bt.B[:len(bt.A)]
+		for i := range a {
+			a[i].X += b[i].X
+			a[i].Y += b[i].Y
+			a[i].Z += b[i].Z
 		}
 	}
 }

@@ -48,8 +48,9 @@ func lookup(sparse []int32, ents []Entity, e Entity) int {
 	return -1
 }
 
-// maxRun bounds a batch, so read-only batches copy through a bounded buffer.
-// All and Count take runs of any length.
+// maxRun bounds a batch and a loop's chunk; with read access they are no
+// longer than the access's copy buffer (chunkLen).
+// Count takes runs of any length.
 const (
 	maxRun  = 1024
 	noLimit = math.MaxInt
@@ -196,8 +197,9 @@ func (a *alignment) check(s *scan, ids [4]uint64) {
 }
 
 // view returns the slice of a run for one access: the store's values (marked
-// as written) for write access, or a copy in the access's buffer for read.
-func (a *Access[T]) view(start, n int, now uint64) []T {
+// as written) for write access, or a copy in the iteration's buffer for read
+// (runs are no longer than the buffers).
+func (a *Access[T]) view(buf []T, start, n int, now uint64) []T {
 	s := a.s
 	if a.write {
 		c := s.changed[start : start+n]
@@ -206,8 +208,40 @@ func (a *Access[T]) view(start, n int, now uint64) []T {
 		}
 		return s.dense[start : start+n : start+n]
 	}
-	a.buf = append(a.buf[:0], s.dense[start:start+n]...)
-	return a.buf
+	b := buf[:n:n]
+	copy(b, s.dense[start:start+n])
+	return b
+}
+
+// none fills the unused type parameters of cut.
+type none struct{}
+
+// cut is one chunk of a query loop: the values each access hands out (the
+// store's own for write access, copies for read access) and the change-tick
+// slices the loop marks, those of the nw write accesses first.
+type cut[T1, T2, T3, T4 any] struct {
+	a  []T1
+	b  []T2
+	c  []T3
+	d  []T4
+	t  [4][]uint64
+	nw int
+}
+
+// writesFirst reorders a chunk's change-tick slices so that those of the
+// write accesses (w) come first, in order, and returns how many there are. A
+// query loop marks the first one always (a read access's slice is its
+// sink, so a query without write access marks nothing that counts) and the
+// others while they belong to write accesses.
+func writesFirst(t *[4][]uint64, w [4]bool) int {
+	n := 0
+	for k := range t {
+		if w[k] {
+			t[n], t[k] = t[k], t[n]
+			n++
+		}
+	}
+	return n
 }
 
 // Batch1 is a run of matching entities whose components sit at consecutive
@@ -275,32 +309,39 @@ func (q *Query1[T1]) end(gen uint64) {
 func (q *Query1[T1]) All() iter.Seq2[Entity, *T1] {
 	return func(yield func(Entity, *T1) bool) {
 		s, now, gen := q.start(noLimit)
-		q.A.begin(now)
-		aw, ax := q.A.write, q.A.scratch
+		ab := q.A.take(now)
+		var cu cut[T1, none, none, none]
+	loop:
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				break
 			}
-			ents := s.drv[i : i+n]
-			ad, ac := q.A.s.dense[st[0]:][:n], q.A.s.changed[st[0]:][:n]
-			for j, e := range ents {
-				var rA *T1
-				if aw {
-					ac[j] = now
-					rA = &ad[j]
-				} else {
-					*ax = ad[j]
-					rA = ax
-				}
-				if !yield(e, rA) {
-					q.end(gen)
-					return
+			for o := 0; o < n; {
+				m := q.cut(&cu, st, o, n, ab)
+				ents := s.drv[i+o : i+o+m]
+				o += m
+				a := cu.a[:m]
+				t0 := cu.t[0][:m]
+				for j, e := range ents {
+					t0[j] = now
+					if !yield(e, &a[j]) {
+						break loop
+					}
 				}
 			}
 		}
-		q.end(gen)
+		q.finish(gen, ab)
 	}
+}
+
+// cut fills c with the chunk of the run of n entities at st that starts at
+// offset o, and returns its length.
+func (q *Query1[T1]) cut(c *cut[T1, none, none, none], st [4]int, o, n int, ab []T1) int {
+	m := min(n-o, chunkOf(ab))
+	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
+	c.nw = writesFirst(&c.t, [4]bool{q.A.write})
+	return m
 }
 
 // Batches iterates over the matching entities in runs (see Batch1), the
@@ -309,18 +350,26 @@ func (q *Query1[T1]) All() iter.Seq2[Entity, *T1] {
 func (q *Query1[T1]) Batches() iter.Seq[Batch1[T1]] {
 	return func(yield func(Batch1[T1]) bool) {
 		s, now, gen := q.start(maxRun)
-		defer q.end(gen)
-		q.A.begin(now)
+		ab := q.A.take(now)
+		defer q.finish(gen, ab)
+		s.limit = min(chunkOf(ab))
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				return
 			}
-			if !yield(Batch1[T1]{s.drv[i : i+n : i+n], q.A.view(st[0], n, now)}) {
+			if !yield(Batch1[T1]{s.drv[i : i+n : i+n], q.A.view(ab, st[0], n, now)}) {
 				return
 			}
 		}
 	}
+}
+
+// finish gives back the read buffers of one iteration and unlocks the
+// stores (see end).
+func (q *Query1[T1]) finish(gen uint64, ab []T1) {
+	q.A.give(ab)
+	q.end(gen)
 }
 
 // Get returns the row of e, or false when e does not match the query.
@@ -432,43 +481,45 @@ func (q *Query2[T1, T2]) end(gen uint64) {
 func (q *Query2[T1, T2]) All() iter.Seq2[Entity, Row2[T1, T2]] {
 	return func(yield func(Entity, Row2[T1, T2]) bool) {
 		s, now, gen := q.start(noLimit)
-		q.A.begin(now)
-		q.B.begin(now)
-		aw, ax := q.A.write, q.A.scratch
-		bw, bx := q.B.write, q.B.scratch
+		ab := q.A.take(now)
+		bb := q.B.take(now)
+		var cu cut[T1, T2, none, none]
+	loop:
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				break
 			}
-			ents := s.drv[i : i+n]
-			ad, ac := q.A.s.dense[st[0]:][:n], q.A.s.changed[st[0]:][:n]
-			bd, bc := q.B.s.dense[st[1]:][:n], q.B.s.changed[st[1]:][:n]
-			for j, e := range ents {
-				var rA *T1
-				if aw {
-					ac[j] = now
-					rA = &ad[j]
-				} else {
-					*ax = ad[j]
-					rA = ax
-				}
-				var rB *T2
-				if bw {
-					bc[j] = now
-					rB = &bd[j]
-				} else {
-					*bx = bd[j]
-					rB = bx
-				}
-				if !yield(e, Row2[T1, T2]{rA, rB}) {
-					q.end(gen)
-					return
+			for o := 0; o < n; {
+				m := q.cut(&cu, st, o, n, ab, bb)
+				ents := s.drv[i+o : i+o+m]
+				o += m
+				a, b := cu.a[:m], cu.b[:m]
+				t0, t1 := cu.t[0][:m], cu.t[1][:m]
+				nw := cu.nw
+				for j, e := range ents {
+					t0[j] = now
+					if nw > 1 {
+						t1[j] = now
+					}
+					if !yield(e, Row2[T1, T2]{&a[j], &b[j]}) {
+						break loop
+					}
 				}
 			}
 		}
-		q.end(gen)
+		q.finish(gen, ab, bb)
 	}
+}
+
+// cut fills c with the chunk of the run of n entities at st that starts at
+// offset o, and returns its length.
+func (q *Query2[T1, T2]) cut(c *cut[T1, T2, none, none], st [4]int, o, n int, ab []T1, bb []T2) int {
+	m := min(n-o, chunkOf(ab), chunkOf(bb))
+	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
+	c.b, c.t[1] = q.B.part(bb, st[1]+o, m)
+	c.nw = writesFirst(&c.t, [4]bool{q.A.write, q.B.write})
+	return m
 }
 
 // Batches iterates over the matching entities in runs (see Batch2), the
@@ -477,19 +528,28 @@ func (q *Query2[T1, T2]) All() iter.Seq2[Entity, Row2[T1, T2]] {
 func (q *Query2[T1, T2]) Batches() iter.Seq[Batch2[T1, T2]] {
 	return func(yield func(Batch2[T1, T2]) bool) {
 		s, now, gen := q.start(maxRun)
-		defer q.end(gen)
-		q.A.begin(now)
-		q.B.begin(now)
+		ab := q.A.take(now)
+		bb := q.B.take(now)
+		defer q.finish(gen, ab, bb)
+		s.limit = min(chunkOf(ab), chunkOf(bb))
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				return
 			}
-			if !yield(Batch2[T1, T2]{s.drv[i : i+n : i+n], q.A.view(st[0], n, now), q.B.view(st[1], n, now)}) {
+			if !yield(Batch2[T1, T2]{s.drv[i : i+n : i+n], q.A.view(ab, st[0], n, now), q.B.view(bb, st[1], n, now)}) {
 				return
 			}
 		}
 	}
+}
+
+// finish gives back the read buffers of one iteration and unlocks the
+// stores (see end).
+func (q *Query2[T1, T2]) finish(gen uint64, ab []T1, bb []T2) {
+	q.A.give(ab)
+	q.B.give(bb)
+	q.end(gen)
 }
 
 // Get returns the row of e, or false when e does not match the query.
@@ -619,54 +679,47 @@ func (q *Query3[T1, T2, T3]) end(gen uint64) {
 func (q *Query3[T1, T2, T3]) All() iter.Seq2[Entity, Row3[T1, T2, T3]] {
 	return func(yield func(Entity, Row3[T1, T2, T3]) bool) {
 		s, now, gen := q.start(noLimit)
-		q.A.begin(now)
-		q.B.begin(now)
-		q.C.begin(now)
-		aw, ax := q.A.write, q.A.scratch
-		bw, bx := q.B.write, q.B.scratch
-		cw, cx := q.C.write, q.C.scratch
+		ab := q.A.take(now)
+		bb := q.B.take(now)
+		cb := q.C.take(now)
+		var cu cut[T1, T2, T3, none]
+	loop:
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				break
 			}
-			ents := s.drv[i : i+n]
-			ad, ac := q.A.s.dense[st[0]:][:n], q.A.s.changed[st[0]:][:n]
-			bd, bc := q.B.s.dense[st[1]:][:n], q.B.s.changed[st[1]:][:n]
-			cd, cc := q.C.s.dense[st[2]:][:n], q.C.s.changed[st[2]:][:n]
-			for j, e := range ents {
-				var rA *T1
-				if aw {
-					ac[j] = now
-					rA = &ad[j]
-				} else {
-					*ax = ad[j]
-					rA = ax
-				}
-				var rB *T2
-				if bw {
-					bc[j] = now
-					rB = &bd[j]
-				} else {
-					*bx = bd[j]
-					rB = bx
-				}
-				var rC *T3
-				if cw {
-					cc[j] = now
-					rC = &cd[j]
-				} else {
-					*cx = cd[j]
-					rC = cx
-				}
-				if !yield(e, Row3[T1, T2, T3]{rA, rB, rC}) {
-					q.end(gen)
-					return
+			for o := 0; o < n; {
+				m := q.cut(&cu, st, o, n, ab, bb, cb)
+				ents := s.drv[i+o : i+o+m]
+				o += m
+				a, b, c := cu.a[:m], cu.b[:m], cu.c[:m]
+				t0, t1, t2 := cu.t[0][:m], cu.t[1][:m], cu.t[2][:m]
+				nw := cu.nw
+				for j, e := range ents {
+					t0[j] = now
+					if nw > 1 { // the slices after the writes' are sinks
+						t1[j], t2[j] = now, now
+					}
+					if !yield(e, Row3[T1, T2, T3]{&a[j], &b[j], &c[j]}) {
+						break loop
+					}
 				}
 			}
 		}
-		q.end(gen)
+		q.finish(gen, ab, bb, cb)
 	}
+}
+
+// cut fills c with the chunk of the run of n entities at st that starts at
+// offset o, and returns its length.
+func (q *Query3[T1, T2, T3]) cut(c *cut[T1, T2, T3, none], st [4]int, o, n int, ab []T1, bb []T2, cb []T3) int {
+	m := min(n-o, chunkOf(ab), chunkOf(bb), chunkOf(cb))
+	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
+	c.b, c.t[1] = q.B.part(bb, st[1]+o, m)
+	c.c, c.t[2] = q.C.part(cb, st[2]+o, m)
+	c.nw = writesFirst(&c.t, [4]bool{q.A.write, q.B.write, q.C.write})
+	return m
 }
 
 // Batches iterates over the matching entities in runs (see Batch3), the
@@ -675,20 +728,30 @@ func (q *Query3[T1, T2, T3]) All() iter.Seq2[Entity, Row3[T1, T2, T3]] {
 func (q *Query3[T1, T2, T3]) Batches() iter.Seq[Batch3[T1, T2, T3]] {
 	return func(yield func(Batch3[T1, T2, T3]) bool) {
 		s, now, gen := q.start(maxRun)
-		defer q.end(gen)
-		q.A.begin(now)
-		q.B.begin(now)
-		q.C.begin(now)
+		ab := q.A.take(now)
+		bb := q.B.take(now)
+		cb := q.C.take(now)
+		defer q.finish(gen, ab, bb, cb)
+		s.limit = min(chunkOf(ab), chunkOf(bb), chunkOf(cb))
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				return
 			}
-			if !yield(Batch3[T1, T2, T3]{s.drv[i : i+n : i+n], q.A.view(st[0], n, now), q.B.view(st[1], n, now), q.C.view(st[2], n, now)}) {
+			if !yield(Batch3[T1, T2, T3]{s.drv[i : i+n : i+n], q.A.view(ab, st[0], n, now), q.B.view(bb, st[1], n, now), q.C.view(cb, st[2], n, now)}) {
 				return
 			}
 		}
 	}
+}
+
+// finish gives back the read buffers of one iteration and unlocks the
+// stores (see end).
+func (q *Query3[T1, T2, T3]) finish(gen uint64, ab []T1, bb []T2, cb []T3) {
+	q.A.give(ab)
+	q.B.give(bb)
+	q.C.give(cb)
+	q.end(gen)
 }
 
 // Get returns the row of e, or false when e does not match the query.
@@ -836,65 +899,48 @@ func (q *Query4[T1, T2, T3, T4]) end(gen uint64) {
 func (q *Query4[T1, T2, T3, T4]) All() iter.Seq2[Entity, Row4[T1, T2, T3, T4]] {
 	return func(yield func(Entity, Row4[T1, T2, T3, T4]) bool) {
 		s, now, gen := q.start(noLimit)
-		q.A.begin(now)
-		q.B.begin(now)
-		q.C.begin(now)
-		q.D.begin(now)
-		aw, ax := q.A.write, q.A.scratch
-		bw, bx := q.B.write, q.B.scratch
-		cw, cx := q.C.write, q.C.scratch
-		dw, dx := q.D.write, q.D.scratch
+		ab := q.A.take(now)
+		bb := q.B.take(now)
+		cb := q.C.take(now)
+		db := q.D.take(now)
+		var cu cut[T1, T2, T3, T4]
+	loop:
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				break
 			}
-			ents := s.drv[i : i+n]
-			ad, ac := q.A.s.dense[st[0]:][:n], q.A.s.changed[st[0]:][:n]
-			bd, bc := q.B.s.dense[st[1]:][:n], q.B.s.changed[st[1]:][:n]
-			cd, cc := q.C.s.dense[st[2]:][:n], q.C.s.changed[st[2]:][:n]
-			dd, dc := q.D.s.dense[st[3]:][:n], q.D.s.changed[st[3]:][:n]
-			for j, e := range ents {
-				var rA *T1
-				if aw {
-					ac[j] = now
-					rA = &ad[j]
-				} else {
-					*ax = ad[j]
-					rA = ax
-				}
-				var rB *T2
-				if bw {
-					bc[j] = now
-					rB = &bd[j]
-				} else {
-					*bx = bd[j]
-					rB = bx
-				}
-				var rC *T3
-				if cw {
-					cc[j] = now
-					rC = &cd[j]
-				} else {
-					*cx = cd[j]
-					rC = cx
-				}
-				var rD *T4
-				if dw {
-					dc[j] = now
-					rD = &dd[j]
-				} else {
-					*dx = dd[j]
-					rD = dx
-				}
-				if !yield(e, Row4[T1, T2, T3, T4]{rA, rB, rC, rD}) {
-					q.end(gen)
-					return
+			for o := 0; o < n; {
+				m := q.cut(&cu, st, o, n, ab, bb, cb, db)
+				ents := s.drv[i+o : i+o+m]
+				o += m
+				a, b, c, d := cu.a[:m], cu.b[:m], cu.c[:m], cu.d[:m]
+				t0, t1, t2, t3 := cu.t[0][:m], cu.t[1][:m], cu.t[2][:m], cu.t[3][:m]
+				for j, e := range ents {
+					t0[j] = now
+					if cu.nw > 1 { // the slices after the writes' are sinks
+						t1[j], t2[j], t3[j] = now, now, now
+					}
+					if !yield(e, Row4[T1, T2, T3, T4]{&a[j], &b[j], &c[j], &d[j]}) {
+						break loop
+					}
 				}
 			}
 		}
-		q.end(gen)
+		q.finish(gen, ab, bb, cb, db)
 	}
+}
+
+// cut fills c with the chunk of the run of n entities at st that starts at
+// offset o, and returns its length.
+func (q *Query4[T1, T2, T3, T4]) cut(c *cut[T1, T2, T3, T4], st [4]int, o, n int, ab []T1, bb []T2, cb []T3, db []T4) int {
+	m := min(n-o, chunkOf(ab), chunkOf(bb), chunkOf(cb), chunkOf(db))
+	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
+	c.b, c.t[1] = q.B.part(bb, st[1]+o, m)
+	c.c, c.t[2] = q.C.part(cb, st[2]+o, m)
+	c.d, c.t[3] = q.D.part(db, st[3]+o, m)
+	c.nw = writesFirst(&c.t, [4]bool{q.A.write, q.B.write, q.C.write, q.D.write})
+	return m
 }
 
 // Batches iterates over the matching entities in runs (see Batch4), the
@@ -903,21 +949,32 @@ func (q *Query4[T1, T2, T3, T4]) All() iter.Seq2[Entity, Row4[T1, T2, T3, T4]] {
 func (q *Query4[T1, T2, T3, T4]) Batches() iter.Seq[Batch4[T1, T2, T3, T4]] {
 	return func(yield func(Batch4[T1, T2, T3, T4]) bool) {
 		s, now, gen := q.start(maxRun)
-		defer q.end(gen)
-		q.A.begin(now)
-		q.B.begin(now)
-		q.C.begin(now)
-		q.D.begin(now)
+		ab := q.A.take(now)
+		bb := q.B.take(now)
+		cb := q.C.take(now)
+		db := q.D.take(now)
+		defer q.finish(gen, ab, bb, cb, db)
+		s.limit = min(chunkOf(ab), chunkOf(bb), chunkOf(cb), chunkOf(db))
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				return
 			}
-			if !yield(Batch4[T1, T2, T3, T4]{s.drv[i : i+n : i+n], q.A.view(st[0], n, now), q.B.view(st[1], n, now), q.C.view(st[2], n, now), q.D.view(st[3], n, now)}) {
+			if !yield(Batch4[T1, T2, T3, T4]{s.drv[i : i+n : i+n], q.A.view(ab, st[0], n, now), q.B.view(bb, st[1], n, now), q.C.view(cb, st[2], n, now), q.D.view(db, st[3], n, now)}) {
 				return
 			}
 		}
 	}
+}
+
+// finish gives back the read buffers of one iteration and unlocks the
+// stores (see end).
+func (q *Query4[T1, T2, T3, T4]) finish(gen uint64, ab []T1, bb []T2, cb []T3, db []T4) {
+	q.A.give(ab)
+	q.B.give(bb)
+	q.C.give(cb)
+	q.D.give(db)
+	q.end(gen)
 }
 
 // Get returns the row of e, or false when e does not match the query.

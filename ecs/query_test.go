@@ -287,3 +287,131 @@ func TestQuerySameLengthDifferentOrder(t *testing.T) {
 		t.Fatalf("visited %d", n)
 	}
 }
+
+// Nested loops over one query with read access, over more entities than a
+// loop copies at a time: each loop reads its own entity's values (every
+// running loop has its own copy buffer), and writes through read pointers
+// never reach the world.
+func TestNestedReadQueryAcrossChunks(t *testing.T) {
+	w := ecs.New()
+	sa, sb := ecs.Register[qa](w), ecs.Register[qb](w)
+	const n = 700
+	var es []ecs.Entity
+	for i := range n {
+		e := w.Spawn()
+		es = append(es, e)
+		_ = sa.Set(e, qa{int64(i)})
+		_ = sb.Set(e, qb{int32(-i)})
+	}
+	q := ecs.NewQuery2(sa.Read(), sb.Read())
+	mark := w.Tick()
+	w.AdvanceTick()
+	outer, inner := 0, 0
+	for e, r := range q.All() {
+		if r.A.V != int64(outer) || r.B.V != int32(-outer) {
+			t.Fatalf("outer entity %v (#%d) reads %d, %d", e, outer, r.A.V, r.B.V)
+		}
+		r.A.V = -1 // goes to the copy, not the world
+		if outer%97 == 0 {
+			k := 0
+			for _, ri := range q.All() {
+				if ri.A.V != int64(k) {
+					t.Fatalf("inner #%d reads %d", k, ri.A.V)
+				}
+				ri.B.V = 99
+				k++
+				inner++
+			}
+		}
+		outer++
+	}
+	if outer != n || inner != n*((n+96)/97) {
+		t.Fatalf("visited %d outer, %d inner", outer, inner)
+	}
+	for i, e := range es {
+		a, _ := sa.Get(e)
+		b, _ := sb.Get(e)
+		ka, _ := sa.Ticks(e)
+		kb, _ := sb.Ticks(e)
+		if a.V != int64(i) || b.V != int32(-i) || ka.ChangedSince(mark) || kb.ChangedSince(mark) {
+			t.Fatalf("entity %d: %d, %d, changed %v %v: a write through a read pointer reached the world", i, a.V, b.V, ka.ChangedSince(mark), kb.ChangedSince(mark))
+		}
+	}
+}
+
+// A loop that breaks after many chunks marks exactly the values it visited,
+// for each write access of a query that mixes write and read accesses.
+func TestQueryBreakMarksVisitedAcrossChunks(t *testing.T) {
+	w := ecs.New()
+	sa, sb, sc := ecs.Register[qa](w), ecs.Register[qb](w), ecs.Register[qc](w)
+	const n = 1000
+	var es []ecs.Entity
+	for i := range n {
+		e := w.Spawn()
+		es = append(es, e)
+		_ = sa.Set(e, qa{int64(i)})
+		_ = sb.Set(e, qb{int32(i)})
+		_ = sc.Set(e, qc{[3]float64{float64(i)}})
+	}
+	q := ecs.NewQuery3(sa.Read(), sb.Write(), sc.Write())
+	mark := w.Tick()
+	w.AdvanceTick()
+	const stop = 613
+	k := 0
+	for _, r := range q.All() {
+		r.B.V++
+		if k++; k == stop {
+			break
+		}
+	}
+	for i, e := range es {
+		ka, _ := sa.Ticks(e)
+		kb, _ := sb.Ticks(e)
+		kc, _ := sc.Ticks(e)
+		b, _ := sb.Get(e)
+		visited := i < stop
+		if ka.ChangedSince(mark) || kb.ChangedSince(mark) != visited || kc.ChangedSince(mark) != visited || (b.V == int32(i+1)) != visited {
+			t.Fatalf("entity %d: a %v b %v c %v value %d", i, ka.ChangedSince(mark), kb.ChangedSince(mark), kc.ChangedSince(mark), b.V)
+		}
+	}
+}
+
+// Batches and All over one query, one after the other and nested, with
+// runs of every length: each sees its own entities' values.
+func TestBatchesThenAllReadCopies(t *testing.T) {
+	w := ecs.New()
+	sa := ecs.Register[qa](w)
+	const n = 1500
+	for i := range n {
+		_ = sa.Set(w.Spawn(), qa{int64(i)})
+	}
+	q := ecs.NewQuery1(sa.Read())
+	for range 2 {
+		k := 0
+		for bt := range q.Batches() {
+			for _, v := range bt.A {
+				if v.V != int64(k) {
+					t.Fatalf("batch value %d at %d", v.V, k)
+				}
+				k++
+			}
+			j := 0
+			for _, r := range q.All() {
+				if r.V != int64(j) {
+					t.Fatalf("nested all value %d at %d", r.V, j)
+				}
+				j++
+			}
+		}
+		j := 0
+		for _, r := range q.All() {
+			if r.V != int64(j) {
+				t.Fatalf("all value %d at %d", r.V, j)
+			}
+			j++
+		}
+		if k != n || j != n {
+			t.Fatalf("visited %d, %d", k, j)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package ecs
 
 import (
+	"unsafe"
+
 	"fmt"
 	"iter"
 	"reflect"
@@ -374,14 +376,75 @@ type Access[T any] struct {
 	s       *Store[T]
 	write   bool
 	scratch *T
-	buf     []T
+	free    [][]T    // read buffers, one per running iteration (nested loops)
+	sink    []uint64 // change ticks a read access "marks": never read
 }
 
 // Write returns write access to the Store for a query.
 func (s *Store[T]) Write() Access[T] { return Access[T]{s: s, write: true} }
 
-// Read returns read-only access to the Store for a query.
-func (s *Store[T]) Read() Access[T] { return Access[T]{s: s, scratch: new(T)} }
+// Read returns read-only access to the Store for a query. It holds the
+// buffer a loop copies values into (another is made for each loop nested
+// inside a running one).
+func (s *Store[T]) Read() Access[T] {
+	return Access[T]{s: s, scratch: new(T), free: [][]T{make([]T, chunkLen[T]())}, sink: make([]uint64, 256)}
+}
+
+// chunkBytes bounds the values a read access copies at a time, so that the
+// copy stays in the first-level cache while the loop body reads it.
+const chunkBytes = 6144
+
+// chunkLen is the number of entities a query loop takes at a time for a
+// read access to T (256 for small components, fewer for large ones).
+func chunkLen[T any]() int {
+	var v T
+	return max(16, min(256, chunkBytes/max(1, int(unsafe.Sizeof(v)))))
+}
+
+// take starts an iteration over the access at change tick now. For read
+// access it returns a buffer for the copies of one chunk (each running
+// iteration has its own, so nested loops over one query do not share);
+// give hands it back.
+func (a *Access[T]) take(now uint64) []T {
+	a.begin(now)
+	if a.write {
+		return nil
+	}
+	if n := len(a.free); n > 0 {
+		b := a.free[n-1]
+		a.free = a.free[:n-1]
+		return b
+	}
+	return make([]T, chunkLen[T]())
+}
+
+// give takes back a buffer from take.
+func (a *Access[T]) give(b []T) {
+	if b != nil {
+		a.free = append(a.free, b)
+	}
+}
+
+// chunkOf is the chunk length a read buffer allows (maxRun for write
+// access, which copies nothing).
+func chunkOf[T any](buf []T) int {
+	if buf == nil {
+		return maxRun
+	}
+	return len(buf)
+}
+
+// part returns the values of m entities from dense position p for a query
+// loop, and the change ticks it marks: the store's own for write access; a
+// copy in buf and the sink for read access.
+func (a *Access[T]) part(buf []T, p, m int) ([]T, []uint64) {
+	if buf == nil {
+		return a.s.dense[p : p+m], a.s.changed[p : p+m]
+	}
+	b := buf[:m]
+	copy(b, a.s.dense[p:p+m])
+	return b, a.sink[:m]
+}
 
 func (a *Access[T]) begin(now uint64) {
 	if a.write && len(a.s.dense) > 0 {
