@@ -186,10 +186,7 @@ func chaos(t *testing.T, seed uint64, cfg chaosConfig) {
 func TestHiddenEntityNeverSent(t *testing.T) {
 	tp := newProto(t)
 	h := newHarness(t, tp, replicate.ServerConfig{})
-	var ents []ecs.Entity
-	for i := 0; i < 150; i++ {
-		ents = append(ents, spawnRep(h.sw, Position{X: float64(i)}, int32(i)))
-	}
+	ents := spawnMany(h, 150)
 	h.connect(nil)
 	peer := h.connect(nil)
 	h.converge(3, nil)
@@ -235,14 +232,7 @@ func TestHiddenEntityNeverSent(t *testing.T) {
 // changing other components (which then go out in whole shared segments),
 // the held-back value is still resent.
 func TestRaisedPriorityLossResent(t *testing.T) {
-	tp := newProto(t)
-	h := newHarness(t, tp, replicate.ServerConfig{})
-	var ents []ecs.Entity
-	for i := 0; i < 20; i++ {
-		ents = append(ents, spawnRep(h.sw, Position{X: float64(i)}, int32(i)))
-	}
-	h.connect(nil)
-	h.converge(3, nil)
+	h, ents := lossWorld(t, 20)
 	e := ents[5]
 	pos, hp := ecs.StoreOf[Position](h.sw), ecs.StoreOf[Health](h.sw)
 	h.srv.SetPriority(e, 0.01)
@@ -251,16 +241,8 @@ func TestRaisedPriorityLossResent(t *testing.T) {
 	_ = hp.Set(e, Health{held})
 	h.exchange() // deferred by the priority
 	h.srv.SetPriority(e, 1)
-	var mark [4]byte
-	binary.LittleEndian.PutUint32(mark[:], held)
-	dropped := 0
-	h.hooks = &netHooks{drop: func(ch transport.Channel, m []byte) bool {
-		if bytes.Contains(m, mark[:]) {
-			dropped++
-			return dropped == 1
-		}
-		return false
-	}}
+	var dropped int
+	h.hooks = dropCarrying(held, 1, &dropped)
 	for tick := 0; tick < 30; tick++ {
 		for _, o := range ents {
 			p, _ := pos.Get(o)
@@ -269,7 +251,7 @@ func TestRaisedPriorityLossResent(t *testing.T) {
 		}
 		h.exchange()
 	}
-	if dropped == 0 {
+	if dropped != 1 {
 		t.Fatal("the held-back value never went out")
 	}
 	if replicate.WholeMessages(h.srv, h.clients[0].ID()) == 0 {
@@ -285,14 +267,7 @@ func TestRaisedPriorityLossResent(t *testing.T) {
 // other components (which then go out in whole shared segments), its value
 // is still resent.
 func TestDeferredForPacketsLossResent(t *testing.T) {
-	tp := newProto(t)
-	h := newHarness(t, tp, replicate.ServerConfig{})
-	var ents []ecs.Entity
-	for i := 0; i < 20000; i++ {
-		ents = append(ents, spawnRep(h.sw, Position{X: float64(i)}, int32(i)))
-	}
-	h.connect(nil)
-	h.converge(3, nil)
+	h, ents := lossWorld(t, 20000)
 	e := ents[len(ents)-1] // last in the tick's order: beyond the message cap
 	pos, hp := ecs.StoreOf[Position](h.sw), ecs.StoreOf[Health](h.sw)
 	move := func(es []ecs.Entity) {
@@ -303,16 +278,8 @@ func TestDeferredForPacketsLossResent(t *testing.T) {
 		}
 	}
 	const held = 123456789
-	var mark [4]byte
-	binary.LittleEndian.PutUint32(mark[:], held)
-	dropped := 0
-	h.hooks = &netHooks{drop: func(ch transport.Channel, m []byte) bool {
-		if bytes.Contains(m, mark[:]) {
-			dropped++
-			return dropped == 1
-		}
-		return false
-	}}
+	var dropped int
+	h.hooks = dropCarrying(held, 1, &dropped)
 	move(ents)
 	_ = hp.Set(e, Health{held})
 	h.exchange()
@@ -338,27 +305,12 @@ func TestDeferredForPacketsLossResent(t *testing.T) {
 func TestLostValueCarriedByNewerSend(t *testing.T) {
 	for gap := 1; gap <= 8; gap++ {
 		t.Run(fmt.Sprint("gap", gap), func(t *testing.T) {
-			tp := newProto(t)
-			h := newHarness(t, tp, replicate.ServerConfig{})
-			var ents []ecs.Entity
-			for i := 0; i < 10; i++ {
-				ents = append(ents, spawnRep(h.sw, Position{X: float64(i)}, int32(i)))
-			}
-			h.connect(nil)
-			h.converge(3, nil)
+			h, ents := lossWorld(t, 10)
 			e := ents[3]
 			pos, hp := ecs.StoreOf[Position](h.sw), ecs.StoreOf[Health](h.sw)
 			const lost = 123456789
-			var mark [4]byte
-			binary.LittleEndian.PutUint32(mark[:], lost)
-			dropped := 0
-			h.hooks = &netHooks{drop: func(ch transport.Channel, m []byte) bool {
-				if bytes.Contains(m, mark[:]) && dropped < 2 {
-					dropped++
-					return true
-				}
-				return false
-			}}
+			var dropped int
+			h.hooks = dropCarrying(lost, 2, &dropped)
 			_ = hp.Set(e, Health{lost})
 			h.exchange() // first message with the value: lost
 			_ = pos.Set(e, Position{X: 1000})
@@ -376,4 +328,39 @@ func TestLostValueCarriedByNewerSend(t *testing.T) {
 			h.converge(5, nil)
 		})
 	}
+}
+
+// lossWorld: a harness with n replicated entities and one connected,
+// caught-up client.
+func lossWorld(t *testing.T, n int) (*harness, []ecs.Entity) {
+	h := newHarness(t, newProto(t), replicate.ServerConfig{})
+	ents := spawnMany(h, n)
+	h.connect(nil)
+	h.converge(3, nil)
+	return h, ents
+}
+
+// dropCarrying loses the first k unreliable messages that carry the
+// little-endian bytes of v (a distinctive component value), counting them in
+// *dropped.
+func dropCarrying(v uint32, k int, dropped *int) *netHooks {
+	var mark [4]byte
+	binary.LittleEndian.PutUint32(mark[:], v)
+	return &netHooks{drop: func(_ transport.Channel, m []byte) bool {
+		if *dropped < k && bytes.Contains(m, mark[:]) {
+			*dropped++
+			return true
+		}
+		return false
+	}}
+}
+
+// spawnMany spawns n replicated entities on the server, entity i at
+// position i with health i.
+func spawnMany(h *harness, n int) []ecs.Entity {
+	var ents []ecs.Entity
+	for i := 0; i < n; i++ {
+		ents = append(ents, spawnRep(h.sw, Position{X: float64(i)}, int32(i)))
+	}
+	return ents
 }

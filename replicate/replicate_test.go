@@ -274,10 +274,7 @@ func TestMutationsLostResentStale(t *testing.T) {
 func TestMutationsSplitAcrossMessages(t *testing.T) {
 	tp := newProto(t)
 	h := newHarness(t, tp, replicate.ServerConfig{})
-	var ents []ecs.Entity
-	for i := 0; i < 300; i++ {
-		ents = append(ents, spawnRep(h.sw, Position{X: float64(i)}, int32(i)))
-	}
+	ents := spawnMany(h, 300)
 	c := h.connect(nil)
 	h.converge(3, nil)
 	for i, e := range ents {
