@@ -66,7 +66,8 @@ type ServerConfig struct {
 	TickRate int
 	// MutationTimeout is how long a mutation message may go unacknowledged
 	// before its entities' latest values are resent. Default: adaptive,
-	// 1.5 round trips plus two ticks (at least 50 ms).
+	// 1.5 round trips plus two ticks (at least 50 ms). Whatever the timeout,
+	// a message unacknowledged for 248 ticks counts as lost.
 	MutationTimeout time.Duration
 	// MaxClients caps connected clients. Default 256.
 	MaxClients int
