@@ -549,7 +549,6 @@ func (s *Server) segmentChanged() {
 			s.unshared = append(s.unshared, idx)
 			continue
 		}
-		se.shMask = m0
 		off := len(s.blockBuf)
 		s.blockBuf = appendEntity(s.blockBuf, se.e)
 		s.blockBuf = s.appendComponents(s.blockBuf, i, m0)
@@ -602,7 +601,7 @@ func (s *Server) mutateChanged(t tick.Tick) {
 			sg := &s.segs[j]
 			need := false
 			for _, c := range slots {
-				need = need || c != nil && c.active && !c.tookWhole(j)
+				need = need || c != nil && c.active && !c.tookWhole(t, j)
 			}
 			if !need {
 				continue
@@ -613,7 +612,7 @@ func (s *Server) mutateChanged(t tick.Tick) {
 				row := s.cstate[i*n+g : i*n+h]
 				gen := se.e.Generation()
 				for k, c := range slots {
-					if c == nil || !c.active || c.tookWhole(j) {
+					if c == nil || !c.active || c.tookWhole(t, j) {
 						continue
 					}
 					if !s.take(c, &row[k], se, idx, gen, t) {
@@ -640,7 +639,11 @@ func (s *Server) mutateChanged(t tick.Tick) {
 	}
 }
 
-func (c *serverClient) tookWhole(j int) bool { return j < maxWhole && c.wmask&(1<<uint(j)) != 0 }
+// tookWhole reports whether the client took segment j of this tick (t)
+// whole.
+func (c *serverClient) tookWhole(t tick.Tick, j int) bool {
+	return j < maxWhole && c.whole[int(t)%wholeRing].mask&(1<<uint(j)) != 0
+}
 
 // maxWhole is the number of a tick's segments that may go out whole (the
 // width of wholeTick.mask); later ones take the per-client path.
@@ -680,7 +683,6 @@ func (s *Server) takeWhole(c *serverClient, t tick.Tick) {
 		}
 	}
 	c.whole[int(t)%wholeRing] = wholeTick{tick: t, base: c.seq, mask: mask}
-	c.wmask = mask
 	for m := mask; m != 0; m &= m - 1 {
 		sg := &s.segs[bits.TrailingZeros32(m)]
 		s.startPacket(c, t)
@@ -707,8 +709,10 @@ func (s *Server) allShown(c *serverClient, sg *segment) bool {
 	return true
 }
 
-// ringFree makes room for n more entries in the client's entity ring (see
-// ringRoom), reporting false when it cannot.
+// ringFree makes room for n more entries in the client's entity ring: it
+// grows the ring, or gives up the oldest records (their entities are resent)
+// when the ring is at its largest. It reports false when the open record
+// alone fills the ring.
 func (s *Server) ringFree(c *serverClient, n int) bool {
 	for c.entEnd-c.entStart+n > len(c.entRing) {
 		if len(c.entRing) < maxRecordEntities {
@@ -745,7 +749,7 @@ func (s *Server) take(c *serverClient, ce *clientEnt, se *srvEnt, idx uint32, ge
 		c.seg = se.seg + 1
 	}
 	if c.entEnd-c.entStart >= len(c.entRing) {
-		s.ringRoom(c)
+		s.ringFree(c, 1)
 	}
 	c.entRing[c.entEnd&(len(c.entRing)-1)] = idx
 	c.entEnd++
@@ -975,7 +979,7 @@ func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, max
 	if c.nPkts == 0 {
 		s.startPacket(c, t)
 	}
-	s.ringRoom(c)
+	s.ringFree(c, 1)
 	p := &c.pkts[c.nPkts-1]
 	block := s.block(idx, m)
 	if len(*p)+len(block) > maxPkt && c.cur.n > 0 {
@@ -991,23 +995,6 @@ func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, max
 	c.entEnd++
 	c.cur.n++
 	return true
-}
-
-// ringRoom makes room in the entity ring for one more entry: it grows the
-// ring, or gives up the oldest records (their entities are resent) when the
-// ring is at its largest.
-func (s *Server) ringRoom(c *serverClient) {
-	for c.entEnd-c.entStart >= len(c.entRing) {
-		if len(c.entRing) < maxRecordEntities {
-			c.growEntRing()
-			continue
-		}
-		if c.recLen <= 1 {
-			return
-		}
-		s.lose(c, &c.recs[c.recHead])
-		s.pop(c)
-	}
 }
 
 // finishPackets patches index and count into the tick's packets and sends

@@ -159,7 +159,6 @@ type srvEnt struct {
 	blkOff, blkLen uint32
 	// This tick's shared block (the components that changed this tick), its
 	// segment, and the latest change tick of its other live components.
-	shMask       uint64
 	shOff, shLen uint32
 	seg          int32
 	others       tick.Tick
@@ -222,7 +221,6 @@ type serverClient struct {
 	entEnd   int
 	ackBits  *[ackWindow / 64]uint64
 	slow     []uint32 // changed entities to visit after the segments
-	wmask    uint32   // segments of this tick taken whole
 	whole    *[wholeRing]wholeTick
 	// shown has a bit per entity slot spawned on the client before this
 	// tick (newSpawns: spawned this tick, shown at the end of it).
