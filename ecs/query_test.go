@@ -415,3 +415,37 @@ func TestBatchesThenAllReadCopies(t *testing.T) {
 		}
 	}
 }
+
+// Two queries built from one read Access, nested: each loop copies into a
+// buffer of its own.
+func TestQueriesSharingAReadAccess(t *testing.T) {
+	w := ecs.New()
+	sa, sb := ecs.Register[qa](w), ecs.Register[qb](w)
+	const n = 600
+	for i := range n {
+		e := w.Spawn()
+		_ = sa.Set(e, qa{int64(i)})
+		_ = sb.Set(e, qb{int32(i)})
+	}
+	ra := sa.Read()
+	q1, q2 := ecs.NewQuery1(ra), ecs.NewQuery2(ra, sb.Read())
+	k := 0
+	for _, a := range q1.All() {
+		if a.V != int64(k) {
+			t.Fatalf("outer reads %d at %d", a.V, k)
+		}
+		if k%200 == 0 {
+			j := 0
+			for _, r := range q2.All() {
+				if r.A.V != int64(j) || r.B.V != int32(j) {
+					t.Fatalf("inner reads %d, %d at %d", r.A.V, r.B.V, j)
+				}
+				j++
+			}
+		}
+		k++
+	}
+	if k != n {
+		t.Fatalf("visited %d", k)
+	}
+}

@@ -1,11 +1,10 @@
 package ecs
 
 import (
-	"unsafe"
-
 	"fmt"
 	"iter"
 	"reflect"
+	"unsafe"
 )
 
 // Store holds every value of one component type T in dense arrays (a sparse
@@ -376,8 +375,15 @@ type Access[T any] struct {
 	s       *Store[T]
 	write   bool
 	scratch *T
-	free    [][]T    // read buffers, one per running iteration (nested loops)
-	sink    []uint64 // change ticks a read access "marks": never read
+	copies  *copies[T] // read access: shared by every copy of this Access
+}
+
+// copies holds a read access's chunk buffers, one per running loop (nested
+// loops, or two queries built from one Access), and the change ticks it
+// "marks", which nothing reads.
+type copies[T any] struct {
+	free [][]T
+	sink [maxChunk]uint64
 }
 
 // Write returns write access to the Store for a query.
@@ -387,18 +393,22 @@ func (s *Store[T]) Write() Access[T] { return Access[T]{s: s, write: true} }
 // buffer a loop copies values into (another is made for each loop nested
 // inside a running one).
 func (s *Store[T]) Read() Access[T] {
-	return Access[T]{s: s, scratch: new(T), free: [][]T{make([]T, chunkLen[T]())}, sink: make([]uint64, 256)}
+	return Access[T]{s: s, scratch: new(T), copies: &copies[T]{free: [][]T{make([]T, chunkLen[T]())}}}
 }
 
-// chunkBytes bounds the values a read access copies at a time, so that the
-// copy stays in the first-level cache while the loop body reads it.
-const chunkBytes = 6144
+// A read access copies at most maxChunk values, and about chunkBytes, at a
+// time, so that the copy stays in the first-level cache while the loop body
+// reads it.
+const (
+	maxChunk   = 256
+	chunkBytes = 6144
+)
 
 // chunkLen is the number of entities a query loop takes at a time for a
-// read access to T (256 for small components, fewer for large ones).
+// read access to T (maxChunk for small components, fewer for large ones).
 func chunkLen[T any]() int {
 	var v T
-	return max(16, min(256, chunkBytes/max(1, int(unsafe.Sizeof(v)))))
+	return max(16, min(maxChunk, chunkBytes/max(1, int(unsafe.Sizeof(v)))))
 }
 
 // take starts an iteration over the access at change tick now. For read
@@ -410,9 +420,9 @@ func (a *Access[T]) take(now uint64) []T {
 	if a.write {
 		return nil
 	}
-	if n := len(a.free); n > 0 {
-		b := a.free[n-1]
-		a.free = a.free[:n-1]
+	if n := len(a.copies.free); n > 0 {
+		b := a.copies.free[n-1]
+		a.copies.free = a.copies.free[:n-1]
 		return b
 	}
 	return make([]T, chunkLen[T]())
@@ -421,7 +431,7 @@ func (a *Access[T]) take(now uint64) []T {
 // give takes back a buffer from take.
 func (a *Access[T]) give(b []T) {
 	if b != nil {
-		a.free = append(a.free, b)
+		a.copies.free = append(a.copies.free, b)
 	}
 }
 
@@ -443,7 +453,7 @@ func (a *Access[T]) part(buf []T, p, m int) ([]T, []uint64) {
 	}
 	b := buf[:m]
 	copy(b, a.s.dense[p:p+m])
-	return b, a.sink[:m]
+	return b, a.copies.sink[:m]
 }
 
 func (a *Access[T]) begin(now uint64) {
