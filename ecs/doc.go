@@ -25,11 +25,8 @@
 // Queries (NewQuery1 to NewQuery4) are Go iterators over entities having all
 // the listed components, optionally filtered With or Without others. Each
 // component is accessed with Store.Write (pointers into the store; every value
-// visited is marked as written) or Store.Read (a pointer to a copy; nothing is
-// marked and nothing written through it reaches the world). A loop copies
-// read values a chunk at a time (up to 256 entities, about 6 KiB) into a
-// buffer of its own, so the copy stays in the first-level cache and nested
-// loops over one query do not share it. A query remembers,
+// visited is marked as written) or Store.Read (pointers into the store for
+// reading only; nothing is marked). A query remembers,
 // by the stores' layout ids, whether its stores hold the same entities in the
 // same order; while they do, it walks their dense arrays side by side.
 //
@@ -37,9 +34,17 @@
 //
 // The World keeps a change tick (Tick, AdvanceTick). Every component value and
 // resource records when it was added and when it was last written. Every way
-// of writing is caught: Set, Ptr, Resource.Ptr and write access in queries all
-// stamp the value, and pointers are only handed out through those paths.
-// SetIfChanged skips the stamp when the value is equal. A snapshot load stamps
+// of writing is caught: Set, Ptr, Resource.Ptr, Store.All and write access in
+// queries all stamp the value. SetIfChanged skips the stamp when the value is
+// equal. Read access is the one way to get a pointer that must not be
+// written through: Go cannot make it read-only, and copying every value read
+// would cost a third of a typical loop, so the rule is a contract that
+// checked mode verifies (World.SetChecks: reads go through copies compared
+// after each chunk, and a loop that wrote through one panics with
+// ErrWriteThroughRead naming the type and entity). Run tests in checked
+// mode; a write that slips through in normal mode changes the value without
+// its tick, so replication misses it and a snapshot load may not undo it
+// (SyncTest's checksums then report the component type). A snapshot load stamps
 // the values it changes and leaves the others alone (see Store.Restore): for
 // plain-data types exactly the values whose bytes differ, so it leaves no
 // phantom changes for a replication layer to send.

@@ -196,28 +196,11 @@ func (a *alignment) check(s *scan, ids [4]uint64) {
 	s.aligned = a.aligned
 }
 
-// view returns the slice of a run for one access: the store's values (marked
-// as written) for write access, or a copy in the iteration's buffer for read
-// (runs are no longer than the buffers).
-func (a *Access[T]) view(buf []T, start, n int, now uint64) []T {
-	s := a.s
-	if a.write {
-		c := s.changed[start : start+n]
-		for j := range c {
-			c[j] = now
-		}
-		return s.dense[start : start+n : start+n]
-	}
-	b := buf[:n:n]
-	copy(b, s.dense[start:start+n])
-	return b
-}
-
 // none fills the unused type parameters of cut.
 type none struct{}
 
 // cut is one chunk of a query loop: the values each access hands out (the
-// store's own for write access, copies for read access) and the change-tick
+// store's own, or copies for read access in checked mode) and the change-tick
 // slices the loop marks, those of the nw write accesses first.
 type cut[T1, T2, T3, T4 any] struct {
 	a  []T1
@@ -247,7 +230,8 @@ func writesFirst(t *[4][]uint64, w [4]bool) int {
 // Batch1 is a run of matching entities whose components sit at consecutive
 // positions: A[i] belong to Entities[i]. Slices of
 // write accesses are the store's own values (all marked as written); slices of
-// read accesses are copies. They are valid until the next batch.
+// read accesses are the store's own values too, for reading only (copies in
+// checked mode; see Access). They are valid until the next batch.
 type Batch1[T1 any] struct {
 	Entities []Entity
 	A        []T1
@@ -337,7 +321,7 @@ func (q *Query1[T1]) All() iter.Seq2[Entity, *T1] {
 
 // cut fills c with the chunk of the run of n entities at st that starts at
 // offset o, and returns its length.
-func (q *Query1[T1]) cut(c *cut[T1, none, none, none], st [4]int, o, n int, ab []T1) int {
+func (q *Query1[T1]) cut(c *cut[T1, none, none, none], st [4]int, o, n int, ab *chunk[T1]) int {
 	m := min(n-o, chunkOf(ab))
 	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
 	c.nw = writesFirst(&c.t, [4]bool{q.A.write})
@@ -365,11 +349,11 @@ func (q *Query1[T1]) Batches() iter.Seq[Batch1[T1]] {
 	}
 }
 
-// finish gives back the read buffers of one iteration and unlocks the
-// stores (see end).
-func (q *Query1[T1]) finish(gen uint64, ab []T1) {
-	q.A.give(ab)
+// finish unlocks the stores (see end) and gives back the read buffers of
+// one iteration (verifying them in checked mode).
+func (q *Query1[T1]) finish(gen uint64, ab *chunk[T1]) {
 	q.end(gen)
+	q.A.give(ab)
 }
 
 // Get returns the row of e, or false when e does not match the query.
@@ -381,15 +365,7 @@ func (q *Query1[T1]) Get(e Entity) (*T1, bool) {
 	if !q.f.ok(e) {
 		return nil, false
 	}
-	var rA *T1
-	if q.A.write {
-		q.A.s.mark(pA)
-		rA = &q.A.s.dense[pA]
-	} else {
-		*q.A.scratch = q.A.s.dense[pA]
-		rA = q.A.scratch
-	}
-	return rA, true
+	return q.A.ptr(pA), true
 }
 
 // Count returns the number of matching entities.
@@ -414,7 +390,8 @@ type Row2[T1, T2 any] struct {
 // Batch2 is a run of matching entities whose components sit at consecutive
 // positions: A[i], B[i] belong to Entities[i]. Slices of
 // write accesses are the store's own values (all marked as written); slices of
-// read accesses are copies. They are valid until the next batch.
+// read accesses are the store's own values too, for reading only (copies in
+// checked mode; see Access). They are valid until the next batch.
 type Batch2[T1, T2 any] struct {
 	Entities []Entity
 	A        []T1
@@ -514,7 +491,7 @@ func (q *Query2[T1, T2]) All() iter.Seq2[Entity, Row2[T1, T2]] {
 
 // cut fills c with the chunk of the run of n entities at st that starts at
 // offset o, and returns its length.
-func (q *Query2[T1, T2]) cut(c *cut[T1, T2, none, none], st [4]int, o, n int, ab []T1, bb []T2) int {
+func (q *Query2[T1, T2]) cut(c *cut[T1, T2, none, none], st [4]int, o, n int, ab *chunk[T1], bb *chunk[T2]) int {
 	m := min(n-o, chunkOf(ab), chunkOf(bb))
 	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
 	c.b, c.t[1] = q.B.part(bb, st[1]+o, m)
@@ -544,12 +521,12 @@ func (q *Query2[T1, T2]) Batches() iter.Seq[Batch2[T1, T2]] {
 	}
 }
 
-// finish gives back the read buffers of one iteration and unlocks the
-// stores (see end).
-func (q *Query2[T1, T2]) finish(gen uint64, ab []T1, bb []T2) {
+// finish unlocks the stores (see end) and gives back the read buffers of
+// one iteration (verifying them in checked mode).
+func (q *Query2[T1, T2]) finish(gen uint64, ab *chunk[T1], bb *chunk[T2]) {
+	q.end(gen)
 	q.A.give(ab)
 	q.B.give(bb)
-	q.end(gen)
 }
 
 // Get returns the row of e, or false when e does not match the query.
@@ -565,23 +542,7 @@ func (q *Query2[T1, T2]) Get(e Entity) (Row2[T1, T2], bool) {
 	if !q.f.ok(e) {
 		return Row2[T1, T2]{}, false
 	}
-	var rA *T1
-	if q.A.write {
-		q.A.s.mark(pA)
-		rA = &q.A.s.dense[pA]
-	} else {
-		*q.A.scratch = q.A.s.dense[pA]
-		rA = q.A.scratch
-	}
-	var rB *T2
-	if q.B.write {
-		q.B.s.mark(pB)
-		rB = &q.B.s.dense[pB]
-	} else {
-		*q.B.scratch = q.B.s.dense[pB]
-		rB = q.B.scratch
-	}
-	return Row2[T1, T2]{rA, rB}, true
+	return Row2[T1, T2]{q.A.ptr(pA), q.B.ptr(pB)}, true
 }
 
 // Count returns the number of matching entities.
@@ -607,7 +568,8 @@ type Row3[T1, T2, T3 any] struct {
 // Batch3 is a run of matching entities whose components sit at consecutive
 // positions: A[i], B[i], C[i] belong to Entities[i]. Slices of
 // write accesses are the store's own values (all marked as written); slices of
-// read accesses are copies. They are valid until the next batch.
+// read accesses are the store's own values too, for reading only (copies in
+// checked mode; see Access). They are valid until the next batch.
 type Batch3[T1, T2, T3 any] struct {
 	Entities []Entity
 	A        []T1
@@ -713,7 +675,7 @@ func (q *Query3[T1, T2, T3]) All() iter.Seq2[Entity, Row3[T1, T2, T3]] {
 
 // cut fills c with the chunk of the run of n entities at st that starts at
 // offset o, and returns its length.
-func (q *Query3[T1, T2, T3]) cut(c *cut[T1, T2, T3, none], st [4]int, o, n int, ab []T1, bb []T2, cb []T3) int {
+func (q *Query3[T1, T2, T3]) cut(c *cut[T1, T2, T3, none], st [4]int, o, n int, ab *chunk[T1], bb *chunk[T2], cb *chunk[T3]) int {
 	m := min(n-o, chunkOf(ab), chunkOf(bb), chunkOf(cb))
 	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
 	c.b, c.t[1] = q.B.part(bb, st[1]+o, m)
@@ -745,13 +707,13 @@ func (q *Query3[T1, T2, T3]) Batches() iter.Seq[Batch3[T1, T2, T3]] {
 	}
 }
 
-// finish gives back the read buffers of one iteration and unlocks the
-// stores (see end).
-func (q *Query3[T1, T2, T3]) finish(gen uint64, ab []T1, bb []T2, cb []T3) {
+// finish unlocks the stores (see end) and gives back the read buffers of
+// one iteration (verifying them in checked mode).
+func (q *Query3[T1, T2, T3]) finish(gen uint64, ab *chunk[T1], bb *chunk[T2], cb *chunk[T3]) {
+	q.end(gen)
 	q.A.give(ab)
 	q.B.give(bb)
 	q.C.give(cb)
-	q.end(gen)
 }
 
 // Get returns the row of e, or false when e does not match the query.
@@ -771,31 +733,7 @@ func (q *Query3[T1, T2, T3]) Get(e Entity) (Row3[T1, T2, T3], bool) {
 	if !q.f.ok(e) {
 		return Row3[T1, T2, T3]{}, false
 	}
-	var rA *T1
-	if q.A.write {
-		q.A.s.mark(pA)
-		rA = &q.A.s.dense[pA]
-	} else {
-		*q.A.scratch = q.A.s.dense[pA]
-		rA = q.A.scratch
-	}
-	var rB *T2
-	if q.B.write {
-		q.B.s.mark(pB)
-		rB = &q.B.s.dense[pB]
-	} else {
-		*q.B.scratch = q.B.s.dense[pB]
-		rB = q.B.scratch
-	}
-	var rC *T3
-	if q.C.write {
-		q.C.s.mark(pC)
-		rC = &q.C.s.dense[pC]
-	} else {
-		*q.C.scratch = q.C.s.dense[pC]
-		rC = q.C.scratch
-	}
-	return Row3[T1, T2, T3]{rA, rB, rC}, true
+	return Row3[T1, T2, T3]{q.A.ptr(pA), q.B.ptr(pB), q.C.ptr(pC)}, true
 }
 
 // Count returns the number of matching entities.
@@ -822,7 +760,8 @@ type Row4[T1, T2, T3, T4 any] struct {
 // Batch4 is a run of matching entities whose components sit at consecutive
 // positions: A[i], B[i], C[i], D[i] belong to Entities[i]. Slices of
 // write accesses are the store's own values (all marked as written); slices of
-// read accesses are copies. They are valid until the next batch.
+// read accesses are the store's own values too, for reading only (copies in
+// checked mode; see Access). They are valid until the next batch.
 type Batch4[T1, T2, T3, T4 any] struct {
 	Entities []Entity
 	A        []T1
@@ -933,7 +872,7 @@ func (q *Query4[T1, T2, T3, T4]) All() iter.Seq2[Entity, Row4[T1, T2, T3, T4]] {
 
 // cut fills c with the chunk of the run of n entities at st that starts at
 // offset o, and returns its length.
-func (q *Query4[T1, T2, T3, T4]) cut(c *cut[T1, T2, T3, T4], st [4]int, o, n int, ab []T1, bb []T2, cb []T3, db []T4) int {
+func (q *Query4[T1, T2, T3, T4]) cut(c *cut[T1, T2, T3, T4], st [4]int, o, n int, ab *chunk[T1], bb *chunk[T2], cb *chunk[T3], db *chunk[T4]) int {
 	m := min(n-o, chunkOf(ab), chunkOf(bb), chunkOf(cb), chunkOf(db))
 	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
 	c.b, c.t[1] = q.B.part(bb, st[1]+o, m)
@@ -967,14 +906,14 @@ func (q *Query4[T1, T2, T3, T4]) Batches() iter.Seq[Batch4[T1, T2, T3, T4]] {
 	}
 }
 
-// finish gives back the read buffers of one iteration and unlocks the
-// stores (see end).
-func (q *Query4[T1, T2, T3, T4]) finish(gen uint64, ab []T1, bb []T2, cb []T3, db []T4) {
+// finish unlocks the stores (see end) and gives back the read buffers of
+// one iteration (verifying them in checked mode).
+func (q *Query4[T1, T2, T3, T4]) finish(gen uint64, ab *chunk[T1], bb *chunk[T2], cb *chunk[T3], db *chunk[T4]) {
+	q.end(gen)
 	q.A.give(ab)
 	q.B.give(bb)
 	q.C.give(cb)
 	q.D.give(db)
-	q.end(gen)
 }
 
 // Get returns the row of e, or false when e does not match the query.
@@ -998,39 +937,7 @@ func (q *Query4[T1, T2, T3, T4]) Get(e Entity) (Row4[T1, T2, T3, T4], bool) {
 	if !q.f.ok(e) {
 		return Row4[T1, T2, T3, T4]{}, false
 	}
-	var rA *T1
-	if q.A.write {
-		q.A.s.mark(pA)
-		rA = &q.A.s.dense[pA]
-	} else {
-		*q.A.scratch = q.A.s.dense[pA]
-		rA = q.A.scratch
-	}
-	var rB *T2
-	if q.B.write {
-		q.B.s.mark(pB)
-		rB = &q.B.s.dense[pB]
-	} else {
-		*q.B.scratch = q.B.s.dense[pB]
-		rB = q.B.scratch
-	}
-	var rC *T3
-	if q.C.write {
-		q.C.s.mark(pC)
-		rC = &q.C.s.dense[pC]
-	} else {
-		*q.C.scratch = q.C.s.dense[pC]
-		rC = q.C.scratch
-	}
-	var rD *T4
-	if q.D.write {
-		q.D.s.mark(pD)
-		rD = &q.D.s.dense[pD]
-	} else {
-		*q.D.scratch = q.D.s.dense[pD]
-		rD = q.D.scratch
-	}
-	return Row4[T1, T2, T3, T4]{rA, rB, rC, rD}, true
+	return Row4[T1, T2, T3, T4]{q.A.ptr(pA), q.B.ptr(pB), q.C.ptr(pC), q.D.ptr(pD)}, true
 }
 
 // Count returns the number of matching entities.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
-	"unsafe"
 )
 
 // Store holds every value of one component type T in dense arrays (a sparse
@@ -365,99 +364,4 @@ func resize[E any](b []E, n int) []E {
 		return b[:n]
 	}
 	return append(b[:cap(b)], make([]E, n-cap(b))...)
-}
-
-// Access selects how a query reaches one component type: Write hands out
-// pointers into the Store and marks each value visited as written; Read hands
-// out a pointer to a copy, so nothing written through it reaches the World and
-// nothing is marked.
-type Access[T any] struct {
-	s       *Store[T]
-	write   bool
-	scratch *T
-	copies  *copies[T] // read access: shared by every copy of this Access
-}
-
-// copies holds a read access's chunk buffers, one per running loop (nested
-// loops, or two queries built from one Access), and the change ticks it
-// "marks", which nothing reads.
-type copies[T any] struct {
-	free [][]T
-	sink [maxChunk]uint64
-}
-
-// Write returns write access to the Store for a query.
-func (s *Store[T]) Write() Access[T] { return Access[T]{s: s, write: true} }
-
-// Read returns read-only access to the Store for a query. It holds the
-// buffer a loop copies values into (another is made for each loop nested
-// inside a running one).
-func (s *Store[T]) Read() Access[T] {
-	return Access[T]{s: s, scratch: new(T), copies: &copies[T]{free: [][]T{make([]T, chunkLen[T]())}}}
-}
-
-// A read access copies at most maxChunk values, and about chunkBytes, at a
-// time, so that the copy stays in the first-level cache while the loop body
-// reads it.
-const (
-	maxChunk   = 256
-	chunkBytes = 6144
-)
-
-// chunkLen is the number of entities a query loop takes at a time for a
-// read access to T (maxChunk for small components, fewer for large ones).
-func chunkLen[T any]() int {
-	var v T
-	return max(16, min(maxChunk, chunkBytes/max(1, int(unsafe.Sizeof(v)))))
-}
-
-// take starts an iteration over the access at change tick now. For read
-// access it returns a buffer for the copies of one chunk (each running
-// iteration has its own, so nested loops over one query do not share);
-// give hands it back.
-func (a *Access[T]) take(now uint64) []T {
-	a.begin(now)
-	if a.write {
-		return nil
-	}
-	if n := len(a.copies.free); n > 0 {
-		b := a.copies.free[n-1]
-		a.copies.free = a.copies.free[:n-1]
-		return b
-	}
-	return make([]T, chunkLen[T]())
-}
-
-// give takes back a buffer from take.
-func (a *Access[T]) give(b []T) {
-	if b != nil {
-		a.copies.free = append(a.copies.free, b)
-	}
-}
-
-// chunkOf is the chunk length a read buffer allows (maxRun for write
-// access, which copies nothing).
-func chunkOf[T any](buf []T) int {
-	if buf == nil {
-		return maxRun
-	}
-	return len(buf)
-}
-
-// part returns the values of m entities from dense position p for a query
-// loop, and the change ticks it marks: the store's own for write access; a
-// copy in buf and the sink for read access.
-func (a *Access[T]) part(buf []T, p, m int) ([]T, []uint64) {
-	if buf == nil {
-		return a.s.dense[p : p+m], a.s.changed[p : p+m]
-	}
-	b := buf[:m]
-	copy(b, a.s.dense[p:p+m])
-	return b, a.copies.sink[:m]
-}
-
-func (a *Access[T]) begin(now uint64) {
-	if a.write && len(a.s.dense) > 0 {
-		a.s.maxChanged = now
-	}
 }

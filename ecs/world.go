@@ -22,6 +22,11 @@ var (
 	ErrCycle = errors.New("ecs: hierarchy cycle")
 	// ErrSlotInUse: SpawnAt was asked for a slot index that holds a live entity.
 	ErrSlotInUse = errors.New("ecs: entity slot in use")
+	// ErrWriteThroughRead: in checked mode (World.SetChecks), a query loop
+	// found a value written through a pointer or slice of Read access. The
+	// loop panics, when it ends, with an error wrapping it that names the
+	// type and the entity.
+	ErrWriteThroughRead = errors.New("ecs: write through Read access")
 )
 
 // ComponentID identifies a registered component or resource type within one
@@ -78,6 +83,7 @@ type World struct {
 	// locks; an iterator unlocks its stores only if it has not changed since
 	// it locked them.
 	lockGen uint64
+	checks  bool // see SetChecks
 }
 
 // New returns an empty World. The Hierarchy component is registered in every
@@ -118,6 +124,23 @@ func (w *World) AdvanceTick() uint64 {
 	w.tick++
 	return w.tick
 }
+
+// SetChecks turns checked mode on or off. In checked mode, Read access in
+// query loops hands out pointers to copies of the stored values (a chunk of
+// up to 256 entities at a time) and, after each chunk, compares them with the
+// values as they were: a loop whose body wrote through a Read pointer or a
+// Read slice of a batch panics, when it ends or breaks and after unlocking
+// its stores, with an error wrapping ErrWriteThroughRead that names the
+// component type and the first entity written; the write does not reach the
+// World. Get hands out a pointer to a copy for Read access. Checks
+// compare a value's own bytes, not memory it references (the elements of a
+// slice it holds, for example). Turn it on in tests and SyncTest runs; it
+// costs a copy and a comparison of every value read. A loop keeps the mode
+// it started in. The default is off.
+func (w *World) SetChecks(on bool) { w.checks = on }
+
+// Checks reports whether checked mode is on (see SetChecks).
+func (w *World) Checks() bool { return w.checks }
 
 // Len returns the number of live entities.
 func (w *World) Len() int { return w.ents.alive }

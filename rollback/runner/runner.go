@@ -74,7 +74,10 @@ func (c *Context) Fail(err error) {
 type Config struct {
 	// World and Registry are the game state; every rollback-relevant
 	// component and resource type (including the game's rng.Rand resource)
-	// must be registered before New.
+	// must be registered before New. A Runner driving a
+	// *rollback.SyncTestSession turns on the World's checked mode
+	// (ecs.World.SetChecks), so that a Step writing through Read access in a
+	// query panics with ecs.ErrWriteThroughRead naming the type and entity.
 	World    *ecs.World
 	Registry *snapshot.Registry
 	// Session drives the frames.
@@ -172,6 +175,9 @@ func New(cfg Config) (*Runner, error) {
 			depth = 1
 		}
 		depth = max(depth, 1)
+	}
+	if _, ok := cfg.Session.(*rollback.SyncTestSession); ok {
+		cfg.World.SetChecks(true)
 	}
 	ring, err := snapshot.NewRing(cfg.Registry, depth)
 	if err != nil {
