@@ -48,9 +48,8 @@ func lookup(sparse []int32, ents []Entity, e Entity) int {
 	return -1
 }
 
-// maxRun bounds a batch and a loop's chunk; with read access they are no
-// longer than the access's copy buffer (chunkLen).
-// Count takes runs of any length.
+// maxRun bounds a batch and a loop's chunk (in checked mode, read buffers
+// bound them further); Count takes runs of any length.
 const (
 	maxRun  = 1024
 	noLimit = math.MaxInt
@@ -209,6 +208,11 @@ type cut[T1, T2, T3, T4 any] struct {
 	d  []T4
 	t  [4][]uint64
 	nw int
+	// the read buffers of the iteration (checked mode), one per access
+	ka *chunk[T1]
+	kb *chunk[T2]
+	kc *chunk[T3]
+	kd *chunk[T4]
 }
 
 // writesFirst reorders a chunk's change-tick slices so that those of the
@@ -269,13 +273,17 @@ func (q *Query1[T1]) scan(limit int) (s scan) {
 	return s
 }
 
-// start locks the accessed stores; end(gen) unlocks them unless a snapshot
-// load released every lock since (see World.BeginRestore).
-func (q *Query1[T1]) start(limit int) (s scan, now, gen uint64) {
-	s = q.scan(limit)
+// start locks the accessed stores (end(gen) unlocks them unless a snapshot
+// load released every lock since; see World.BeginRestore), takes the read
+// buffers of one iteration into c, and limits runs to what they hold.
+func (q *Query1[T1]) start(c *cut[T1, none, none, none]) (s scan, now, gen uint64) {
+	s = q.scan(maxRun)
 	q.A.s.locks++
 	w := q.A.s.w
-	return s, w.tick, w.lockGen
+	now = w.tick
+	c.ka = q.A.take(now)
+	s.limit = chunkOf(c.ka)
+	return s, now, w.lockGen
 }
 
 func (q *Query1[T1]) end(gen uint64) {
@@ -292,40 +300,33 @@ func (q *Query1[T1]) end(gen uint64) {
 // stores stay locked until the next snapshot load (see World.BeginRestore).
 func (q *Query1[T1]) All() iter.Seq2[Entity, *T1] {
 	return func(yield func(Entity, *T1) bool) {
-		s, now, gen := q.start(noLimit)
-		ab := q.A.take(now)
 		var cu cut[T1, none, none, none]
+		s, now, gen := q.start(&cu)
 	loop:
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				break
 			}
-			for o := 0; o < n; {
-				m := q.cut(&cu, st, o, n, ab)
-				ents := s.drv[i+o : i+o+m]
-				o += m
-				a := cu.a[:m]
-				t0 := cu.t[0][:m]
-				for j, e := range ents {
-					t0[j] = now
-					if !yield(e, &a[j]) {
-						break loop
-					}
+			q.cut(&cu, st, n)
+			ents := s.drv[i:][:n]
+			a := cu.a[:n]
+			t0 := cu.t[0][:n]
+			for j, e := range ents {
+				t0[j] = now
+				if !yield(e, &a[j]) {
+					break loop
 				}
 			}
 		}
-		q.finish(gen, ab)
+		q.finish(gen, &cu)
 	}
 }
 
-// cut fills c with the chunk of the run of n entities at st that starts at
-// offset o, and returns its length.
-func (q *Query1[T1]) cut(c *cut[T1, none, none, none], st [4]int, o, n int, ab *chunk[T1]) int {
-	m := min(n-o, chunkOf(ab))
-	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
+// cut fills c with the chunk of n entities at positions st.
+func (q *Query1[T1]) cut(c *cut[T1, none, none, none], st [4]int, n int) {
+	c.a, c.t[0] = q.A.part(c.ka, st[0], n)
 	c.nw = writesFirst(&c.t, [4]bool{q.A.write})
-	return m
 }
 
 // Batches iterates over the matching entities in runs (see Batch1), the
@@ -333,16 +334,15 @@ func (q *Query1[T1]) cut(c *cut[T1, none, none, none], st [4]int, o, n int, ab *
 // stores are unlocked even if the loop body panics.
 func (q *Query1[T1]) Batches() iter.Seq[Batch1[T1]] {
 	return func(yield func(Batch1[T1]) bool) {
-		s, now, gen := q.start(maxRun)
-		ab := q.A.take(now)
-		defer q.finish(gen, ab)
-		s.limit = min(chunkOf(ab))
+		var cu cut[T1, none, none, none]
+		s, now, gen := q.start(&cu)
+		defer q.finish(gen, &cu)
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				return
 			}
-			if !yield(Batch1[T1]{s.drv[i : i+n : i+n], q.A.view(ab, st[0], n, now)}) {
+			if !yield(Batch1[T1]{s.drv[i : i+n : i+n], q.A.view(cu.ka, st[0], n, now)}) {
 				return
 			}
 		}
@@ -351,9 +351,9 @@ func (q *Query1[T1]) Batches() iter.Seq[Batch1[T1]] {
 
 // finish unlocks the stores (see end) and gives back the read buffers of
 // one iteration (verifying them in checked mode).
-func (q *Query1[T1]) finish(gen uint64, ab *chunk[T1]) {
+func (q *Query1[T1]) finish(gen uint64, c *cut[T1, none, none, none]) {
 	q.end(gen)
-	q.A.give(ab)
+	q.A.give(c.ka)
 }
 
 // Get returns the row of e, or false when e does not match the query.
@@ -432,14 +432,18 @@ func (q *Query2[T1, T2]) scan(limit int) (s scan) {
 	return s
 }
 
-// start locks the accessed stores; end(gen) unlocks them unless a snapshot
-// load released every lock since (see World.BeginRestore).
-func (q *Query2[T1, T2]) start(limit int) (s scan, now, gen uint64) {
-	s = q.scan(limit)
+// start locks the accessed stores (end(gen) unlocks them unless a snapshot
+// load released every lock since; see World.BeginRestore), takes the read
+// buffers of one iteration into c, and limits runs to what they hold.
+func (q *Query2[T1, T2]) start(c *cut[T1, T2, none, none]) (s scan, now, gen uint64) {
+	s = q.scan(maxRun)
 	q.A.s.locks++
 	q.B.s.locks++
 	w := q.A.s.w
-	return s, w.tick, w.lockGen
+	now = w.tick
+	c.ka, c.kb = q.A.take(now), q.B.take(now)
+	s.limit = min(chunkOf(c.ka), chunkOf(c.kb))
+	return s, now, w.lockGen
 }
 
 func (q *Query2[T1, T2]) end(gen uint64) {
@@ -457,46 +461,43 @@ func (q *Query2[T1, T2]) end(gen uint64) {
 // stores stay locked until the next snapshot load (see World.BeginRestore).
 func (q *Query2[T1, T2]) All() iter.Seq2[Entity, Row2[T1, T2]] {
 	return func(yield func(Entity, Row2[T1, T2]) bool) {
-		s, now, gen := q.start(noLimit)
-		ab := q.A.take(now)
-		bb := q.B.take(now)
 		var cu cut[T1, T2, none, none]
+		s, now, gen := q.start(&cu)
 	loop:
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				break
 			}
-			for o := 0; o < n; {
-				m := q.cut(&cu, st, o, n, ab, bb)
-				ents := s.drv[i+o : i+o+m]
-				o += m
-				a, b := cu.a[:m], cu.b[:m]
-				t0, t1 := cu.t[0][:m], cu.t[1][:m]
-				nw := cu.nw
+			q.cut(&cu, st, n)
+			ents := s.drv[i:][:n]
+			a, b := cu.a[:n], cu.b[:n]
+			t0, t1 := cu.t[0][:n], cu.t[1]
+			if cu.nw <= 1 { // the slices after the writes' are sinks
 				for j, e := range ents {
 					t0[j] = now
-					if nw > 1 {
-						t1[j] = now
-					}
 					if !yield(e, Row2[T1, T2]{&a[j], &b[j]}) {
 						break loop
 					}
 				}
+				continue
+			}
+			for j, e := range ents {
+				t0[j], t1[j] = now, now
+				if !yield(e, Row2[T1, T2]{&a[j], &b[j]}) {
+					break loop
+				}
 			}
 		}
-		q.finish(gen, ab, bb)
+		q.finish(gen, &cu)
 	}
 }
 
-// cut fills c with the chunk of the run of n entities at st that starts at
-// offset o, and returns its length.
-func (q *Query2[T1, T2]) cut(c *cut[T1, T2, none, none], st [4]int, o, n int, ab *chunk[T1], bb *chunk[T2]) int {
-	m := min(n-o, chunkOf(ab), chunkOf(bb))
-	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
-	c.b, c.t[1] = q.B.part(bb, st[1]+o, m)
+// cut fills c with the chunk of n entities at positions st.
+func (q *Query2[T1, T2]) cut(c *cut[T1, T2, none, none], st [4]int, n int) {
+	c.a, c.t[0] = q.A.part(c.ka, st[0], n)
+	c.b, c.t[1] = q.B.part(c.kb, st[1], n)
 	c.nw = writesFirst(&c.t, [4]bool{q.A.write, q.B.write})
-	return m
 }
 
 // Batches iterates over the matching entities in runs (see Batch2), the
@@ -504,17 +505,15 @@ func (q *Query2[T1, T2]) cut(c *cut[T1, T2, none, none], st [4]int, o, n int, ab
 // stores are unlocked even if the loop body panics.
 func (q *Query2[T1, T2]) Batches() iter.Seq[Batch2[T1, T2]] {
 	return func(yield func(Batch2[T1, T2]) bool) {
-		s, now, gen := q.start(maxRun)
-		ab := q.A.take(now)
-		bb := q.B.take(now)
-		defer q.finish(gen, ab, bb)
-		s.limit = min(chunkOf(ab), chunkOf(bb))
+		var cu cut[T1, T2, none, none]
+		s, now, gen := q.start(&cu)
+		defer q.finish(gen, &cu)
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				return
 			}
-			if !yield(Batch2[T1, T2]{s.drv[i : i+n : i+n], q.A.view(ab, st[0], n, now), q.B.view(bb, st[1], n, now)}) {
+			if !yield(Batch2[T1, T2]{s.drv[i : i+n : i+n], q.A.view(cu.ka, st[0], n, now), q.B.view(cu.kb, st[1], n, now)}) {
 				return
 			}
 		}
@@ -523,10 +522,10 @@ func (q *Query2[T1, T2]) Batches() iter.Seq[Batch2[T1, T2]] {
 
 // finish unlocks the stores (see end) and gives back the read buffers of
 // one iteration (verifying them in checked mode).
-func (q *Query2[T1, T2]) finish(gen uint64, ab *chunk[T1], bb *chunk[T2]) {
+func (q *Query2[T1, T2]) finish(gen uint64, c *cut[T1, T2, none, none]) {
 	q.end(gen)
-	q.A.give(ab)
-	q.B.give(bb)
+	q.A.give(c.ka)
+	q.B.give(c.kb)
 }
 
 // Get returns the row of e, or false when e does not match the query.
@@ -613,15 +612,19 @@ func (q *Query3[T1, T2, T3]) scan(limit int) (s scan) {
 	return s
 }
 
-// start locks the accessed stores; end(gen) unlocks them unless a snapshot
-// load released every lock since (see World.BeginRestore).
-func (q *Query3[T1, T2, T3]) start(limit int) (s scan, now, gen uint64) {
-	s = q.scan(limit)
+// start locks the accessed stores (end(gen) unlocks them unless a snapshot
+// load released every lock since; see World.BeginRestore), takes the read
+// buffers of one iteration into c, and limits runs to what they hold.
+func (q *Query3[T1, T2, T3]) start(c *cut[T1, T2, T3, none]) (s scan, now, gen uint64) {
+	s = q.scan(maxRun)
 	q.A.s.locks++
 	q.B.s.locks++
 	q.C.s.locks++
 	w := q.A.s.w
-	return s, w.tick, w.lockGen
+	now = w.tick
+	c.ka, c.kb, c.kc = q.A.take(now), q.B.take(now), q.C.take(now)
+	s.limit = min(chunkOf(c.ka), chunkOf(c.kb), chunkOf(c.kc))
+	return s, now, w.lockGen
 }
 
 func (q *Query3[T1, T2, T3]) end(gen uint64) {
@@ -640,48 +643,44 @@ func (q *Query3[T1, T2, T3]) end(gen uint64) {
 // stores stay locked until the next snapshot load (see World.BeginRestore).
 func (q *Query3[T1, T2, T3]) All() iter.Seq2[Entity, Row3[T1, T2, T3]] {
 	return func(yield func(Entity, Row3[T1, T2, T3]) bool) {
-		s, now, gen := q.start(noLimit)
-		ab := q.A.take(now)
-		bb := q.B.take(now)
-		cb := q.C.take(now)
 		var cu cut[T1, T2, T3, none]
+		s, now, gen := q.start(&cu)
 	loop:
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				break
 			}
-			for o := 0; o < n; {
-				m := q.cut(&cu, st, o, n, ab, bb, cb)
-				ents := s.drv[i+o : i+o+m]
-				o += m
-				a, b, c := cu.a[:m], cu.b[:m], cu.c[:m]
-				t0, t1, t2 := cu.t[0][:m], cu.t[1][:m], cu.t[2][:m]
-				nw := cu.nw
+			q.cut(&cu, st, n)
+			ents := s.drv[i:][:n]
+			a, b, c := cu.a[:n], cu.b[:n], cu.c[:n]
+			t0, t1, t2 := cu.t[0][:n], cu.t[1], cu.t[2]
+			if cu.nw <= 1 { // the slices after the writes' are sinks
 				for j, e := range ents {
 					t0[j] = now
-					if nw > 1 { // the slices after the writes' are sinks
-						t1[j], t2[j] = now, now
-					}
 					if !yield(e, Row3[T1, T2, T3]{&a[j], &b[j], &c[j]}) {
 						break loop
 					}
 				}
+				continue
+			}
+			for j, e := range ents {
+				t0[j], t1[j], t2[j] = now, now, now
+				if !yield(e, Row3[T1, T2, T3]{&a[j], &b[j], &c[j]}) {
+					break loop
+				}
 			}
 		}
-		q.finish(gen, ab, bb, cb)
+		q.finish(gen, &cu)
 	}
 }
 
-// cut fills c with the chunk of the run of n entities at st that starts at
-// offset o, and returns its length.
-func (q *Query3[T1, T2, T3]) cut(c *cut[T1, T2, T3, none], st [4]int, o, n int, ab *chunk[T1], bb *chunk[T2], cb *chunk[T3]) int {
-	m := min(n-o, chunkOf(ab), chunkOf(bb), chunkOf(cb))
-	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
-	c.b, c.t[1] = q.B.part(bb, st[1]+o, m)
-	c.c, c.t[2] = q.C.part(cb, st[2]+o, m)
+// cut fills c with the chunk of n entities at positions st.
+func (q *Query3[T1, T2, T3]) cut(c *cut[T1, T2, T3, none], st [4]int, n int) {
+	c.a, c.t[0] = q.A.part(c.ka, st[0], n)
+	c.b, c.t[1] = q.B.part(c.kb, st[1], n)
+	c.c, c.t[2] = q.C.part(c.kc, st[2], n)
 	c.nw = writesFirst(&c.t, [4]bool{q.A.write, q.B.write, q.C.write})
-	return m
 }
 
 // Batches iterates over the matching entities in runs (see Batch3), the
@@ -689,18 +688,15 @@ func (q *Query3[T1, T2, T3]) cut(c *cut[T1, T2, T3, none], st [4]int, o, n int, 
 // stores are unlocked even if the loop body panics.
 func (q *Query3[T1, T2, T3]) Batches() iter.Seq[Batch3[T1, T2, T3]] {
 	return func(yield func(Batch3[T1, T2, T3]) bool) {
-		s, now, gen := q.start(maxRun)
-		ab := q.A.take(now)
-		bb := q.B.take(now)
-		cb := q.C.take(now)
-		defer q.finish(gen, ab, bb, cb)
-		s.limit = min(chunkOf(ab), chunkOf(bb), chunkOf(cb))
+		var cu cut[T1, T2, T3, none]
+		s, now, gen := q.start(&cu)
+		defer q.finish(gen, &cu)
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				return
 			}
-			if !yield(Batch3[T1, T2, T3]{s.drv[i : i+n : i+n], q.A.view(ab, st[0], n, now), q.B.view(bb, st[1], n, now), q.C.view(cb, st[2], n, now)}) {
+			if !yield(Batch3[T1, T2, T3]{s.drv[i : i+n : i+n], q.A.view(cu.ka, st[0], n, now), q.B.view(cu.kb, st[1], n, now), q.C.view(cu.kc, st[2], n, now)}) {
 				return
 			}
 		}
@@ -709,11 +705,11 @@ func (q *Query3[T1, T2, T3]) Batches() iter.Seq[Batch3[T1, T2, T3]] {
 
 // finish unlocks the stores (see end) and gives back the read buffers of
 // one iteration (verifying them in checked mode).
-func (q *Query3[T1, T2, T3]) finish(gen uint64, ab *chunk[T1], bb *chunk[T2], cb *chunk[T3]) {
+func (q *Query3[T1, T2, T3]) finish(gen uint64, c *cut[T1, T2, T3, none]) {
 	q.end(gen)
-	q.A.give(ab)
-	q.B.give(bb)
-	q.C.give(cb)
+	q.A.give(c.ka)
+	q.B.give(c.kb)
+	q.C.give(c.kc)
 }
 
 // Get returns the row of e, or false when e does not match the query.
@@ -808,16 +804,20 @@ func (q *Query4[T1, T2, T3, T4]) scan(limit int) (s scan) {
 	return s
 }
 
-// start locks the accessed stores; end(gen) unlocks them unless a snapshot
-// load released every lock since (see World.BeginRestore).
-func (q *Query4[T1, T2, T3, T4]) start(limit int) (s scan, now, gen uint64) {
-	s = q.scan(limit)
+// start locks the accessed stores (end(gen) unlocks them unless a snapshot
+// load released every lock since; see World.BeginRestore), takes the read
+// buffers of one iteration into c, and limits runs to what they hold.
+func (q *Query4[T1, T2, T3, T4]) start(c *cut[T1, T2, T3, T4]) (s scan, now, gen uint64) {
+	s = q.scan(maxRun)
 	q.A.s.locks++
 	q.B.s.locks++
 	q.C.s.locks++
 	q.D.s.locks++
 	w := q.A.s.w
-	return s, w.tick, w.lockGen
+	now = w.tick
+	c.ka, c.kb, c.kc, c.kd = q.A.take(now), q.B.take(now), q.C.take(now), q.D.take(now)
+	s.limit = min(chunkOf(c.ka), chunkOf(c.kb), chunkOf(c.kc), chunkOf(c.kd))
+	return s, now, w.lockGen
 }
 
 func (q *Query4[T1, T2, T3, T4]) end(gen uint64) {
@@ -837,49 +837,45 @@ func (q *Query4[T1, T2, T3, T4]) end(gen uint64) {
 // stores stay locked until the next snapshot load (see World.BeginRestore).
 func (q *Query4[T1, T2, T3, T4]) All() iter.Seq2[Entity, Row4[T1, T2, T3, T4]] {
 	return func(yield func(Entity, Row4[T1, T2, T3, T4]) bool) {
-		s, now, gen := q.start(noLimit)
-		ab := q.A.take(now)
-		bb := q.B.take(now)
-		cb := q.C.take(now)
-		db := q.D.take(now)
 		var cu cut[T1, T2, T3, T4]
+		s, now, gen := q.start(&cu)
 	loop:
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				break
 			}
-			for o := 0; o < n; {
-				m := q.cut(&cu, st, o, n, ab, bb, cb, db)
-				ents := s.drv[i+o : i+o+m]
-				o += m
-				a, b, c, d := cu.a[:m], cu.b[:m], cu.c[:m], cu.d[:m]
-				t0, t1, t2, t3 := cu.t[0][:m], cu.t[1][:m], cu.t[2][:m], cu.t[3][:m]
+			q.cut(&cu, st, n)
+			ents := s.drv[i:][:n]
+			a, b, c, d := cu.a[:n], cu.b[:n], cu.c[:n], cu.d[:n]
+			t0, t1, t2, t3 := cu.t[0][:n], cu.t[1], cu.t[2], cu.t[3]
+			if cu.nw <= 1 { // the slices after the writes' are sinks
 				for j, e := range ents {
 					t0[j] = now
-					if cu.nw > 1 { // the slices after the writes' are sinks
-						t1[j], t2[j], t3[j] = now, now, now
-					}
 					if !yield(e, Row4[T1, T2, T3, T4]{&a[j], &b[j], &c[j], &d[j]}) {
 						break loop
 					}
 				}
+				continue
+			}
+			for j, e := range ents {
+				t0[j], t1[j], t2[j], t3[j] = now, now, now, now
+				if !yield(e, Row4[T1, T2, T3, T4]{&a[j], &b[j], &c[j], &d[j]}) {
+					break loop
+				}
 			}
 		}
-		q.finish(gen, ab, bb, cb, db)
+		q.finish(gen, &cu)
 	}
 }
 
-// cut fills c with the chunk of the run of n entities at st that starts at
-// offset o, and returns its length.
-func (q *Query4[T1, T2, T3, T4]) cut(c *cut[T1, T2, T3, T4], st [4]int, o, n int, ab *chunk[T1], bb *chunk[T2], cb *chunk[T3], db *chunk[T4]) int {
-	m := min(n-o, chunkOf(ab), chunkOf(bb), chunkOf(cb), chunkOf(db))
-	c.a, c.t[0] = q.A.part(ab, st[0]+o, m)
-	c.b, c.t[1] = q.B.part(bb, st[1]+o, m)
-	c.c, c.t[2] = q.C.part(cb, st[2]+o, m)
-	c.d, c.t[3] = q.D.part(db, st[3]+o, m)
+// cut fills c with the chunk of n entities at positions st.
+func (q *Query4[T1, T2, T3, T4]) cut(c *cut[T1, T2, T3, T4], st [4]int, n int) {
+	c.a, c.t[0] = q.A.part(c.ka, st[0], n)
+	c.b, c.t[1] = q.B.part(c.kb, st[1], n)
+	c.c, c.t[2] = q.C.part(c.kc, st[2], n)
+	c.d, c.t[3] = q.D.part(c.kd, st[3], n)
 	c.nw = writesFirst(&c.t, [4]bool{q.A.write, q.B.write, q.C.write, q.D.write})
-	return m
 }
 
 // Batches iterates over the matching entities in runs (see Batch4), the
@@ -887,19 +883,15 @@ func (q *Query4[T1, T2, T3, T4]) cut(c *cut[T1, T2, T3, T4], st [4]int, o, n int
 // stores are unlocked even if the loop body panics.
 func (q *Query4[T1, T2, T3, T4]) Batches() iter.Seq[Batch4[T1, T2, T3, T4]] {
 	return func(yield func(Batch4[T1, T2, T3, T4]) bool) {
-		s, now, gen := q.start(maxRun)
-		ab := q.A.take(now)
-		bb := q.B.take(now)
-		cb := q.C.take(now)
-		db := q.D.take(now)
-		defer q.finish(gen, ab, bb, cb, db)
-		s.limit = min(chunkOf(ab), chunkOf(bb), chunkOf(cb), chunkOf(db))
+		var cu cut[T1, T2, T3, T4]
+		s, now, gen := q.start(&cu)
+		defer q.finish(gen, &cu)
 		for {
 			i, n, st, ok := s.next()
 			if !ok {
 				return
 			}
-			if !yield(Batch4[T1, T2, T3, T4]{s.drv[i : i+n : i+n], q.A.view(ab, st[0], n, now), q.B.view(bb, st[1], n, now), q.C.view(cb, st[2], n, now), q.D.view(db, st[3], n, now)}) {
+			if !yield(Batch4[T1, T2, T3, T4]{s.drv[i : i+n : i+n], q.A.view(cu.ka, st[0], n, now), q.B.view(cu.kb, st[1], n, now), q.C.view(cu.kc, st[2], n, now), q.D.view(cu.kd, st[3], n, now)}) {
 				return
 			}
 		}
@@ -908,12 +900,12 @@ func (q *Query4[T1, T2, T3, T4]) Batches() iter.Seq[Batch4[T1, T2, T3, T4]] {
 
 // finish unlocks the stores (see end) and gives back the read buffers of
 // one iteration (verifying them in checked mode).
-func (q *Query4[T1, T2, T3, T4]) finish(gen uint64, ab *chunk[T1], bb *chunk[T2], cb *chunk[T3], db *chunk[T4]) {
+func (q *Query4[T1, T2, T3, T4]) finish(gen uint64, c *cut[T1, T2, T3, T4]) {
 	q.end(gen)
-	q.A.give(ab)
-	q.B.give(bb)
-	q.C.give(cb)
-	q.D.give(db)
+	q.A.give(c.ka)
+	q.B.give(c.kb)
+	q.C.give(c.kc)
+	q.D.give(c.kd)
 }
 
 // Get returns the row of e, or false when e does not match the query.
