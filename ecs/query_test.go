@@ -351,39 +351,52 @@ func bothModes(t *testing.T, f func(t *testing.T, w *ecs.World)) {
 	}
 }
 
-// A loop that breaks after many chunks marks exactly the values it visited,
-// for each write access of a query that mixes write and read accesses.
+// A loop that breaks marks exactly the values it visited, for each write
+// access, whether it breaks early or after many chunks, at an odd or an even
+// position (loops with one write access go two entities at a time), in
+// queries with one write access and with two.
 func TestQueryBreakMarksVisitedAcrossChunks(t *testing.T) {
-	w := ecs.New()
-	sa, sb, sc := ecs.Register[qa](w), ecs.Register[qb](w), ecs.Register[qc](w)
-	const n = 1000
-	var es []ecs.Entity
-	for i := range n {
-		e := w.Spawn()
-		es = append(es, e)
-		_ = sa.Set(e, qa{int64(i)})
-		_ = sb.Set(e, qb{int32(i)})
-		_ = sc.Set(e, qc{[3]float64{float64(i)}})
-	}
-	q := ecs.NewQuery3(sa.Read(), sb.Write(), sc.Write())
-	mark := w.Tick()
-	w.AdvanceTick()
-	const stop = 613
-	k := 0
-	for _, r := range q.All() {
-		r.B.V++
-		if k++; k == stop {
-			break
-		}
-	}
-	for i, e := range es {
-		ka, _ := sa.Ticks(e)
-		kb, _ := sb.Ticks(e)
-		kc, _ := sc.Ticks(e)
-		b, _ := sb.Get(e)
-		visited := i < stop
-		if ka.ChangedSince(mark) || kb.ChangedSince(mark) != visited || kc.ChangedSince(mark) != visited || (b.V == int32(i+1)) != visited {
-			t.Fatalf("entity %d: a %v b %v c %v value %d", i, ka.ChangedSince(mark), kb.ChangedSince(mark), kc.ChangedSince(mark), b.V)
+	for _, stop := range []int{1, 2, 3, 613, 614, 1000} {
+		for _, twoWrites := range []bool{false, true} {
+			w := ecs.New()
+			sa, sb, sc := ecs.Register[qa](w), ecs.Register[qb](w), ecs.Register[qc](w)
+			const n = 1000
+			var es []ecs.Entity
+			for i := range n {
+				e := w.Spawn()
+				es = append(es, e)
+				_ = sa.Set(e, qa{int64(i)})
+				_ = sb.Set(e, qb{int32(i)})
+				_ = sc.Set(e, qc{[3]float64{float64(i)}})
+			}
+			mark := w.Tick()
+			w.AdvanceTick()
+			k := 0
+			if twoWrites {
+				for _, r := range ecs.NewQuery3(sa.Read(), sb.Write(), sc.Write()).All() {
+					r.B.V++
+					if k++; k == stop {
+						break
+					}
+				}
+			} else {
+				for _, r := range ecs.NewQuery3(sa.Read(), sb.Write(), sc.Read()).All() {
+					r.B.V++
+					if k++; k == stop {
+						break
+					}
+				}
+			}
+			for i, e := range es {
+				ka, _ := sa.Ticks(e)
+				kb, _ := sb.Ticks(e)
+				kc, _ := sc.Ticks(e)
+				b, _ := sb.Get(e)
+				visited := i < stop
+				if ka.ChangedSince(mark) || kb.ChangedSince(mark) != visited || kc.ChangedSince(mark) != (visited && twoWrites) || (b.V == int32(i+1)) != visited {
+					t.Fatalf("stop %d, two writes %v, entity %d: a %v b %v c %v value %d", stop, twoWrites, i, ka.ChangedSince(mark), kb.ChangedSince(mark), kc.ChangedSince(mark), b.V)
+				}
+			}
 		}
 	}
 }
