@@ -340,9 +340,11 @@ func (q *Query1[T1]) cut(c *cut[T1, none, none, none], st [4]int, n int) {
 	c.nw = writesFirst(&c.t, [4]bool{q.A.write})
 }
 
-// Batches iterates over the matching entities in runs (see Batch1), the
-// fastest way to visit many entities. Same order and locking as All; the
-// stores are unlocked even if the loop body panics.
+// Batches iterates over the matching entities in runs of up to 1024 (see
+// Batch1), for code that works on slices (a copy, a bulk operation, a
+// function taking slices); its write accesses mark a whole run before the
+// loop body sees it. Same order and locking as All; the stores are
+// unlocked even if the loop body panics.
 func (q *Query1[T1]) Batches() iter.Seq[Batch1[T1]] {
 	return func(yield func(Batch1[T1]) bool) {
 		var cu cut[T1, none, none, none]
@@ -522,9 +524,11 @@ func (q *Query2[T1, T2]) cut(c *cut[T1, T2, none, none], st [4]int, n int) {
 	c.nw = writesFirst(&c.t, [4]bool{q.A.write, q.B.write})
 }
 
-// Batches iterates over the matching entities in runs (see Batch2), the
-// fastest way to visit many entities. Same order and locking as All; the
-// stores are unlocked even if the loop body panics.
+// Batches iterates over the matching entities in runs of up to 1024 (see
+// Batch2), for code that works on slices (a copy, a bulk operation, a
+// function taking slices); its write accesses mark a whole run before the
+// loop body sees it. Same order and locking as All; the stores are
+// unlocked even if the loop body panics.
 func (q *Query2[T1, T2]) Batches() iter.Seq[Batch2[T1, T2]] {
 	return func(yield func(Batch2[T1, T2]) bool) {
 		var cu cut[T1, T2, none, none]
@@ -716,9 +720,11 @@ func (q *Query3[T1, T2, T3]) cut(c *cut[T1, T2, T3, none], st [4]int, n int) {
 	c.nw = writesFirst(&c.t, [4]bool{q.A.write, q.B.write, q.C.write})
 }
 
-// Batches iterates over the matching entities in runs (see Batch3), the
-// fastest way to visit many entities. Same order and locking as All; the
-// stores are unlocked even if the loop body panics.
+// Batches iterates over the matching entities in runs of up to 1024 (see
+// Batch3), for code that works on slices (a copy, a bulk operation, a
+// function taking slices); its write accesses mark a whole run before the
+// loop body sees it. Same order and locking as All; the stores are
+// unlocked even if the loop body panics.
 func (q *Query3[T1, T2, T3]) Batches() iter.Seq[Batch3[T1, T2, T3]] {
 	return func(yield func(Batch3[T1, T2, T3]) bool) {
 		var cu cut[T1, T2, T3, none]
@@ -922,9 +928,11 @@ func (q *Query4[T1, T2, T3, T4]) cut(c *cut[T1, T2, T3, T4], st [4]int, n int) {
 	c.nw = writesFirst(&c.t, [4]bool{q.A.write, q.B.write, q.C.write, q.D.write})
 }
 
-// Batches iterates over the matching entities in runs (see Batch4), the
-// fastest way to visit many entities. Same order and locking as All; the
-// stores are unlocked even if the loop body panics.
+// Batches iterates over the matching entities in runs of up to 1024 (see
+// Batch4), for code that works on slices (a copy, a bulk operation, a
+// function taking slices); its write accesses mark a whole run before the
+// loop body sees it. Same order and locking as All; the stores are
+// unlocked even if the loop body panics.
 func (q *Query4[T1, T2, T3, T4]) Batches() iter.Seq[Batch4[T1, T2, T3, T4]] {
 	return func(yield func(Batch4[T1, T2, T3, T4]) bool) {
 		var cu cut[T1, T2, T3, T4]
