@@ -1,6 +1,7 @@
 package ecs_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/rewindgo/rewind/ecs"
@@ -50,4 +51,33 @@ func ExampleCommands() {
 	}
 	fmt.Println(w.Len(), "alive")
 	// Output: 3 alive
+}
+
+// Checked mode catches a write through Read access, which in normal mode
+// would change the value without its change tick.
+func ExampleWorld_SetChecks() {
+	type Position struct{ X float64 }
+	type Velocity struct{ X float64 }
+
+	w := ecs.New()
+	w.SetChecks(true) // in tests; a SyncTest runner turns it on by itself
+	pos, vel := ecs.Register[Position](w), ecs.Register[Velocity](w)
+	e := w.Spawn()
+	_ = pos.Set(e, Position{})
+	_ = vel.Set(e, Velocity{X: 1})
+
+	move := ecs.NewQuery2(pos.Write(), vel.Read())
+	defer func() {
+		err := recover().(error)
+		fmt.Println(errors.Is(err, ecs.ErrWriteThroughRead))
+		v, _ := vel.Get(e)
+		fmt.Println("velocity still", v.X)
+	}()
+	for _, r := range move.All() {
+		r.A.X += r.B.X
+		r.B.X = 0 // the bug: velocities are only read here
+	}
+	// Output:
+	// true
+	// velocity still 1
 }
