@@ -176,9 +176,6 @@ func New(cfg Config) (*Runner, error) {
 		}
 		depth = max(depth, 1)
 	}
-	if _, ok := cfg.Session.(*rollback.SyncTestSession); ok {
-		cfg.World.SetChecks(true)
-	}
 	ring, err := snapshot.NewRing(cfg.Registry, depth)
 	if err != nil {
 		return nil, err
@@ -186,6 +183,9 @@ func New(cfg Config) (*Runner, error) {
 	clock, err := tick.NewClock(uint32(cfg.FPS))
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := cfg.Session.(*rollback.SyncTestSession); ok {
+		cfg.World.SetChecks(true)
 	}
 	return &Runner{cfg: cfg, ring: ring, clock: clock, ctx: Context{World: cfg.World}, final: rollback.NullFrame}, nil
 }
