@@ -44,6 +44,26 @@ next:
 	return out
 }
 
+// entitiesOf returns a function listing the entities of s in dense order.
+func entitiesOf[T any](s *ecs.Store[T]) func() []ecs.Entity {
+	return func() []ecs.Entity {
+		var out []ecs.Entity
+		for e := range s.Values() {
+			out = append(out, e)
+		}
+		return out
+	}
+}
+
+// toggle sets e's T to v when set, else removes it.
+func toggle[T any](s *ecs.Store[T], e ecs.Entity, set bool, v T) {
+	if set {
+		_ = s.Set(e, v)
+	} else {
+		_ = s.Remove(e)
+	}
+}
+
 // Queries of every arity, with write and read access and with filters, visit
 // exactly the matching entities in the documented order and hand out their
 // values, through random structural changes that make the stores' layouts
@@ -53,28 +73,10 @@ func TestQueriesMatchReference(t *testing.T) {
 	bothModes(t, func(t *testing.T, w *ecs.World) {
 		r := rand.New(rand.NewPCG(7, 8))
 		sa, sb, sc, sd := ecs.Register[qa](w), ecs.Register[qb](w), ecs.Register[qc](w), ecs.Register[qd](w)
-		ents := func(s ecs.Storage) []ecs.Entity {
-			var out []ecs.Entity
-			switch s := s.(type) {
-			case *ecs.Store[qa]:
-				for e := range s.Values() {
-					out = append(out, e)
-				}
-			case *ecs.Store[qb]:
-				for e := range s.Values() {
-					out = append(out, e)
-				}
-			case *ecs.Store[qc]:
-				for e := range s.Values() {
-					out = append(out, e)
-				}
-			case *ecs.Store[qd]:
-				for e := range s.Values() {
-					out = append(out, e)
-				}
-			}
-			return out
+		byStore := map[ecs.Storage]func() []ecs.Entity{
+			sa: entitiesOf(sa), sb: entitiesOf(sb), sc: entitiesOf(sc), sd: entitiesOf(sd),
 		}
+		ents := func(s ecs.Storage) []ecs.Entity { return byStore[s]() }
 		q1 := ecs.NewQuery1(sa.Write())
 		q2 := ecs.NewQuery2(sa.Write(), sb.Read())
 		q2f := ecs.NewQuery2(sb.Read(), sa.Read()).With(sc).Without(sd)
@@ -111,29 +113,13 @@ func TestQueriesMatchReference(t *testing.T) {
 						set := r.IntN(2) == 0
 						switch r.IntN(4) {
 						case 0:
-							if set {
-								_ = sa.Set(e, qa{int64(e)})
-							} else {
-								_ = sa.Remove(e)
-							}
+							toggle(sa, e, set, qa{int64(e)})
 						case 1:
-							if set {
-								_ = sb.Set(e, qb{int32(e)})
-							} else {
-								_ = sb.Remove(e)
-							}
+							toggle(sb, e, set, qb{int32(e)})
 						case 2:
-							if set {
-								_ = sc.Set(e, qc{[3]float64{float64(e)}})
-							} else {
-								_ = sc.Remove(e)
-							}
+							toggle(sc, e, set, qc{[3]float64{float64(e)}})
 						case 3:
-							if set {
-								_ = sd.Set(e, qd{uint8(e)})
-							} else {
-								_ = sd.Remove(e)
-							}
+							toggle(sd, e, set, qd{uint8(e)})
 						}
 					}
 				}

@@ -46,32 +46,8 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func TestProxyForwardsBothWays(t *testing.T) {
 	client, target := listenUDP(t), listenUDP(t)
 	p := startProxy(t, target, transport.LinkConfig{}, transport.LinkConfig{})
-	const total, batch = 100, 20
-	payload := make([]byte, 50)
-	for next := 0; next < total; next += batch {
-		for i := next; i < next+batch; i++ {
-			binary.BigEndian.PutUint32(payload, uint32(i))
-			if err := client.Send(p.Addr(), payload); err != nil {
-				t.Fatal(err)
-			}
-		}
-		from, seqs := receiveN(t, target, batch)
-		for i, s := range seqs {
-			if s != next+i || from[i] != p.UpstreamAddr() {
-				t.Fatalf("target got %d from %v, want %d from the proxy's upstream %v", s, from[i], next+i, p.UpstreamAddr())
-			}
-			binary.BigEndian.PutUint32(payload, uint32(s))
-			if err := target.Send(from[i], payload); err != nil {
-				t.Fatal(err)
-			}
-		}
-		from, seqs = receiveN(t, client, batch)
-		for i, s := range seqs {
-			if s != next+i || from[i] != p.Addr() {
-				t.Fatalf("client got %d from %v, want %d from the proxy %v", s, from[i], next+i, p.Addr())
-			}
-		}
-	}
+	const total = 100
+	echoInBatches(t, client, target, p.Addr(), total, 50, p.UpstreamAddr(), p.Addr())
 	st := p.Stats()
 	if st.Up.Sent != total || st.Up.Delivered != total || st.Down.Sent != total || st.Down.Delivered != total {
 		t.Fatalf("Stats = %+v, want %d sent and delivered each way", st, total)

@@ -51,39 +51,48 @@ func receiveN(t *testing.T, c *transport.UDPConn, n int) ([]netip.AddrPort, []in
 	return from, seqs
 }
 
-func TestUDPEndToEnd(t *testing.T) {
-	a, b := listenUDP(t), listenUDP(t)
-	if !a.LocalAddr().Addr().IsLoopback() || a.LocalAddr().Port() == 0 {
-		t.Fatalf("LocalAddr = %v, want a loopback address with a port", a.LocalAddr())
-	}
-	const total, batch = 300, 25 // batches keep the kernel socket buffer from overflowing
-	payload := make([]byte, 100)
-	next := 0
-	for next < total {
-		for i := next; i < next+batch; i++ {
+// echoInBatches sends total numbered datagrams of size bytes from a to dst,
+// 25 at a time (so the kernel socket buffer does not overflow), and has b
+// echo each back to its sender. b must see them in order from wantAtB, and
+// a the echoes in order from wantAtA.
+func echoInBatches(t *testing.T, a, b *transport.UDPConn, dst netip.AddrPort, total, size int, wantAtB, wantAtA netip.AddrPort) {
+	t.Helper()
+	const batch = 25
+	payload := make([]byte, size)
+	for next := 0; next < total; next += batch {
+		n := min(batch, total-next)
+		for i := next; i < next+n; i++ {
 			binary.BigEndian.PutUint32(payload, uint32(i))
-			if err := a.Send(b.LocalAddr(), payload); err != nil {
+			if err := a.Send(dst, payload); err != nil {
 				t.Fatal(err)
 			}
 		}
-		from, seqs := receiveN(t, b, batch)
+		from, seqs := receiveN(t, b, n)
 		for i, s := range seqs {
-			if s != next+i || from[i] != a.LocalAddr() {
-				t.Fatalf("B got datagram %d from %v, want %d from %v", s, from[i], next+i, a.LocalAddr())
+			if s != next+i || from[i] != wantAtB {
+				t.Fatalf("B got datagram %d from %v, want %d from %v", s, from[i], next+i, wantAtB)
 			}
 			binary.BigEndian.PutUint32(payload, uint32(s))
 			if err := b.Send(from[i], payload); err != nil { // echo back
 				t.Fatal(err)
 			}
 		}
-		from, seqs = receiveN(t, a, batch)
+		from, seqs = receiveN(t, a, n)
 		for i, s := range seqs {
-			if s != next+i || from[i] != b.LocalAddr() {
-				t.Fatalf("A got datagram %d from %v, want %d from %v", s, from[i], next+i, b.LocalAddr())
+			if s != next+i || from[i] != wantAtA {
+				t.Fatalf("A got datagram %d from %v, want %d from %v", s, from[i], next+i, wantAtA)
 			}
 		}
-		next += batch
 	}
+}
+
+func TestUDPEndToEnd(t *testing.T) {
+	a, b := listenUDP(t), listenUDP(t)
+	if !a.LocalAddr().Addr().IsLoopback() || a.LocalAddr().Port() == 0 {
+		t.Fatalf("LocalAddr = %v, want a loopback address with a port", a.LocalAddr())
+	}
+	const total = 300
+	echoInBatches(t, a, b, b.LocalAddr(), total, 100, a.LocalAddr(), b.LocalAddr())
 	for _, c := range []*transport.UDPConn{a, b} {
 		st := c.Stats()
 		if st.PacketsSent != total || st.PacketsReceived != total || st.BytesSent != 100*total || st.BytesReceived != 100*total {
