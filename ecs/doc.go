@@ -45,7 +45,7 @@
 // mode; a write that slips through in normal mode changes the value without
 // its tick, so replication misses it and a snapshot load may not undo it
 // (SyncTest's checksums then report the component type). A snapshot load stamps
-// the values it changes and leaves the others alone (see Store.Restore): for
+// the values it changes and leaves the others alone (see RestoreStore): for
 // plain-data types exactly the values whose bytes differ, so it leaves no
 // phantom changes for a replication layer to send.
 //
@@ -62,6 +62,13 @@
 // Operations on dead or stale entities fail with ErrNotAlive or return zero
 // results, and type-keyed helpers on unregistered types fail with
 // ErrNotRegistered: misuse never corrupts the World.
+//
+// # Snapshots
+//
+// Package snapshot saves and loads a World every frame; a game uses its
+// Ring, never the pieces it is built from here: the read views Column and
+// EntityState, and the restore protocol (BeginRestore, RestoreStore,
+// Restore.Finish) that loads a saved frame.
 //
 // # Hierarchy
 //

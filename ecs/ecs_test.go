@@ -304,3 +304,28 @@ func TestResourcePresence(t *testing.T) {
 		t.Fatal("RemoveResource")
 	}
 }
+
+// The restore protocol refuses a Store of another World instead of
+// restoring it with the wrong load's bookkeeping, and leaves that Store as
+// it was.
+func TestRestoreStoreRefusesAnotherWorld(t *testing.T) {
+	w, other := ecs.New(), ecs.New()
+	s := ecs.Register[int](other)
+	e := other.Spawn()
+	if err := s.Set(e, 7); err != nil {
+		t.Fatal(err)
+	}
+	r := ecs.BeginRestore(w, w.EntityState())
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		ecs.RestoreStore(r, s, 0, nil, 0)
+	}()
+	r.Finish()
+	if got == nil {
+		t.Fatal("RestoreStore accepted a Store of another World")
+	}
+	if v, ok := s.Get(e); !ok || v != 7 {
+		t.Fatalf("the other World's Store changed: %v %v", v, ok)
+	}
+}

@@ -89,27 +89,3 @@ func (r *Resource[T]) Remove() bool {
 
 // Ticks returns the change ticks of the value (zero when absent).
 func (r *Resource[T]) Ticks() Ticks { return r.ticks }
-
-// Restore brings the resource to the presence it had when saved at
-// savedTick and returns the value for the caller to overwrite with the saved
-// one (nil when absent) and its Changed tick. As with Store.Restore, the
-// caller stamps *changed with the current tick when it changes the value (or
-// cannot tell and *changed > savedTick); a resource that comes back is
-// stamped already. write is false when the value already is the saved one.
-// Part of the restore protocol used by package snapshot.
-func (r *Resource[T]) Restore(present bool, savedTick uint64) (value *T, changed *uint64, write bool) {
-	now := r.w.tick
-	switch {
-	case !present:
-		r.Remove()
-		return nil, nil, false
-	case !r.present:
-		r.present = true
-		r.ticks = Ticks{Added: now, Changed: now}
-		return &r.value, &r.ticks.Changed, true
-	case r.ticks.Changed <= savedTick:
-		return &r.value, &r.ticks.Changed, false
-	default:
-		return &r.value, &r.ticks.Changed, true
-	}
-}

@@ -19,7 +19,7 @@ type Store[T any] struct {
 	changed []uint64
 	sparse  []int32 // slot index -> dense position + 1; 0 = absent
 
-	// spare buffers reused by Restore so a load allocates nothing in steady state
+	// spare buffers reused by restore so a load allocates nothing in steady state
 	spareEnts    []Entity
 	spareAdded   []uint64
 	spareChanged []uint64
@@ -27,7 +27,7 @@ type Store[T any] struct {
 
 	layout     uint64 // world-unique id of the current entity layout
 	maxChanged uint64 // no value has a Changed tick above this
-	restored   uint64 // restore epoch in which Restore last ran
+	restored   uint64 // epoch of the last load that restored this Store
 	locks      int    // queries currently iterating this store
 }
 
@@ -281,87 +281,4 @@ type Column[T any] struct {
 // Column returns the read-only view of the Store's arrays.
 func (s *Store[T]) Column() Column[T] {
 	return Column[T]{Layout: s.layout, Entities: s.ents, Values: s.dense, Added: s.added, Changed: s.changed, MaxChanged: s.maxChanged}
-}
-
-// Restore sets the Store's entity layout to the one identified by layout
-// (whose entities, in dense order, are ents), as saved at change tick
-// savedTick. It returns the value and Changed-tick slices in the restored
-// layout, for the caller to overwrite with the saved values. Values of
-// entities that keep the component hold their pre-load content (moved to
-// their restored position) and their ticks; components that come back hold
-// the zero value and are stamped with the current tick.
-//
-// The caller must stamp changed[p] with the World's current tick for every
-// position whose value it changes, or, when it cannot compare values, for
-// every position with changed[p] > savedTick (written since the save). That
-// keeps change ticks honest: to an observer a load is a write of exactly the
-// values it changes, and nothing else.
-//
-// When write is false the Store has not been written since savedTick and holds
-// the saved layout, so its values already are the saved ones. Restore is part
-// of the restore protocol (World.BeginRestore ... World.FinishRestore) used by
-// package snapshot; game code does not call it.
-func (s *Store[T]) Restore(layout uint64, ents []Entity, savedTick uint64) (values []T, changed []uint64, write bool) {
-	w := s.w
-	now := w.tick
-	s.restored = w.restore.epoch
-	if layout == s.layout {
-		if s.maxChanged <= savedTick {
-			return s.dense, s.changed, false
-		}
-		s.maxChanged = now
-		return s.dense, s.changed, true
-	}
-	n := len(ents)
-	newEnts := append(s.spareEnts[:0], ents...)
-	newAdded := resize(s.spareAdded, n)
-	newChanged := resize(s.spareChanged, n)
-	newDense := resize(s.spareDense, n)
-	var zero T
-	for j, e := range ents {
-		if p := s.pos(e); p >= 0 {
-			newDense[j], newAdded[j], newChanged[j] = s.dense[p], s.added[p], s.changed[p]
-		} else {
-			newDense[j], newAdded[j], newChanged[j] = zero, now, now
-			w.restore.events = append(w.restore.events, Event{Kind: Inserted, Entity: e, Component: s.ti.ID})
-		}
-	}
-	for _, e := range s.ents {
-		s.sparse[e.Index()] = 0
-	}
-	if need := len(w.ents.slots); need > len(s.sparse) {
-		s.sparse = append(s.sparse, make([]int32, need-len(s.sparse))...)
-	}
-	for j, e := range newEnts {
-		s.sparse[e.Index()] = int32(j + 1)
-	}
-	for _, e := range s.ents {
-		if w.ents.isAlive(e) && s.pos2(e, newEnts) < 0 {
-			w.restore.events = append(w.restore.events, Event{Kind: Removed, Entity: e, Component: s.ti.ID})
-		}
-	}
-	clear(s.dense) // drop references held by the old arrangement
-	s.spareEnts, s.ents = s.ents, newEnts
-	s.spareAdded, s.added = s.added, newAdded
-	s.spareChanged, s.changed = s.changed, newChanged
-	s.spareDense, s.dense = s.dense[:0], newDense
-	s.layout = layout
-	s.maxChanged = now
-	return s.dense, s.changed, true
-}
-
-// pos2 looks e up through the (already rebuilt) sparse array in ents.
-func (s *Store[T]) pos2(e Entity, ents []Entity) int {
-	if p := int(s.sparse[e.Index()]) - 1; p >= 0 && ents[p] == e {
-		return p
-	}
-	return -1
-}
-
-// resize returns a slice of length n, reusing b's capacity when it suffices.
-func resize[E any](b []E, n int) []E {
-	if cap(b) >= n {
-		return b[:n]
-	}
-	return append(b[:cap(b)], make([]E, n-cap(b))...)
 }

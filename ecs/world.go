@@ -77,7 +77,7 @@ type World struct {
 	seq       uint64 // source of world-unique layout identifiers
 	observers []observer
 	nextObs   int
-	restore   restoreState
+	restore   Restore // the snapshot load in progress (see BeginRestore)
 	hier      *Store[Hierarchy]
 	// lockGen changes when a snapshot load releases the stores' iteration
 	// locks; an iterator unlocks its stores only if it has not changed since

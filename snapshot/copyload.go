@@ -6,7 +6,7 @@ import (
 )
 
 // The copy strategy's load overwrites the live values with the saved ones and
-// stamps exactly those whose bytes change (see ecs.Store.Restore). It compares
+// stamps exactly those whose bytes change (see ecs.RestoreStore). It compares
 // every value, so its cost is a compare plus a copy; on amd64 with AVX2 an
 // assembly kernel does both in one pass over whole groups of values (values
 // of 4, 8, 16 and 24 bytes and of 32 bytes or more), and the portable code

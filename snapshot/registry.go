@@ -34,7 +34,7 @@ type saver interface {
 // frameData is one type's storage in one ring slot.
 type frameData interface {
 	save() error
-	load(savedTick uint64) error
+	load(rs *ecs.Restore, savedTick uint64) error
 	release()
 	bytes() int
 }
@@ -231,12 +231,12 @@ func (f *compFrame[T]) save() error {
 	return f.c.v.save(&f.buf, col.Values)
 }
 
-func (f *compFrame[T]) load(savedTick uint64) error {
-	dst, changed, write := f.c.s.Restore(f.layout.id, f.layout.ents, savedTick)
+func (f *compFrame[T]) load(rs *ecs.Restore, savedTick uint64) error {
+	dst, changed, write := ecs.RestoreStore(rs, f.c.s, f.layout.id, f.layout.ents, savedTick)
 	if !write {
 		return nil
 	}
-	return f.c.v.load(dst, &f.buf, changed, savedTick, f.c.s.World().Tick())
+	return f.c.v.load(dst, &f.buf, changed, savedTick, f.c.r.w.Tick())
 }
 
 func (f *compFrame[T]) release() {
@@ -303,12 +303,34 @@ func (f *resFrame[T]) save() error {
 	return err
 }
 
-func (f *resFrame[T]) load(savedTick uint64) error {
-	p, changed, write := f.c.res.Restore(f.present, savedTick)
-	if !write {
+// load brings the resource to its saved presence and value through its
+// public methods, with the same change-tick rule as a store (see
+// ecs.RestoreStore): a resource that comes back, or whose value the load
+// changes, is stamped with the current tick; one unwritten since the save is
+// left alone.
+func (f *resFrame[T]) load(_ *ecs.Restore, savedTick uint64) error {
+	res := f.c.res
+	if !f.present {
+		res.Remove()
 		return nil
 	}
-	return f.c.v.load(unsafe.Slice(p, 1), &f.buf, unsafe.Slice(changed, 1), savedTick, f.c.r.w.Tick())
+	now := f.c.r.w.Tick()
+	if !res.Present() {
+		var zero T
+		res.Set(zero) // stamped now: added by the load
+	} else if res.Ticks().Changed <= savedTick {
+		return nil // unwritten since the save: already the saved value
+	}
+	v, _ := res.Get()
+	f.c.one[0] = v
+	changed := [1]uint64{res.Ticks().Changed}
+	err := f.c.v.load(f.c.one[:], &f.buf, changed[:], savedTick, now)
+	if err == nil && changed[0] == now {
+		res.Set(f.c.one[0])
+	}
+	var zero T
+	f.c.one[0] = zero
+	return err
 }
 
 func (c *resSaver[T]) poolBytes() int { return 0 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
 )
 
@@ -157,14 +158,14 @@ func (g *Ring) Load(f tick.Tick) error {
 		return fmt.Errorf("%w: %v", ErrFrameNotHeld, f)
 	}
 	w := g.r.w
-	w.BeginRestore(s.ents.st)
+	rs := ecs.BeginRestore(w, s.ents.st)
 	var err error
 	for _, d := range s.data {
-		if e := d.load(s.savedTick); e != nil && err == nil {
+		if e := d.load(rs, s.savedTick); e != nil && err == nil {
 			err = e
 		}
 	}
-	w.FinishRestore()
+	rs.Finish()
 	if err != nil {
 		return fmt.Errorf("snapshot: load frame %v: %w", f, err)
 	}

@@ -47,7 +47,7 @@ type CodecPtr[T any] interface {
 type values[T any] interface {
 	save(b *valueBuf[T], src []T) error
 	// load overwrites dst with the saved values and stamps changed[p] = now
-	// for every value it changes (see ecs.Store.Restore).
+	// for every value it changes (see ecs.RestoreStore).
 	load(dst []T, b *valueBuf[T], changed []uint64, savedTick, now uint64) error
 	hash(d *xxh64.Digest, vals []T) error
 	bytes(b *valueBuf[T]) int
