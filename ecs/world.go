@@ -112,7 +112,8 @@ func typeName(t reflect.Type) string {
 }
 
 // Tick returns the current change tick. Every write is stamped with the tick
-// current at the time of the write.
+// current at the time of the write. A change tick is not a frame number
+// (rollback.Frame, tick.Tick): saves advance it and loads never wind it back.
 func (w *World) Tick() uint64 { return w.tick }
 
 // AdvanceTick increments the change tick and returns the new value. A reader
