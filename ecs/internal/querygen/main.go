@@ -28,7 +28,7 @@ func main() {
 	}
 	src, err := generate()
 	if err != nil {
-		os.Stderr.Write(src)
+		os.Stderr.Write(src) // the unformatted output, to find a template error
 		log.Fatal(err)
 	}
 	if err := os.WriteFile(out, src, 0o644); err != nil {
@@ -106,7 +106,8 @@ func (a arity) Min(f string) string {
 	return "min(" + a.Each(f, ", ") + ")"
 }
 
-// generate returns the gofmt-ed source of query_gen.go.
+// generate returns the gofmt-ed source of query_gen.go (with a gofmt
+// error, the unformatted source).
 func generate() ([]byte, error) {
 	t, err := template.New("query").Parse(tmpl)
 	if err != nil {
