@@ -798,7 +798,8 @@ func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
 }
 
 // clientRefMapper checks that entity references in a client's message are
-// entities spawned on that client.
+// entities spawned on that client. The zero Entity (none: an empty
+// reference) is valid data and maps to itself.
 type clientRefMapper struct {
 	s   *Server
 	c   *serverClient
@@ -806,6 +807,9 @@ type clientRefMapper struct {
 }
 
 func (m *clientRefMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	if e.IsZero() {
+		return e
+	}
 	idx := int(e.Index())
 	if idx >= len(m.s.ents) {
 		m.bad = true
