@@ -149,6 +149,9 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		cfg.MaxBuffered = 1024
 	}
 	p := cfg.Protocol
+	if err := p.checkRules(); err != nil {
+		return nil, err
+	}
 	p.freeze()
 	c := &Client{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger, bySrv: map[ecs.Entity]int32{}, byCli: map[ecs.Entity]int32{}}
 	if c.log == nil {

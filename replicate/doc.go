@@ -14,6 +14,15 @@
 // built with another protocol is refused with ErrProtocolMismatch. An
 // Authenticate hook checks a token before anything is replicated.
 //
+// Rules filter as in bevy_replicon: a component replicates only through the
+// rules that contain it, and a rule applies to an entity that has all of
+// its components and passes its filters. So a rule over Position and
+// Velocity sends neither until the entity has both, and a rule with
+// Without[Secret] sends nothing of an entity that has a Secret. A
+// component registered WithOwnRule also has a rule of its own (it
+// replicates wherever an entity has it); a component in no rule makes
+// NewServer and NewClient fail with ErrRegistered.
+//
 // # What travels
 //
 // Entities marked Replicated are replicated. Each server tick (Server.Send),

@@ -56,11 +56,11 @@ func newProto(t testing.TB) testProto {
 			t.Fatal(err)
 		}
 	}
-	_, err := replicate.Component[Position](p)
+	_, err := replicate.Component[Position](p, replicate.WithOwnRule())
 	must(err)
-	_, err = replicate.Component[Health](p)
+	_, err = replicate.Component[Health](p, replicate.WithOwnRule())
 	must(err)
-	_, err = replicate.Component[Owner](p)
+	_, err = replicate.Component[Owner](p, replicate.WithOwnRule())
 	must(err)
 	tp := testProto{p: p}
 	tp.chat, err = replicate.RegisterMessage[Chat](p, replicate.ClientToServer, transport.ReliableOrdered)
@@ -430,7 +430,7 @@ func TestProtocolMismatchAndAuth(t *testing.T) {
 	other := newProto(t)
 	h.proto = other.p
 	type Extra struct{ A int8 }
-	_, _ = replicate.Component[Extra](other.p)
+	_, _ = replicate.Component[Extra](other.p, replicate.WithOwnRule())
 	bad := h.connect([]byte("secret"))
 	h.proto = tp.p
 	wrongToken := h.connect([]byte("guess"))

@@ -382,6 +382,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
 	}
 	p := cfg.Protocol
+	if err := p.checkRules(); err != nil {
+		return nil, err
+	}
 	p.freeze()
 	s := &Server{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger, clients: map[ClientID]*serverClient{}}
 	if s.log == nil {

@@ -74,11 +74,13 @@ func NewArenaProtocol() (*ArenaProtocol, error) {
 	p := replicate.NewProtocol()
 	ap := &ArenaProtocol{Protocol: p}
 	var errs [7]error
-	_, errs[0] = replicate.Component[Position](p)
-	_, errs[1] = replicate.Component[Velocity](p)
-	_, errs[2] = replicate.Component[Health](p)
-	_, errs[3] = replicate.Component[Shield](p)
-	_, errs[4] = replicate.Component[Kind](p, replicate.WithMode(replicate.Once))
+	// Every component replicates on its own, wherever an entity has it.
+	own := replicate.WithOwnRule()
+	_, errs[0] = replicate.Component[Position](p, own)
+	_, errs[1] = replicate.Component[Velocity](p, own)
+	_, errs[2] = replicate.Component[Health](p, own)
+	_, errs[3] = replicate.Component[Shield](p, own)
+	_, errs[4] = replicate.Component[Kind](p, replicate.WithMode(replicate.Once), own)
 	ap.Ping, errs[5] = replicate.RegisterMessage[Ping](p, replicate.ClientToServer, transport.ReliableOrdered)
 	ap.Echo, errs[6] = replicate.RegisterMessage[Echo](p, replicate.ServerToClient, transport.ReliableOrdered)
 	if err := errors.Join(errs[:]...); err != nil {
