@@ -80,10 +80,11 @@ func (c *Client) newRecord(se, ce ecs.Entity) *cliEnt {
 		i = int32(len(c.ents))
 		c.ents = append(c.ents, cliEnt{})
 	}
-	c.ents[i] = cliEnt{client: ce, server: se, alive: true}
+	c.born++
+	c.ents[i] = cliEnt{client: ce, server: se, born: c.born, alive: true}
 	c.bySrv[se] = i
 	c.byCli[ce] = i
-	c.order = append(c.order, i)
+	c.order = append(c.order, orderEntry{idx: i, born: c.born})
 	return &c.ents[i]
 }
 
@@ -97,12 +98,18 @@ func (c *Client) dropRecord(se ecs.Entity) {
 	delete(c.bySrv, se)
 	r.alive = false
 	c.free = append(c.free, i)
-	c.forget(se, -1)
-	for k, o := range c.order {
-		if o == i {
-			c.order = append(c.order[:k], c.order[k+1:]...)
-			break
+	c.forget(r, -1)
+	// Its entry in order goes stale; compact when half of them are.
+	c.dead++
+	if c.dead > 64 && 2*c.dead > len(c.order) {
+		k := 0
+		for _, o := range c.order {
+			if r := &c.ents[o.idx]; r.alive && r.born == o.born {
+				c.order[k] = o
+				k++
+			}
 		}
+		c.order, c.dead = c.order[:k], 0
 	}
 }
 
@@ -154,10 +161,12 @@ func (c *Client) applyUpdate(body []byte) error {
 			c.stats.Unmatched++
 		}
 	}
+	c.moved = c.moved[:0]
 	for _, m := range c.maps[desp:] {
 		if rec, ok := c.record(m.server); ok {
 			_ = c.w.Despawn(rec.client)
 			c.dropRecord(m.server)
+			c.moved = append(c.moved, m.server)
 		}
 	}
 	for _, it := range c.items[remItems:insItems] {
@@ -167,13 +176,12 @@ func (c *Client) applyUpdate(body []byte) error {
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
 			c.comps[v.id].remove(rec.client)
-			c.forget(it.e, v.id)
+			c.forget(rec, v.id)
 		}
 		// Mutations older than this update are stale for the entity (the
 		// update carries every value the server had not seen acknowledged).
 		rec.mutTick, rec.hasMut = t, true
 	}
-	c.appear = c.appear[:0]
 	for _, it := range c.items[insItems:] {
 		if !it.spawn {
 			continue
@@ -192,7 +200,7 @@ func (c *Client) applyUpdate(body []byte) error {
 		}
 		rec := c.newRecord(it.e, ce)
 		rec.mutTick, rec.hasMut = t, true
-		c.appear = append(c.appear, it.e)
+		c.moved = append(c.moved, it.e)
 	}
 	for _, it := range c.items[insItems:] {
 		rec, ok := c.record(it.e)
@@ -205,9 +213,8 @@ func (c *Client) applyUpdate(body []byte) error {
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
 	}
-	if len(c.mapped) > 0 && len(c.appear) > 0 {
-		c.resolve(c.appear)
-	}
+	// Values referring to entities that appeared or left: written again.
+	c.rewrite(c.moved)
 	c.applied, c.hasUpd = t, true
 	c.stats.Updates++
 	return nil

@@ -67,11 +67,16 @@
 // The client maps server entities to its own, maps entity references inside
 // components and messages (ecs.MapEntitieser) in both directions, rewrites a
 // value when an entity it refers to appears later (or reappears under a new
-// client entity after being hidden), keeps a per-entity confirmation history
-// of the last 64 ticks, and reports complete ticks (ClientConfig.TickComplete,
-// Client.TickComplete). A prediction layer installs SetReceiveHook per
+// client entity after being hidden) or leaves the client (despawned or
+// hidden: the reference becomes none), at a cost linear in the references
+// written and the entities that came or went, keeps a per-entity
+// confirmation history of the last 64 ticks, and reports complete ticks
+// (ClientConfig.TickComplete, Client.TickComplete). A prediction layer installs SetReceiveHook per
 // component type to take authoritative values for past ticks instead of
 // having them written.
+//
+// A client message may hold empty references (the zero Entity); any other
+// entity it names must be one replicated to that client.
 //
 // Server messages are delivered after the update of the tick they were sent
 // in (unless registered Independent). Client messages referring to entities
