@@ -1,6 +1,8 @@
 package replicate
 
 import (
+	"fmt"
+
 	"math/bits"
 
 	"github.com/rewindgo/rewind/ecs"
@@ -282,5 +284,49 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		if c.cfg.TickComplete != nil {
 			c.cfg.TickComplete(t)
 		}
+	}
+}
+
+// updateParts reassembles an update message sent in parts (kindUpdatePart:
+// the update's length, the part's offset, its bytes). Parts arrive in order
+// on the reliable-ordered channel; anything else is malformed. The buffer
+// grows only with the bytes received, up to the announced length, which is
+// capped by ClientConfig.MaxUpdateBytes.
+type updateParts struct {
+	buf   []byte
+	total int // announced length of the update being assembled, 0: none
+}
+
+// add takes one part's body. It returns the whole update message (valid
+// until done) when this part completes it, nil while parts are missing.
+func (u *updateParts) add(body []byte, maxBytes int) ([]byte, error) {
+	r := reader{b: body}
+	total := r.uvarint()
+	off := r.uvarint()
+	data := r.b
+	switch {
+	case r.err != nil:
+		return nil, r.err
+	case total < 2 || total > uint64(maxBytes):
+		return nil, fmt.Errorf("%w: update of %d bytes (at most %d)", errRange, total, maxBytes)
+	case len(data) == 0 || off != uint64(len(u.buf)) || (u.total != 0 && uint64(u.total) != total) || off+uint64(len(data)) > total:
+		return nil, fmt.Errorf("%w: update part out of sequence", errRange)
+	case off == 0 && data[0] != kindUpdate:
+		return nil, fmt.Errorf("%w: parts of a message that is no update", errRange)
+	}
+	u.total = int(total)
+	u.buf = append(u.buf, data...)
+	if len(u.buf) < u.total {
+		return nil, nil
+	}
+	return u.buf, nil
+}
+
+// done forgets the update being assembled (releasing a large buffer).
+func (u *updateParts) done() {
+	u.total = 0
+	u.buf = u.buf[:0]
+	if cap(u.buf) > shrinkAbove {
+		u.buf = nil
 	}
 }

@@ -61,9 +61,18 @@ type ClientConfig struct {
 	// MaxBuffered caps messages held until the update they depend on
 	// arrives. Default 1024.
 	MaxBuffered int
+	// MaxUpdateBytes caps the size of one update (a late joiner's first
+	// update holds the whole visible world; large updates arrive in parts
+	// and are buffered until complete). A server that announces a larger
+	// update is disconnected as malformed. Default DefaultMaxUpdateBytes.
+	MaxUpdateBytes int
 	// Logger receives diagnostics. Nil is silent.
 	Logger *slog.Logger
 }
+
+// DefaultMaxUpdateBytes is the default ClientConfig.MaxUpdateBytes: 256 MiB,
+// a first update of several million entities.
+const DefaultMaxUpdateBytes = 256 << 20
 
 // ClientStatistics counts what a client received.
 type ClientStatistics struct {
@@ -140,6 +149,7 @@ type Client struct {
 	events  []ClientEvent
 	stats   ClientStatistics
 	out     []byte
+	parts   updateParts
 	refs    refIndex
 	moved   []ecs.Entity // server entities that appeared or left in this update
 	items   []updItem
@@ -160,6 +170,9 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	if cfg.MaxBuffered == 0 {
 		cfg.MaxBuffered = 1024
+	}
+	if cfg.MaxUpdateBytes <= 0 {
+		cfg.MaxUpdateBytes = DefaultMaxUpdateBytes
 	}
 	p := cfg.Protocol
 	if err := p.checkRules(); err != nil {
@@ -404,6 +417,7 @@ func (c *Client) disconnected(reason string, err error) {
 	c.refs.reset()
 	c.hasUpd, c.applied = false, 0
 	c.ticks = [64]tickTrack{}
+	c.parts.done()
 	if c.conn != nil {
 		_ = c.conn.Close()
 	}
@@ -426,12 +440,28 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 		c.id = ClientID(id)
 		c.state = Connected
 		c.events = append(c.events, ClientEvent{Kind: EventConnected})
-	case kindUpdate:
+	case kindUpdate, kindUpdatePart:
 		if c.state != Connected {
 			c.stats.Malformed++
 			return
 		}
-		if err := c.applyUpdate(msg[1:]); err != nil {
+		body, err := msg[1:], error(nil)
+		if msg[0] == kindUpdate && c.parts.total != 0 {
+			err = fmt.Errorf("%w: update inside the parts of another", errRange)
+		} else if msg[0] == kindUpdatePart {
+			var whole []byte
+			if whole, err = c.parts.add(msg[1:], c.cfg.MaxUpdateBytes); err == nil && whole == nil {
+				return // more parts to come
+			}
+			body = whole[min(1, len(whole)):]
+		}
+		if err == nil {
+			err = c.applyUpdate(body)
+		}
+		if msg[0] == kindUpdatePart {
+			c.parts.done()
+		}
+		if err != nil {
 			c.stats.Malformed++
 			c.log.Warn("replicate: malformed update from server", "err", err)
 			c.disconnected("malformed update from server", nil)

@@ -17,8 +17,12 @@ const (
 	kindUpdate    = 12
 	kindMutations = 13
 	kindServerMsg = 14
+	// kindUpdatePart carries a slice of an update message too large for one
+	// message: the update's length, the slice's offset in it, its bytes.
+	kindUpdatePart = 15
 
-	wireVersion  = 1
+	// wireVersion 2: updates larger than updatePart travel in parts.
+	wireVersion  = 2
 	maxTokenLen  = 1024
 	maxAcks      = 1024
 	maxReasonLen = 256

@@ -261,6 +261,11 @@ type serverClient struct {
 	nMap, nDesp, nRem, nIns         int
 	upd                             []byte
 	pkts                            [][]byte
+	// backlog holds update messages (parts of a large update, and the
+	// updates after it) not sent yet, each length-prefixed; backOff is the
+	// offset of the first unsent one.
+	backlog []byte
+	backOff int
 
 	stats           ClientStats
 	violations      int
