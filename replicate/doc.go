@@ -66,11 +66,12 @@
 // joiner's first update holds the whole visible world) is cut into parts,
 // sent at most 1 MiB per tick and client so it does not fill the
 // connection's send queue at once, with the updates of later ticks queued
-// behind it. The client buffers the parts (at most
-// ClientConfig.MaxUpdateBytes, 256 MiB by default) and applies the update
-// atomically once it has all of them; mutations and messages that need it
-// wait until then. A 100,000-entity world (about 3.4 MB) reaches a joining
-// client in a handful of ticks.
+// behind it (at most ServerConfig.MaxUpdateBacklog queued, 256 MiB by
+// default: a client beyond it is disconnected as not keeping up). The
+// client buffers the parts (at most ClientConfig.MaxUpdateBytes, 256 MiB by
+// default) and applies the update atomically once it has all of them;
+// mutations and messages that need it wait until then. A 100,000-entity
+// world (about 3.4 MB) reaches a joining client in a handful of ticks.
 //
 // # Client
 //

@@ -1,6 +1,7 @@
 package replicate_test
 
 import (
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -111,4 +112,38 @@ func FuzzUpdateParts(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestUpdateBacklogBounded: the update bytes a server queues for a client
+// are capped by MaxUpdateBacklog: a first update over the cap disconnects
+// that client as not keeping up; under the cap it arrives.
+func TestUpdateBacklogBounded(t *testing.T) {
+	for _, tc := range []struct {
+		backlog int
+		joins   bool
+	}{{50 << 10, false}, {1 << 20, true}} {
+		h := newHarness(t, newProto(t), replicate.ServerConfig{MaxUpdateBacklog: tc.backlog})
+		for i := range 3000 { // a first update of about 100 KB
+			spawnRep(h.sw, Position{X: float64(i)}, 1)
+		}
+		c := h.connect(nil)
+		for range 4 {
+			h.exchange()
+		}
+		var reason string
+		for _, ev := range h.srv.Events() {
+			if ev.Kind == replicate.ClientDisconnected {
+				reason = ev.Reason
+			}
+		}
+		if tc.joins {
+			if c.Entities() != 3000 || reason != "" {
+				t.Fatalf("backlog cap %d: client has %d entities, disconnect %q", tc.backlog, c.Entities(), reason)
+			}
+			continue
+		}
+		if c.State() != replicate.Disconnected || !strings.Contains(reason, "not keeping up") {
+			t.Fatalf("backlog cap %d: client %v, disconnect reason %q", tc.backlog, c.State(), reason)
+		}
+	}
 }

@@ -193,7 +193,9 @@ func (p *Protocol) check() error {
 	return nil
 }
 
-// Component registers T as a replicated component type.
+// Component registers T as a replicated component type. It replicates
+// through the rules that contain it (AddRule), or a rule of its own with
+// WithOwnRule; a component in no rule makes NewServer and NewClient fail.
 func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentID, error) {
 	if err := p.check(); err != nil {
 		return -1, err

@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 	"slices"
 	"time"
@@ -457,10 +458,14 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 // an update only once it has all of its parts, so it stays atomic. Its
 // mutations and messages are held by the client until then, as for any
 // update that has not arrived yet. It reports false when the client was
-// dropped.
+// dropped (also when its queue would exceed ServerConfig.MaxUpdateBacklog).
 func (s *Server) sendUpdate(c *serverClient, b []byte) bool {
 	if len(b) <= updatePart && c.backOff == len(c.backlog) {
 		return s.sendTo(c, transport.ReliableOrdered, b)
+	}
+	if len(c.backlog)-c.backOff+len(b) > s.cfg.MaxUpdateBacklog {
+		s.drop(c, fmt.Sprintf("not keeping up (more than %d bytes of updates queued)", s.cfg.MaxUpdateBacklog))
+		return false
 	}
 	if len(b) <= updatePart {
 		c.backlog = appendBytes(c.backlog, b)
