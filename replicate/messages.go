@@ -59,7 +59,9 @@ func WithMessageCodec[M any](c Codec[M], tag string) MessageOption {
 // MessageType is a registered message type M. Messages whose *M implements
 // ecs.MapEntitieser have their entity fields mapped: server entities to the
 // client's when a client receives, client entities to the server's when a
-// client sends (references a client cannot see are refused by the server).
+// client sends (a client entity that replicates no server entity maps to
+// none; the server accepts none, an empty reference, and refuses references
+// to entities the client cannot see).
 type MessageType[M any] struct {
 	spec  *messageSpec
 	codec Codec[M]
