@@ -114,7 +114,7 @@ const (
 	arenaRestMin     = 120 // a rest 120..479 ticks: about a fifth of the drones dash
 	arenaRestSpread  = 360
 	arenaShieldEvery = 4   // a shield appears every 4 ticks (on average)
-	arenaSpawnPerTk  = 2   // at most this many replacements per tick
+	arenaSpawnPerTk  = 2   // at most this many replacements per tick, or one per arenaHitsPer entities
 	arenaHitsPer     = 300 // one hit per tick per this many entities
 )
 
@@ -291,8 +291,9 @@ func (a *Arena) Step() error {
 			return err
 		}
 	}
-	// Replace the destroyed.
-	for k := 0; k < arenaSpawnPerTk && len(a.live) < a.cfg.Entities; k++ {
+	// Replace the destroyed, as many per tick as hits can destroy (so a
+	// large population is kept too).
+	for k := 0; k < max(arenaSpawnPerTk, n/arenaHitsPer) && len(a.live) < a.cfg.Entities; k++ {
 		if err := a.spawn(); err != nil {
 			return err
 		}
