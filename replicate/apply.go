@@ -1,6 +1,8 @@
 package replicate
 
 import (
+	"fmt"
+
 	"math/bits"
 
 	"github.com/rewindgo/rewind/ecs"
@@ -80,10 +82,11 @@ func (c *Client) newRecord(se, ce ecs.Entity) *cliEnt {
 		i = int32(len(c.ents))
 		c.ents = append(c.ents, cliEnt{})
 	}
-	c.ents[i] = cliEnt{client: ce, server: se, alive: true}
+	c.born++
+	c.ents[i] = cliEnt{client: ce, server: se, born: c.born, alive: true}
 	c.bySrv[se] = i
 	c.byCli[ce] = i
-	c.order = append(c.order, i)
+	c.order = append(c.order, orderEntry{idx: i, born: c.born})
 	return &c.ents[i]
 }
 
@@ -97,12 +100,18 @@ func (c *Client) dropRecord(se ecs.Entity) {
 	delete(c.bySrv, se)
 	r.alive = false
 	c.free = append(c.free, i)
-	c.forget(se, -1)
-	for k, o := range c.order {
-		if o == i {
-			c.order = append(c.order[:k], c.order[k+1:]...)
-			break
+	c.forget(r, -1)
+	// Its entry in order goes stale; compact when half of them are.
+	c.dead++
+	if c.dead > 64 && 2*c.dead > len(c.order) {
+		k := 0
+		for _, o := range c.order {
+			if r := &c.ents[o.idx]; r.alive && r.born == o.born {
+				c.order[k] = o
+				k++
+			}
 		}
+		c.order, c.dead = c.order[:k], 0
 	}
 }
 
@@ -154,10 +163,12 @@ func (c *Client) applyUpdate(body []byte) error {
 			c.stats.Unmatched++
 		}
 	}
+	c.moved = c.moved[:0]
 	for _, m := range c.maps[desp:] {
 		if rec, ok := c.record(m.server); ok {
 			_ = c.w.Despawn(rec.client)
 			c.dropRecord(m.server)
+			c.moved = append(c.moved, m.server)
 		}
 	}
 	for _, it := range c.items[remItems:insItems] {
@@ -167,13 +178,12 @@ func (c *Client) applyUpdate(body []byte) error {
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
 			c.comps[v.id].remove(rec.client)
-			c.forget(it.e, v.id)
+			c.forget(rec, v.id)
 		}
 		// Mutations older than this update are stale for the entity (the
 		// update carries every value the server had not seen acknowledged).
 		rec.mutTick, rec.hasMut = t, true
 	}
-	c.appear = c.appear[:0]
 	for _, it := range c.items[insItems:] {
 		if !it.spawn {
 			continue
@@ -192,7 +202,7 @@ func (c *Client) applyUpdate(body []byte) error {
 		}
 		rec := c.newRecord(it.e, ce)
 		rec.mutTick, rec.hasMut = t, true
-		c.appear = append(c.appear, it.e)
+		c.moved = append(c.moved, it.e)
 	}
 	for _, it := range c.items[insItems:] {
 		rec, ok := c.record(it.e)
@@ -205,9 +215,8 @@ func (c *Client) applyUpdate(body []byte) error {
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
 	}
-	if len(c.mapped) > 0 && len(c.appear) > 0 {
-		c.resolve(c.appear)
-	}
+	// Values referring to entities that appeared or left: written again.
+	c.rewrite(c.moved)
 	c.applied, c.hasUpd = t, true
 	c.stats.Updates++
 	return nil
@@ -275,5 +284,49 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		if c.cfg.TickComplete != nil {
 			c.cfg.TickComplete(t)
 		}
+	}
+}
+
+// updateParts reassembles an update message sent in parts (kindUpdatePart:
+// the update's length, the part's offset, its bytes). Parts arrive in order
+// on the reliable-ordered channel; anything else is malformed. The buffer
+// grows only with the bytes received, up to the announced length, which is
+// capped by ClientConfig.MaxUpdateBytes.
+type updateParts struct {
+	buf   []byte
+	total int // announced length of the update being assembled, 0: none
+}
+
+// add takes one part's body. It returns the whole update message (valid
+// until done) when this part completes it, nil while parts are missing.
+func (u *updateParts) add(body []byte, maxBytes int) ([]byte, error) {
+	r := reader{b: body}
+	total := r.uvarint()
+	off := r.uvarint()
+	data := r.b
+	switch {
+	case r.err != nil:
+		return nil, r.err
+	case total < 2 || total > uint64(maxBytes):
+		return nil, fmt.Errorf("%w: update of %d bytes (at most %d)", errRange, total, maxBytes)
+	case len(data) == 0 || off != uint64(len(u.buf)) || (u.total != 0 && uint64(u.total) != total) || off+uint64(len(data)) > total:
+		return nil, fmt.Errorf("%w: update part out of sequence", errRange)
+	case off == 0 && data[0] != kindUpdate:
+		return nil, fmt.Errorf("%w: parts of a message that is no update", errRange)
+	}
+	u.total = int(total)
+	u.buf = append(u.buf, data...)
+	if len(u.buf) < u.total {
+		return nil, nil
+	}
+	return u.buf, nil
+}
+
+// done forgets the update being assembled (releasing a large buffer).
+func (u *updateParts) done() {
+	u.total = 0
+	u.buf = u.buf[:0]
+	if cap(u.buf) > shrinkAbove {
+		u.buf = nil
 	}
 }

@@ -146,9 +146,9 @@ type benchWorld struct {
 func benchProto(tb testing.TB) *replicate.Protocol {
 	p := replicate.NewProtocol()
 	for _, err := range []error{
-		second(replicate.Component[Position](p)),
-		second(replicate.Component[Health](p)),
-		second(replicate.Component[Velocity](p)),
+		second(replicate.Component[Position](p, replicate.WithOwnRule())),
+		second(replicate.Component[Health](p, replicate.WithOwnRule())),
+		second(replicate.Component[Velocity](p, replicate.WithOwnRule())),
 	} {
 		if err != nil {
 			tb.Fatal(err)
@@ -346,7 +346,7 @@ func BenchmarkCubes(b *testing.B) {
 	var kbps, naive float64
 	for i := 0; i < b.N; i++ {
 		p := replicate.NewProtocol()
-		if _, err := replicate.Component[Cube](p); err != nil {
+		if _, err := replicate.Component[Cube](p, replicate.WithOwnRule()); err != nil {
 			b.Fatal(err)
 		}
 		sw := ecs.New()
@@ -408,4 +408,79 @@ func BenchmarkCubes(b *testing.B) {
 	}
 	b.ReportMetric(kbps, "kbit/s")
 	b.ReportMetric(naive, "naive-kbit/s")
+}
+
+// refProto is a protocol of Position and Owner (an entity reference).
+func refProto(tb testing.TB) *replicate.Protocol {
+	p := replicate.NewProtocol()
+	for _, err := range []error{
+		second(replicate.Component[Position](p, replicate.WithOwnRule())),
+		second(replicate.Component[Owner](p, replicate.WithOwnRule())),
+	} {
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return p
+}
+
+// BenchmarkClientReceiveRefs: client cost of applying one tick in which
+// every one of n entities changes the entity its Owner refers to (the
+// client maps each reference and keeps it for later rewrites).
+func BenchmarkClientReceiveRefs(b *testing.B) {
+	for _, n := range []int{1000, 8000} {
+		b.Run(fmt.Sprintf("refs=%d", n), func(b *testing.B) {
+			p := refProto(b)
+			sw := ecs.New()
+			now := time.Unix(1e9, 0)
+			srv, err := replicate.NewServer(replicate.ServerConfig{World: sw, Protocol: p, Now: func() time.Time { return now }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			owners := ecs.Register[Owner](sw)
+			ents := make([]ecs.Entity, n)
+			for i := range ents {
+				ents[i] = spawnRep(sw, Position{X: float64(i)}, 1)
+			}
+			for i, e := range ents {
+				_ = owners.Set(e, Owner{E: ents[(i+1)%n]})
+			}
+			c, err := replicate.NewClient(replicate.ClientConfig{World: ecs.New(), Protocol: p})
+			if err != nil {
+				b.Fatal(err)
+			}
+			se, ce := newFastPipe()
+			srv.AddConn(se)
+			_ = c.Connect(ce)
+			k := 1
+			step := func() {
+				k++
+				for i, e := range ents {
+					owners.Ptr(e).E = ents[(i+k)%n]
+				}
+				now = now.Add(time.Second / 60)
+				srv.Send()
+				se.flow()
+			}
+			for i := 0; i < 20; i++ {
+				step()
+				c.Update()
+				ce.flow()
+			}
+			if c.Entities() != n {
+				b.Fatalf("client has %d entities, want %d", c.Entities(), n)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				step()
+				b.StartTimer()
+				c.Update()
+				b.StopTimer()
+				ce.flow()
+				b.StartTimer()
+			}
+		})
+	}
 }

@@ -61,9 +61,18 @@ type ClientConfig struct {
 	// MaxBuffered caps messages held until the update they depend on
 	// arrives. Default 1024.
 	MaxBuffered int
+	// MaxUpdateBytes caps the size of one update (a late joiner's first
+	// update holds the whole visible world; large updates arrive in parts
+	// and are buffered until complete). A server that announces a larger
+	// update is disconnected as malformed. Default DefaultMaxUpdateBytes.
+	MaxUpdateBytes int
 	// Logger receives diagnostics. Nil is silent.
 	Logger *slog.Logger
 }
+
+// DefaultMaxUpdateBytes is the default ClientConfig.MaxUpdateBytes: 256 MiB,
+// a first update of several million entities.
+const DefaultMaxUpdateBytes = 256 << 20
 
 // ClientStatistics counts what a client received.
 type ClientStatistics struct {
@@ -79,7 +88,18 @@ type cliEnt struct {
 	hasMut   bool
 	histTick tick.Tick
 	hist     uint64
-	alive    bool
+	// vals is the first of the entity's values with references (slot+1 in
+	// refIndex.vals, 0: none).
+	vals  int32
+	born  uint32 // creation number (matches its entry in Client.order)
+	alive bool
+}
+
+// orderEntry is a record in creation order; stale when the record was
+// dropped (and maybe reused) since.
+type orderEntry struct {
+	idx  int32
+	born uint32
 }
 
 type tickTrack struct {
@@ -119,7 +139,9 @@ type Client struct {
 	byCli   map[ecs.Entity]int32
 	ents    []cliEnt
 	free    []int32
-	order   []int32 // entity records in creation order (deterministic cleanup)
+	order   []orderEntry // entity records in creation order (deterministic cleanup)
+	born    uint32
+	dead    int // stale entries in order
 	buf     []buffered
 	acks    []uint32
 	ticks   [64]tickTrack
@@ -127,8 +149,9 @@ type Client struct {
 	events  []ClientEvent
 	stats   ClientStatistics
 	out     []byte
-	mapped  []mappedValue
-	appear  []ecs.Entity
+	parts   updateParts
+	refs    refIndex
+	moved   []ecs.Entity // server entities that appeared or left in this update
 	items   []updItem
 	vals    []updComp
 	maps    []mapping
@@ -148,9 +171,16 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.MaxBuffered == 0 {
 		cfg.MaxBuffered = 1024
 	}
+	if cfg.MaxUpdateBytes <= 0 {
+		cfg.MaxUpdateBytes = DefaultMaxUpdateBytes
+	}
 	p := cfg.Protocol
+	if err := p.checkRules(); err != nil {
+		return nil, err
+	}
 	p.freeze()
 	c := &Client{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger, bySrv: map[ecs.Entity]int32{}, byCli: map[ecs.Entity]int32{}}
+	c.refs.byRef = map[ecs.Entity][]refEntry{}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -375,17 +405,19 @@ func (c *Client) disconnected(reason string, err error) {
 	c.state = Disconnected
 	c.events = append(c.events, ClientEvent{Kind: kind, Reason: reason})
 	// Clear the replicated state, in creation order.
-	for _, i := range c.order {
-		r := &c.ents[i]
-		if r.alive {
+	for _, o := range c.order {
+		r := &c.ents[o.idx]
+		if r.alive && r.born == o.born {
 			_ = c.w.Despawn(r.client)
 		}
 	}
 	clear(c.bySrv)
 	clear(c.byCli)
-	c.ents, c.free, c.order, c.buf, c.acks, c.mapped = c.ents[:0], c.free[:0], c.order[:0], c.buf[:0], c.acks[:0], c.mapped[:0]
+	c.ents, c.free, c.order, c.buf, c.acks, c.dead = c.ents[:0], c.free[:0], c.order[:0], c.buf[:0], c.acks[:0], 0
+	c.refs.reset()
 	c.hasUpd, c.applied = false, 0
 	c.ticks = [64]tickTrack{}
+	c.parts.done()
 	if c.conn != nil {
 		_ = c.conn.Close()
 	}
@@ -408,12 +440,28 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 		c.id = ClientID(id)
 		c.state = Connected
 		c.events = append(c.events, ClientEvent{Kind: EventConnected})
-	case kindUpdate:
+	case kindUpdate, kindUpdatePart:
 		if c.state != Connected {
 			c.stats.Malformed++
 			return
 		}
-		if err := c.applyUpdate(msg[1:]); err != nil {
+		body, err := msg[1:], error(nil)
+		if msg[0] == kindUpdate && c.parts.total != 0 {
+			err = fmt.Errorf("%w: update inside the parts of another", errRange)
+		} else if msg[0] == kindUpdatePart {
+			var whole []byte
+			if whole, err = c.parts.add(msg[1:], c.cfg.MaxUpdateBytes); err == nil && whole == nil {
+				return // more parts to come
+			}
+			body = whole[min(1, len(whole)):]
+		}
+		if err == nil {
+			err = c.applyUpdate(body)
+		}
+		if msg[0] == kindUpdatePart {
+			c.parts.done()
+		}
+		if err != nil {
 			c.stats.Malformed++
 			c.log.Warn("replicate: malformed update from server", "err", err)
 			c.disconnected("malformed update from server", nil)
@@ -494,19 +542,6 @@ func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
 	return 0
 }
 
-// mappedValue is the last value written of a component that holds entity
-// references, kept with the server entities it refers to. When one of them
-// (re)appears on the client (it was not visible yet, or was hidden and shown
-// again under a new client entity), the value is written again so the
-// reference points at the right client entity.
-type mappedValue struct {
-	se   ecs.Entity
-	id   int
-	t    tick.Tick
-	val  []byte
-	refs []ecs.Entity
-}
-
 // write writes one component value, remembering values with references.
 func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
 	c.mapper.refs = c.mapper.refs[:0]
@@ -514,61 +549,8 @@ func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
 		c.stats.Malformed++
 		return
 	}
-	if !c.comps[id].info().isMap {
-		return
-	}
-	var mv *mappedValue
-	for i := range c.mapped {
-		if m := &c.mapped[i]; m.se == rec.server && m.id == id {
-			mv = m
-			break
-		}
-	}
-	if mv == nil {
-		c.mapped = append(c.mapped, mappedValue{se: rec.server, id: id})
-		mv = &c.mapped[len(c.mapped)-1]
-	}
-	mv.t = t
-	mv.val = append(mv.val[:0], val...)
-	mv.refs = append(mv.refs[:0], c.mapper.refs...)
-}
-
-// forget drops the remembered value of (se, id), or every value of se when
-// id < 0.
-func (c *Client) forget(se ecs.Entity, id int) {
-	k := 0
-	for _, m := range c.mapped {
-		if m.se == se && (id < 0 || m.id == id) {
-			continue
-		}
-		c.mapped[k] = m
-		k++
-	}
-	c.mapped = c.mapped[:k]
-}
-
-// resolve writes again the values that refer to the server entities that
-// just appeared.
-func (c *Client) resolve(appeared []ecs.Entity) {
-	for i := range c.mapped {
-		m := &c.mapped[i]
-		hit := false
-		for _, r := range m.refs {
-			for _, a := range appeared {
-				if r == a {
-					hit = true
-				}
-			}
-		}
-		if !hit {
-			continue
-		}
-		rec, ok := c.record(m.se)
-		if !ok || !c.comps[m.id].has(rec.client) {
-			continue
-		}
-		c.mapper.refs = c.mapper.refs[:0]
-		_ = c.comps[m.id].write(rec.client, m.t, m.val, &c.mapper)
+	if c.comps[id].info().isMap {
+		c.remember(rec, id, t, val, c.mapper.refs)
 	}
 }
 

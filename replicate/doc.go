@@ -14,6 +14,15 @@
 // built with another protocol is refused with ErrProtocolMismatch. An
 // Authenticate hook checks a token before anything is replicated.
 //
+// Rules filter as in bevy_replicon: a component replicates only through the
+// rules that contain it, and a rule applies to an entity that has all of
+// its components and passes its filters. So a rule over Position and
+// Velocity sends neither until the entity has both, and a rule with
+// Without[Secret] sends nothing of an entity that has a Secret. A
+// component registered WithOwnRule also has a rule of its own (it
+// replicates wherever an entity has it); a component in no rule makes
+// NewServer and NewClient fail with ErrRegistered.
+//
 // # What travels
 //
 // Entities marked Replicated are replicated. Each server tick (Server.Send),
@@ -53,16 +62,32 @@
 // client. Late joiners get everything they may see in their first update;
 // a disconnected client's state is dropped on both sides.
 //
+// An update of any size reaches its client: one larger than 64 KiB (a late
+// joiner's first update holds the whole visible world) is cut into parts,
+// sent at most 1 MiB per tick and client so it does not fill the
+// connection's send queue at once, with the updates of later ticks queued
+// behind it (at most ServerConfig.MaxUpdateBacklog queued, 256 MiB by
+// default: a client beyond it is disconnected as not keeping up). The
+// client buffers the parts (at most ClientConfig.MaxUpdateBytes, 256 MiB by
+// default) and applies the update atomically once it has all of them;
+// mutations and messages that need it wait until then. A 100,000-entity
+// world (about 3.4 MB) reaches a joining client in a handful of ticks.
+//
 // # Client
 //
 // The client maps server entities to its own, maps entity references inside
 // components and messages (ecs.MapEntitieser) in both directions, rewrites a
 // value when an entity it refers to appears later (or reappears under a new
-// client entity after being hidden), keeps a per-entity confirmation history
-// of the last 64 ticks, and reports complete ticks (ClientConfig.TickComplete,
-// Client.TickComplete). A prediction layer installs SetReceiveHook per
+// client entity after being hidden) or leaves the client (despawned or
+// hidden: the reference becomes none), at a cost linear in the references
+// written and the entities that came or went, keeps a per-entity
+// confirmation history of the last 64 ticks, and reports complete ticks
+// (ClientConfig.TickComplete, Client.TickComplete). A prediction layer installs SetReceiveHook per
 // component type to take authoritative values for past ticks instead of
 // having them written.
+//
+// A client message may hold empty references (the zero Entity); any other
+// entity it names must be one replicated to that client.
 //
 // Server messages are delivered after the update of the tick they were sent
 // in (unless registered Independent). Client messages referring to entities

@@ -12,3 +12,7 @@ func WholeMessages(s *Server, id ClientID) uint64 {
 	}
 	return 0
 }
+
+// UpdatePartBytes returns the bytes of an update in parts that c holds
+// until the update is complete.
+func UpdatePartBytes(c *Client) int { return len(c.parts.buf) }

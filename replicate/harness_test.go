@@ -187,8 +187,16 @@ func (h *harness) exchange() {
 
 func (h *harness) connect(token []byte) *replicate.Client {
 	h.t.Helper()
+	return h.connectWith(replicate.ClientConfig{Token: token})
+}
+
+// connectWith connects a client configured by cfg (its World and Protocol
+// are set here).
+func (h *harness) connectWith(cfg replicate.ClientConfig) *replicate.Client {
+	h.t.Helper()
 	cw := ecs.New()
-	c, err := replicate.NewClient(replicate.ClientConfig{World: cw, Protocol: h.proto, Token: token})
+	cfg.World, cfg.Protocol = cw, h.proto
+	c, err := replicate.NewClient(cfg)
 	if err != nil {
 		h.t.Fatal(err)
 	}

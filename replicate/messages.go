@@ -17,8 +17,12 @@ const (
 	kindUpdate    = 12
 	kindMutations = 13
 	kindServerMsg = 14
+	// kindUpdatePart carries a slice of an update message too large for one
+	// message: the update's length, the slice's offset in it, its bytes.
+	kindUpdatePart = 15
 
-	wireVersion  = 1
+	// wireVersion 2: updates larger than updatePart travel in parts.
+	wireVersion  = 2
 	maxTokenLen  = 1024
 	maxAcks      = 1024
 	maxReasonLen = 256
@@ -55,7 +59,9 @@ func WithMessageCodec[M any](c Codec[M], tag string) MessageOption {
 // MessageType is a registered message type M. Messages whose *M implements
 // ecs.MapEntitieser have their entity fields mapped: server entities to the
 // client's when a client receives, client entities to the server's when a
-// client sends (references a client cannot see are refused by the server).
+// client sends (a client entity that replicates no server entity maps to
+// none; the server accepts none, an empty reference, and refuses references
+// to entities the client cannot see).
 type MessageType[M any] struct {
 	spec  *messageSpec
 	codec Codec[M]

@@ -117,6 +117,7 @@ func FuzzClientReceive(f *testing.F) {
 	f.Add([]byte{12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 240, 63, 0, 0, 0, 0, 0, 0, 0, 64})
 	f.Add([]byte{13, 9, 9, 1, 0, 1, 3, 1, 1, 1, 2, 4, 1, 0, 0, 0})
 	f.Add([]byte{14, 1, 0, 7, 0, 0, 0})
+	f.Add([]byte{15, 28, 0, 12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16}) // the first part of an update
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tp := newProto(t)
 		h := newHarness(t, tp, replicate.ServerConfig{})

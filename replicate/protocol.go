@@ -39,10 +39,17 @@ type componentSpec struct {
 	mode     Mode
 	codec    any    // Codec[T] when set
 	codecTag string // for the protocol hash
+	ownRule  bool
 }
 
 // WithMode sets the component's mode (default OnChange).
 func WithMode(m Mode) ComponentOption { return func(s *componentSpec) { s.mode = m } }
+
+// WithOwnRule also adds a Rule of the component alone, with no filters
+// and priority 1: the component replicates on every Replicated entity that
+// has it (bevy_replicon's replicate::<C>()). Without it, a component
+// replicates only through the rules added with AddRule that contain it.
+func WithOwnRule() ComponentOption { return func(s *componentSpec) { s.ownRule = true } }
 
 // WithCodec replaces the default codec. tag names the encoding in the
 // protocol hash: change it when the encoding changes, so old clients are
@@ -119,11 +126,15 @@ func Without[T any]() Filter {
 	return f
 }
 
-// Rule replicates a set of components together: only on entities that have
-// all of them and pass every filter. Overlapping rules: the higher Priority
-// wins a component (ties: the rule added first); the default priority is
-// the number of components plus the number of filters. Every registered
-// component also has an implicit rule of its own (priority 1).
+// Rule replicates a set of components together, as in bevy_replicon: a rule
+// applies to a Replicated entity that has all of its components and passes
+// every filter, and then replicates all of them. A component replicates
+// only through the rules that contain it (WithOwnRule adds a rule of the
+// component alone): on an entity where none of them applies, it is not
+// sent (and is removed from clients that have it). A component in several
+// rules replicates when any of them applies; the applying rule with the
+// higher Priority decides its Mode (ties: the rule added first). The
+// default priority is the number of components plus the number of filters.
 type Rule struct {
 	Components []ComponentID
 	Filters    []Filter
@@ -182,7 +193,9 @@ func (p *Protocol) check() error {
 	return nil
 }
 
-// Component registers T as a replicated component type.
+// Component registers T as a replicated component type. It replicates
+// through the rules that contain it (AddRule), or a rule of its own with
+// WithOwnRule; a component in no rule makes NewServer and NewClient fail.
 func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentID, error) {
 	if err := p.check(); err != nil {
 		return -1, err
@@ -224,6 +237,9 @@ func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentID, error)
 	}
 	p.comps = append(p.comps, c)
 	p.byType[t] = c
+	if spec.ownRule {
+		p.rules = append(p.rules, Rule{Components: []ComponentID{ComponentID(c.id)}, Priority: 1})
+	}
 	return ComponentID(c.id), nil
 }
 
@@ -244,6 +260,23 @@ func (p *Protocol) AddRule(r Rule) error {
 		r.Priority = len(r.Components) + len(r.Filters)
 	}
 	p.rules = append(p.rules, r)
+	return nil
+}
+
+// checkRules reports a registered component that is in no rule: it could
+// never replicate, which is a mistake in the protocol.
+func (p *Protocol) checkRules() error {
+	var in uint64
+	for _, r := range p.rules {
+		for _, id := range r.Components {
+			in |= 1 << uint(id)
+		}
+	}
+	for _, c := range p.comps {
+		if in&(1<<uint(c.id)) == 0 {
+			return fmt.Errorf("%w: component %s is in no rule (add a Rule, or register it WithOwnRule)", ErrRegistered, c.name)
+		}
+	}
 	return nil
 }
 
@@ -268,7 +301,9 @@ func (p *Protocol) Hash() uint64 {
 func (p *Protocol) computeHash() uint64 {
 	var b []byte
 	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
-	str("rewind/replicate/1")
+	// Version 2: components replicate only through their rules (version 1
+	// gave every component an implicit rule of its own).
+	str("rewind/replicate/2")
 	for _, c := range p.comps {
 		str("c")
 		str(c.name)
@@ -327,8 +362,8 @@ type resolvedRule struct {
 	order    int
 }
 
-// bindRules returns the rules (explicit and implicit) in the order they
-// claim components: priority descending, then creation order.
+// bindRules returns the rules in the order they claim components (decide
+// their modes): priority descending, then creation order.
 func (p *Protocol) bindRules(w *ecs.World) []resolvedRule {
 	var rs []resolvedRule
 	for i, r := range p.rules {
@@ -347,9 +382,6 @@ func (p *Protocol) bindRules(w *ecs.World) []resolvedRule {
 			rr.want = append(rr.want, f.with)
 		}
 		rs = append(rs, rr)
-	}
-	for _, c := range p.comps {
-		rs = append(rs, resolvedRule{comps: 1 << uint(c.id), ids: []int{c.id}, modes: []Mode{c.mode}, priority: 1, order: len(p.rules) + c.id})
 	}
 	sort.SliceStable(rs, func(i, j int) bool {
 		if rs[i].priority != rs[j].priority {

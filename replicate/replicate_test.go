@@ -56,11 +56,11 @@ func newProto(t testing.TB) testProto {
 			t.Fatal(err)
 		}
 	}
-	_, err := replicate.Component[Position](p)
+	_, err := replicate.Component[Position](p, replicate.WithOwnRule())
 	must(err)
-	_, err = replicate.Component[Health](p)
+	_, err = replicate.Component[Health](p, replicate.WithOwnRule())
 	must(err)
-	_, err = replicate.Component[Owner](p)
+	_, err = replicate.Component[Owner](p, replicate.WithOwnRule())
 	must(err)
 	tp := testProto{p: p}
 	tp.chat, err = replicate.RegisterMessage[Chat](p, replicate.ClientToServer, transport.ReliableOrdered)
@@ -430,7 +430,7 @@ func TestProtocolMismatchAndAuth(t *testing.T) {
 	other := newProto(t)
 	h.proto = other.p
 	type Extra struct{ A int8 }
-	_, _ = replicate.Component[Extra](other.p)
+	_, _ = replicate.Component[Extra](other.p, replicate.WithOwnRule())
 	bad := h.connect([]byte("secret"))
 	h.proto = tp.p
 	wrongToken := h.connect([]byte("guess"))
@@ -516,5 +516,49 @@ func TestHostileClient(t *testing.T) {
 	gv := clientView(good, h.cws[0])
 	if d := diffViews(serverView(h, nil), gv); d != "" {
 		t.Fatal(d)
+	}
+}
+
+// TestClientMessageNoneReference: a client message whose entity reference
+// is empty (the zero Entity) is valid data, delivered as none; it is no
+// violation however often it is sent.
+func TestClientMessageNoneReference(t *testing.T) {
+	tp := newProto(t)
+	h := newHarness(t, tp, replicate.ServerConfig{MaxViolations: 4})
+	e := spawnRep(h.sw, Position{}, 1)
+	c := h.connect(nil)
+	h.converge(3, nil)
+	ce, _ := c.ClientEntity(e)
+	for i := 0; i < 20; i++ {
+		if err := tp.target.SendToServer(c, Target{E: 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tp.target.SendToServer(c, Target{E: ce}); err != nil {
+		t.Fatal(err)
+	}
+	h.exchange()
+	h.exchange()
+	if c.State() != replicate.Connected {
+		t.Fatalf("client disconnected for empty references: %v", c.Err())
+	}
+	st, err := h.srv.Stats(c.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Violations != 0 {
+		t.Fatalf("%d violations counted for empty references", st.Violations)
+	}
+	got := tp.target.ReceiveFromClients(h.srv)
+	if len(got) != 21 {
+		t.Fatalf("%d messages delivered, want 21", len(got))
+	}
+	for _, m := range got[:20] {
+		if m.Message.E != 0 {
+			t.Fatalf("empty reference delivered as %v", m.Message.E)
+		}
+	}
+	if got[20].Message.E != e {
+		t.Fatalf("reference delivered as %v, want server entity %v", got[20].Message.E, e)
 	}
 }

@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
 	"slices"
 	"time"
@@ -19,6 +20,14 @@ const (
 	maxTimeout        = 3 * time.Second
 	maxBackoff        = 4     // the timeout doubles at most 4 times
 	shrinkAbove       = 16384 // update buffers above this are released after use
+	// updatePart is the most update bytes one message carries: a larger
+	// update (a late joiner's whole world) is cut into parts of this size,
+	// far below any sensible MessageLimits.MaxMessageSize.
+	updatePart = 64 << 10
+	// updateBudget is the most bytes of queued updates sent to one client
+	// per tick (at least one message): a huge first update is paced over a
+	// few ticks instead of filling the connection's send queue at once.
+	updateBudget = 1 << 20
 )
 
 // growTicks makes room in compTicks for entity slot idx.
@@ -428,7 +437,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		b = binary.AppendUvarint(b, uint64(c.nIns))
 		b = append(b, c.secIns...)
 		c.upd = b
-		sent := s.sendTo(c, transport.ReliableOrdered, b)
+		sent := s.sendUpdate(c, b)
 		if cap(c.upd) > shrinkAbove { // a late joiner's full state: do not keep its buffers
 			c.upd, c.secIns, c.secMap, c.secDesp, c.secRem = nil, nil, nil, nil, nil
 		}
@@ -437,7 +446,64 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		}
 		c.lastUpdate = t
 	}
+	if c.backOff < len(c.backlog) && !s.flushBacklog(c) {
+		return
+	}
 	s.startMutations(c, t)
+}
+
+// sendUpdate sends update message b, or queues it behind the client's
+// backlog of updates: cut into parts when larger than updatePart, or when
+// earlier updates still wait (updates stay in order). The client applies
+// an update only once it has all of its parts, so it stays atomic. Its
+// mutations and messages are held by the client until then, as for any
+// update that has not arrived yet. It reports false when the client was
+// dropped (also when its queue would exceed ServerConfig.MaxUpdateBacklog).
+func (s *Server) sendUpdate(c *serverClient, b []byte) bool {
+	if len(b) <= updatePart && c.backOff == len(c.backlog) {
+		return s.sendTo(c, transport.ReliableOrdered, b)
+	}
+	if len(c.backlog)-c.backOff+len(b) > s.cfg.MaxUpdateBacklog {
+		s.drop(c, fmt.Sprintf("not keeping up (more than %d bytes of updates queued)", s.cfg.MaxUpdateBacklog))
+		return false
+	}
+	if len(b) <= updatePart {
+		c.backlog = appendBytes(c.backlog, b)
+		return true
+	}
+	var hdr [1 + 2*binary.MaxVarintLen64]byte
+	for off := 0; off < len(b); off += updatePart {
+		h := append(hdr[:0], kindUpdatePart)
+		h = binary.AppendUvarint(h, uint64(len(b)))
+		h = binary.AppendUvarint(h, uint64(off))
+		part := b[off:min(off+updatePart, len(b))]
+		c.backlog = binary.AppendUvarint(c.backlog, uint64(len(h)+len(part)))
+		c.backlog = append(append(c.backlog, h...), part...)
+	}
+	return true
+}
+
+// flushBacklog sends the client's queued update messages, up to
+// updateBudget bytes (at least one message). It reports false when the
+// client was dropped.
+func (s *Server) flushBacklog(c *serverClient) bool {
+	sent := 0
+	for c.backOff < len(c.backlog) && sent < updateBudget {
+		n, w := binary.Uvarint(c.backlog[c.backOff:])
+		msg := c.backlog[c.backOff+w : c.backOff+w+int(n)]
+		if !s.sendTo(c, transport.ReliableOrdered, msg) {
+			return false
+		}
+		c.backOff += w + int(n)
+		sent += int(n)
+	}
+	if c.backOff == len(c.backlog) {
+		c.backlog, c.backOff = c.backlog[:0], 0
+		if cap(c.backlog) > shrinkAbove {
+			c.backlog = nil
+		}
+	}
+	return true
 }
 
 func (s *Server) rates(c *serverClient) {
@@ -957,7 +1023,7 @@ func (c *serverClient) growEntRing() {
 func (c *serverClient) retained() int {
 	n := c.nEnts*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
 	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + int(unsafe.Sizeof(mapping{}))*cap(c.maps)
-	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd)
+	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd) + cap(c.backlog)
 	for _, p := range c.pkts {
 		n += cap(p)
 	}

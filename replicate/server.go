@@ -38,6 +38,10 @@ const (
 	wholeMargin = 8
 )
 
+// DefaultMaxUpdateBacklog is the default ServerConfig.MaxUpdateBacklog:
+// 256 MiB, as the client's DefaultMaxUpdateBytes.
+const DefaultMaxUpdateBacklog = 256 << 20
+
 // wholeTick records the segments a client took whole at tick: segment j
 // (bit j of mask) went out in message base + (the number of lower bits set).
 type wholeTick struct {
@@ -74,6 +78,13 @@ type ServerConfig struct {
 	// MaxMessagesPerTick caps the messages read from one client per tick;
 	// the rest wait. Default 256.
 	MaxMessagesPerTick int
+	// MaxUpdateBacklog caps the update bytes queued for one client and not
+	// yet sent: an update larger than 64 KiB (a late joiner's first update
+	// holds the whole world it may see) goes out in parts, at most 1 MiB per
+	// tick, and the updates of later ticks queue behind it. A client whose
+	// queue would exceed the cap is disconnected as not keeping up, so it
+	// also bounds the size of one update. Default DefaultMaxUpdateBacklog.
+	MaxUpdateBacklog int
 	// MaxViolations is how many protocol violations (bad bytes, unknown
 	// messages, references to entities it cannot see, messages beyond the
 	// inbox caps) a client may commit per second before it is disconnected.
@@ -261,6 +272,11 @@ type serverClient struct {
 	nMap, nDesp, nRem, nIns         int
 	upd                             []byte
 	pkts                            [][]byte
+	// backlog holds update messages (parts of a large update, and the
+	// updates after it) not sent yet, each length-prefixed; backOff is the
+	// offset of the first unsent one.
+	backlog []byte
+	backOff int
 
 	stats           ClientStats
 	violations      int
@@ -375,13 +391,19 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.MaxViolations == 0 {
 		cfg.MaxViolations = DefaultMaxViolations
 	}
+	if cfg.MaxUpdateBacklog == 0 {
+		cfg.MaxUpdateBacklog = DefaultMaxUpdateBacklog
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxMessagesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MutationTimeout < 0 {
+	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxMessagesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
 		return nil, fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
 	}
 	p := cfg.Protocol
+	if err := p.checkRules(); err != nil {
+		return nil, err
+	}
 	p.freeze()
 	s := &Server{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger, clients: map[ClientID]*serverClient{}}
 	if s.log == nil {
@@ -798,7 +820,8 @@ func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
 }
 
 // clientRefMapper checks that entity references in a client's message are
-// entities spawned on that client.
+// entities spawned on that client. The zero Entity (none: an empty
+// reference) is valid data and maps to itself.
 type clientRefMapper struct {
 	s   *Server
 	c   *serverClient
@@ -806,6 +829,9 @@ type clientRefMapper struct {
 }
 
 func (m *clientRefMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	if e.IsZero() {
+		return e
+	}
 	idx := int(e.Index())
 	if idx >= len(m.s.ents) {
 		m.bad = true

@@ -126,3 +126,22 @@ func TestServerDemoInterrupted(t *testing.T) {
 	}
 	waitGoroutines(t, before)
 }
+
+// TestServerDemoLargeWorld: a world of 30,000 entities, whose first update
+// is over the transport's 1 MiB message limit, reaches the client and
+// converges (it exited 1): the demo accepts what its help allows.
+func TestServerDemoLargeWorld(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"demo", "server", "--clients", "1", "--entities", "30000", "--ticks", "10",
+		"--latency", "1ms", "--drain", "100ms", "--stats", "0", "--json"}
+	if code := run(context.Background(), args, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+		t.Fatalf("output %q: %v", out.String(), err)
+	}
+	if m["converged"] != true || m["target_entities"] != 30000.0 {
+		t.Errorf("summary %s", out.String())
+	}
+}

@@ -74,11 +74,13 @@ func NewArenaProtocol() (*ArenaProtocol, error) {
 	p := replicate.NewProtocol()
 	ap := &ArenaProtocol{Protocol: p}
 	var errs [7]error
-	_, errs[0] = replicate.Component[Position](p)
-	_, errs[1] = replicate.Component[Velocity](p)
-	_, errs[2] = replicate.Component[Health](p)
-	_, errs[3] = replicate.Component[Shield](p)
-	_, errs[4] = replicate.Component[Kind](p, replicate.WithMode(replicate.Once))
+	// Every component replicates on its own, wherever an entity has it.
+	own := replicate.WithOwnRule()
+	_, errs[0] = replicate.Component[Position](p, own)
+	_, errs[1] = replicate.Component[Velocity](p, own)
+	_, errs[2] = replicate.Component[Health](p, own)
+	_, errs[3] = replicate.Component[Shield](p, own)
+	_, errs[4] = replicate.Component[Kind](p, replicate.WithMode(replicate.Once), own)
 	ap.Ping, errs[5] = replicate.RegisterMessage[Ping](p, replicate.ClientToServer, transport.ReliableOrdered)
 	ap.Echo, errs[6] = replicate.RegisterMessage[Echo](p, replicate.ServerToClient, transport.ReliableOrdered)
 	if err := errors.Join(errs[:]...); err != nil {
@@ -112,7 +114,7 @@ const (
 	arenaRestMin     = 120 // a rest 120..479 ticks: about a fifth of the drones dash
 	arenaRestSpread  = 360
 	arenaShieldEvery = 4   // a shield appears every 4 ticks (on average)
-	arenaSpawnPerTk  = 2   // at most this many replacements per tick
+	arenaSpawnPerTk  = 2   // at most this many replacements per tick, or one per arenaHitsPer entities
 	arenaHitsPer     = 300 // one hit per tick per this many entities
 )
 
@@ -289,8 +291,9 @@ func (a *Arena) Step() error {
 			return err
 		}
 	}
-	// Replace the destroyed.
-	for k := 0; k < arenaSpawnPerTk && len(a.live) < a.cfg.Entities; k++ {
+	// Replace the destroyed, as many per tick as hits can destroy (so a
+	// large population is kept too).
+	for k := 0; k < max(arenaSpawnPerTk, n/arenaHitsPer) && len(a.live) < a.cfg.Entities; k++ {
 		if err := a.spawn(); err != nil {
 			return err
 		}

@@ -1,0 +1,149 @@
+package replicate_test
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// TestLateJoinLargeWorld: a client joining a world of lateJoinEntities
+// entities (100,000 without the race detector; its first update is several
+// MiB, far over the transport's 1 MiB message limit) on the in-memory
+// network with latency and loss gets the whole world, applied atomically:
+// at every tick it holds either no entity or all of them, and then exactly
+// the server's state, references included.
+func TestLateJoinLargeWorld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newMemRig(t, 11, replicate.ServerConfig{})
+		defer r.close()
+		owners := ecs.Register[Owner](r.sw)
+		ents := make([]ecs.Entity, lateJoinEntities)
+		for i := range ents {
+			ents[i] = spawnRep(r.sw, Position{X: float64(i), Y: 1}, int32(i))
+			if i > 0 {
+				_ = owners.Set(ents[i], Owner{E: ents[i-1]})
+			}
+		}
+		r.srv.Send() // the world exists before the client connects
+		r.connect(1, transport.LinkConfig{Latency: 20 * time.Millisecond, Loss: 0.05})
+		c := r.clients[0]
+		// The world keeps changing while the first update travels: the
+		// updates and mutations that follow it wait for it.
+		pos := ecs.StoreOf[Position](r.sw)
+		for k := 0; ; k++ {
+			switch n := c.Entities(); {
+			case c.State() != replicate.Connected:
+				t.Fatalf("client disconnected after %d ticks: %v", k, c.Err())
+			case n != 0 && n < lateJoinEntities:
+				t.Fatalf("tick %d: client holds %d of %d entities: the first update was not applied atomically", k, n, lateJoinEntities)
+			case n != 0:
+				t.Logf("joined after %d ticks", k)
+			}
+			if c.Entities() != 0 {
+				break
+			}
+			if k == 600 {
+				t.Fatalf("no first update after %d ticks", k)
+			}
+			pos.Ptr(ents[(k*997)%len(ents)]).X = -1
+			spawnRep(r.sw, Position{X: float64(k)}, 1)
+			r.step()
+		}
+		// Mutations lost or timed out while the first update travelled are
+		// resent (after a backed-off timeout).
+		for k := 1; ; k++ {
+			r.step()
+			if k%10 != 0 {
+				continue
+			}
+			d := r.diff(nil)
+			if d == "" {
+				t.Logf("converged %d ticks after joining", k)
+				break
+			}
+			if k == 300 {
+				t.Fatal(d)
+			}
+		}
+		if st := c.Stats(); st.BytesIn <= transport.DefaultMaxMessageSize {
+			t.Fatalf("the client received %d bytes: the first update was not larger than a message", st.BytesIn)
+		} else {
+			t.Logf("%d entities: %d bytes received", lateJoinEntities, st.BytesIn)
+		}
+	})
+}
+
+// FuzzUpdateParts feeds a connected client arbitrary update parts (the
+// input cut into messages by its length bytes): no panic, and the client
+// never holds more than MaxUpdateBytes of an incomplete update.
+func FuzzUpdateParts(f *testing.F) {
+	// An update spawning one entity with a Position, in two parts.
+	upd := []byte{12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 240, 63, 0, 0, 0, 0, 0, 0, 0, 64}
+	part := func(off, end int) []byte {
+		p := []byte{byte(len(upd)), byte(off)}
+		return append(p, upd[off:end]...)
+	}
+	two := append([]byte{byte(len(part(0, 10)))}, part(0, 10)...)
+	two = append(two, byte(len(part(10, len(upd)))))
+	two = append(two, part(10, len(upd))...)
+	f.Add(two)
+	f.Add([]byte{3, 200, 1, 0})           // an update longer than the cap
+	f.Add([]byte{4, 50, 0, 12, 1, 3, 50}) // out of sequence
+	const maxBytes = 256
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tp := newProto(t)
+		h := newHarness(t, tp, replicate.ServerConfig{})
+		c := h.connectWith(replicate.ClientConfig{MaxUpdateBytes: maxBytes})
+		h.exchange()
+		h.exchange()
+		for len(b) > 0 {
+			n := min(int(b[0]), len(b)-1)
+			msg := append([]byte{15}, b[1:1+n]...)
+			b = b[1+n:]
+			h.cliEnds[0].inbox = append(h.cliEnds[0].inbox, pipeMsg{ch: transport.ReliableOrdered, data: msg})
+			c.Update()
+			if n := replicate.UpdatePartBytes(c); n > maxBytes {
+				t.Fatalf("client holds %d bytes of update parts, cap %d", n, maxBytes)
+			}
+		}
+	})
+}
+
+// TestUpdateBacklogBounded: the update bytes a server queues for a client
+// are capped by MaxUpdateBacklog: a first update over the cap disconnects
+// that client as not keeping up; under the cap it arrives.
+func TestUpdateBacklogBounded(t *testing.T) {
+	for _, tc := range []struct {
+		backlog int
+		joins   bool
+	}{{50 << 10, false}, {1 << 20, true}} {
+		h := newHarness(t, newProto(t), replicate.ServerConfig{MaxUpdateBacklog: tc.backlog})
+		for i := range 3000 { // a first update of about 100 KB
+			spawnRep(h.sw, Position{X: float64(i)}, 1)
+		}
+		c := h.connect(nil)
+		for range 4 {
+			h.exchange()
+		}
+		var reason string
+		for _, ev := range h.srv.Events() {
+			if ev.Kind == replicate.ClientDisconnected {
+				reason = ev.Reason
+			}
+		}
+		if tc.joins {
+			if c.Entities() != 3000 || reason != "" {
+				t.Fatalf("backlog cap %d: client has %d entities, disconnect %q", tc.backlog, c.Entities(), reason)
+			}
+			continue
+		}
+		if c.State() != replicate.Disconnected || !strings.Contains(reason, "not keeping up") {
+			t.Fatalf("backlog cap %d: client %v, disconnect reason %q", tc.backlog, c.State(), reason)
+		}
+	}
+}
