@@ -65,7 +65,10 @@
 // having them written.
 //
 // Server messages are delivered after the update of the tick they were sent
-// in (unless registered Independent). Client messages referring to entities
+// in (unless registered Independent). One that does not fit its channel
+// (ServerConfig.MaxMessageSize, 1 MiB by default, on the reliable channels;
+// the conns' datagram size on Unreliable) is refused by SendToClients with
+// ErrTooLarge and costs no client its connection. Client messages referring to entities
 // the client cannot see are refused.
 //
 // # Hostile clients

@@ -137,7 +137,11 @@ func (t Target) includes(id ClientID) bool {
 }
 
 // SendToClients queues m for the targeted clients; it leaves with the
-// server's next Send (after that tick's update).
+// server's next Send (after that tick's update). A message too large for
+// its channel (ServerConfig.MaxMessageSize on the reliable channels, the
+// smallest MaxUnreliableSize of the targeted clients' conns on Unreliable)
+// is refused with an error matching ErrTooLarge (and transport.ErrTooLarge,
+// with a *transport.SizeError), and no client is affected.
 func (mt MessageType[M]) SendToClients(s *Server, to Target, m M) error {
 	if mt.spec == nil || mt.spec.dir != ServerToClient {
 		return fmt.Errorf("%w: not a server message type", ErrUnknownType)

@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"encoding/binary"
+	"errors"
 	"math/bits"
 	"slices"
 	"time"
@@ -1155,7 +1156,16 @@ func (s *Server) flushMessages() {
 			b = binary.AppendUvarint(b, req)
 			b = append(b, payload...)
 			s.scratch = b
-			s.sendTo(c, q.spec.ch, b)
+			err := c.conn.Send(q.spec.ch, b)
+			if errors.Is(err, transport.ErrTooLarge) {
+				// SendToClients checked the size against MaxMessageSize and
+				// the clients of the time: this conn's limits are smaller.
+				// The game message is lost for this client; its
+				// replication state is not, so it stays connected.
+				s.log.Warn("replicate: server message too large for a client's conn", "client", c.id, "message", q.spec.name, "err", err)
+				continue
+			}
+			s.afterSend(c, q.spec.ch, len(b), err)
 		}
 	}
 	s.out = s.out[:0]

@@ -71,6 +71,12 @@ type ServerConfig struct {
 	MutationTimeout time.Duration
 	// MaxClients caps connected clients. Default 256.
 	MaxClients int
+	// MaxMessageSize is the largest reliable message the server sends: a
+	// server message (MessageType.SendToClients) that would not fit is
+	// refused with ErrTooLarge. Set it to the conns'
+	// transport.MessageLimits.MaxMessageSize when they use a smaller one.
+	// Default transport.DefaultMaxMessageSize (1 MiB).
+	MaxMessageSize int
 	// MaxMessagesPerTick caps the messages read from one client per tick;
 	// the rest wait. Default 256.
 	MaxMessagesPerTick int
@@ -372,13 +378,16 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.MaxMessagesPerTick == 0 {
 		cfg.MaxMessagesPerTick = DefaultMaxMessagesPerTick
 	}
+	if cfg.MaxMessageSize == 0 {
+		cfg.MaxMessageSize = transport.DefaultMaxMessageSize
+	}
 	if cfg.MaxViolations == 0 {
 		cfg.MaxViolations = DefaultMaxViolations
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxMessagesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MutationTimeout < 0 {
+	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxMessagesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < 1 || cfg.MutationTimeout < 0 {
 		return nil, fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
 	}
 	p := cfg.Protocol
@@ -624,10 +633,46 @@ func (s *Server) queueMessage(spec *messageSpec, to Target, payload []byte) erro
 	if len(s.out) >= 1<<16 {
 		return fmt.Errorf("%w: outgoing message queue full", ErrTooLarge)
 	}
+	if err := s.checkMessageSize(spec, to, len(payload)); err != nil {
+		return err
+	}
 	off := len(s.outBuf)
 	s.outBuf = append(s.outBuf, payload...)
 	s.out = append(s.out, queuedMsg{spec: spec, to: to, off: off, n: len(payload)})
 	return nil
+}
+
+// checkMessageSize refuses a server message that would not fit the channel
+// of a client it is sent to: its header (kind, type id, update tick) and
+// payload must fit MaxMessageSize on the reliable channels, and the
+// unreliable limit of every targeted connected client on Unreliable.
+func (s *Server) checkMessageSize(spec *messageSpec, to Target, n int) error {
+	size := 1 + uvarintLen(uint64(spec.id)) + binary.MaxVarintLen32 + n
+	limit := s.cfg.MaxMessageSize
+	if spec.ch == transport.Unreliable {
+		limit = transport.DefaultMaxUnreliableSize
+		first := true
+		for _, c := range s.order {
+			if c.authed && !c.gone && to.includes(c.id) {
+				if m := c.conn.MaxUnreliableSize(); first || m < limit {
+					limit, first = m, false
+				}
+			}
+		}
+	}
+	if size > limit {
+		return fmt.Errorf("%w: server message %s of %d bytes (%d with its header) over the %v limit of %d bytes: %w",
+			ErrTooLarge, spec.name, n, size, spec.ch, limit, &transport.SizeError{Channel: spec.ch, Size: size, Limit: limit})
+	}
+	return nil
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
 }
 
 func (s *Server) inbox(id int) *msgQueue { return &s.inboxes[id] }
@@ -782,7 +827,13 @@ func (s *Server) reject(c *serverClient, code byte, reason string) {
 }
 
 func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
-	if err := c.conn.Send(ch, b); err != nil {
+	return s.afterSend(c, ch, len(b), c.conn.Send(ch, b))
+}
+
+// afterSend accounts for an n-byte message that c's conn took (err nil) or
+// refused: a refused reliable message drops the client.
+func (s *Server) afterSend(c *serverClient, ch transport.Channel, n int, err error) bool {
+	if err != nil {
 		switch {
 		case errors.Is(err, transport.ErrQueueFull):
 			s.drop(c, "not keeping up (send queue full)")
@@ -793,7 +844,7 @@ func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
 		}
 		return false
 	}
-	c.stats.BytesOut += uint64(len(b))
+	c.stats.BytesOut += uint64(n)
 	return true
 }
 
