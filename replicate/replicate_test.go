@@ -61,7 +61,7 @@ type testProto struct {
 	indep   replicate.MessageType[Health]
 	target  replicate.MessageType[Target]
 	ordered replicate.MessageType[Position]
-	blob    replicate.MessageType[Blob] // server to client, reliable ordered
+	blob    replicate.MessageType[Blob]  // server to client, reliable ordered
 	blobU   replicate.MessageType[BlobU] // server to client, unreliable
 }
 
