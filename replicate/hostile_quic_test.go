@@ -71,7 +71,7 @@ func TestHostileQUICPeersBounded(t *testing.T) {
 	if raceEnabled {
 		hostile = 25 // handshakes are slow under the race detector
 	}
-	const partial = 256 << 10 // real bytes each hostile peer sends
+	const partial = 256 << 10      // real bytes each hostile peer sends
 	buffered := hostile * 80 << 10 // the listener's shared cap: 7.8 MiB for 100
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
