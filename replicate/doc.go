@@ -79,6 +79,14 @@
 // (ServerConfig.MaxViolations per second) is disconnected. Nothing a client
 // sends touches other clients.
 //
+// A connection holds a client slot (ServerConfig.MaxClients) only once its
+// hello passed the protocol check and authentication. Until then it is
+// pending: it must say hello within ServerConfig.HelloTimeout (5 s by
+// default) or it is rejected, and at most ServerConfig.MaxPending (64)
+// connections wait at once, a newer one closing the oldest. Connections
+// that never speak therefore cannot make the server refuse honest clients
+// as full, and cost little while they wait (no per-entity state).
+//
 // # Transports
 //
 // Server and Client run over transport.MessageConn: the in-memory network

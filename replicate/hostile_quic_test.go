@@ -85,7 +85,9 @@ func TestHostileQUICPeersBounded(t *testing.T) {
 	}
 	tp := newProto(t)
 	sw := ecs.New()
-	srv, err := replicate.NewServer(replicate.ServerConfig{World: sw, Protocol: tp.p})
+	// The server keeps the silent peers pending (its own caps would close
+	// them): what they cost while connected is under test.
+	srv, err := replicate.NewServer(replicate.ServerConfig{World: sw, Protocol: tp.p, MaxPending: 2 * hostile, HelloTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ const (
 	rejectAuth     = 2
 	rejectFull     = 3
 	rejectVersion  = 4
+	rejectTimeout  = 5
 )
 
 // MessageOption configures a message type.

@@ -21,6 +21,8 @@ type ClientID uint64
 // Defaults of ServerConfig.
 const (
 	DefaultMaxClients         = 256
+	DefaultMaxPending         = 64
+	DefaultHelloTimeout       = 5 * time.Second
 	DefaultTickRate           = 60
 	DefaultMaxMessagesPerTick = 256
 	DefaultMaxViolations      = 32
@@ -69,8 +71,21 @@ type ServerConfig struct {
 	// 1.5 round trips plus two ticks (at least 50 ms). Whatever the timeout,
 	// a message unacknowledged for 248 ticks counts as lost.
 	MutationTimeout time.Duration
-	// MaxClients caps connected clients. Default 256.
+	// MaxClients caps connected clients: those that passed the protocol
+	// check and authentication. A client whose hello would exceed it is
+	// rejected as full. Default 256.
 	MaxClients int
+	// MaxPending caps the connections that have not said hello yet,
+	// counted apart from MaxClients (they hold no client slot). A new
+	// connection beyond it closes the oldest pending one ("server
+	// busy"), so connections that stay silent cannot keep an honest
+	// client, which says hello within a round trip, from connecting.
+	// Default 64.
+	MaxPending int
+	// HelloTimeout is how long a new connection may take to send its
+	// hello; a connection still silent then is rejected ("hello
+	// timeout"). Default 5 s.
+	HelloTimeout time.Duration
 	// MaxMessageSize is the largest reliable message the server sends: a
 	// server message (MessageType.SendToClients) that would not fit is
 	// refused with ErrTooLarge. Set it to the conns'
@@ -98,7 +113,10 @@ type ServerEventKind uint8
 const (
 	// ClientConnected: a client passed the protocol check and authentication.
 	ClientConnected ServerEventKind = iota + 1
-	// ClientRejected: a client failed the protocol check or authentication.
+	// ClientRejected: a connection failed the protocol check or
+	// authentication, found the server full, sent no hello within
+	// ServerConfig.HelloTimeout, or was the oldest waiting for its hello
+	// when MaxPending newer ones arrived.
 	ClientRejected
 	// ClientDisconnected: a connected client left or was disconnected.
 	ClientDisconnected
@@ -240,14 +258,15 @@ type serverClient struct {
 	settle    tick.Tick
 	wholeMsgs uint64 // messages sent as whole segments (tests)
 
-	slot   int // column of the client in Server.cstate
-	nEnts  int // entity slots covered (for RetainedBytes)
-	maxPkt int
-	id     ClientID
-	conn   transport.MessageConn
-	authed bool
-	fresh  bool // authorized this tick: gets everything visible
-	gone   bool
+	slot    int // column of the client in Server.cstate
+	nEnts   int // entity slots covered (for RetainedBytes)
+	maxPkt  int
+	id      ClientID
+	conn    transport.MessageConn
+	authed  bool      // said hello and was accepted; holds a slot
+	helloBy time.Time // pending: rejected if no hello by then
+	fresh   bool      // authorized this tick: gets everything visible
+	gone    bool
 
 	spawned    int
 	lastUpdate tick.Tick
@@ -348,6 +367,7 @@ type Server struct {
 	clients map[ClientID]*serverClient
 	order   []*serverClient
 	nextID  ClientID
+	pending int // clients in order that have not said hello
 
 	inboxes []msgQueue
 	out     []queuedMsg
@@ -378,6 +398,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.MaxMessagesPerTick == 0 {
 		cfg.MaxMessagesPerTick = DefaultMaxMessagesPerTick
 	}
+	if cfg.MaxPending == 0 {
+		cfg.MaxPending = DefaultMaxPending
+	}
+	if cfg.HelloTimeout == 0 {
+		cfg.HelloTimeout = DefaultHelloTimeout
+	}
 	if cfg.MaxMessageSize == 0 {
 		cfg.MaxMessageSize = transport.DefaultMaxMessageSize
 	}
@@ -387,7 +413,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxMessagesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < 1 || cfg.MutationTimeout < 0 {
+	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < 1 || cfg.MutationTimeout < 0 {
 		return nil, fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
 	}
 	p := cfg.Protocol
@@ -601,7 +627,11 @@ func (s *Server) drop(c *serverClient, reason string) {
 	}
 	c.gone = true
 	c.active = false
-	s.freeSlot(c)
+	if c.authed {
+		s.freeSlot(c)
+	} else {
+		s.pending--
+	}
 	_ = c.conn.CloseWithReason(reason)
 	delete(s.clients, c.id)
 	for i, o := range s.order {
@@ -684,15 +714,19 @@ func (s *Server) accept() {
 	s.newConns = nil
 	s.mu.Unlock()
 	for _, conn := range pend {
-		if len(s.clients) >= s.cfg.MaxClients {
-			_ = conn.CloseWithReason(fmt.Sprintf("reject/%d server full", rejectFull))
-			continue
+		if s.pending >= s.cfg.MaxPending {
+			for _, o := range s.order { // the oldest pending connection
+				if !o.authed {
+					s.reject(o, rejectFull, fmt.Sprintf("server busy: %d connections waiting for their hello", s.cfg.MaxPending))
+					break
+				}
+			}
 		}
 		s.nextID++
-		c := &serverClient{id: s.nextID, conn: conn, ackBits: new([ackWindow / 64]uint64), whole: new([wholeRing]wholeTick), violationStart: s.now, rateStart: s.now}
-		s.assignSlot(c)
+		c := &serverClient{id: s.nextID, conn: conn, violationStart: s.now, rateStart: s.now, helloBy: s.now.Add(s.cfg.HelloTimeout)}
 		s.clients[c.id] = c
 		s.order = append(s.order, c)
+		s.pending++
 	}
 }
 
@@ -714,6 +748,9 @@ func (s *Server) receive() {
 			}
 			c.stats.BytesIn += uint64(len(msg))
 			s.handle(c, ch, msg)
+		}
+		if !c.authed && !c.gone && !s.now.Before(c.helloBy) {
+			s.reject(c, rejectTimeout, fmt.Sprintf("hello timeout: no hello within %v", s.cfg.HelloTimeout))
 		}
 		if c.gone {
 			i--
@@ -754,6 +791,13 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 				return
 			}
 		}
+		if s.authed() >= s.cfg.MaxClients {
+			s.reject(c, rejectFull, "server full")
+			return
+		}
+		c.ackBits, c.whole = new([ackWindow / 64]uint64), new([wholeRing]wholeTick)
+		s.assignSlot(c)
+		s.pending--
 		c.authed, c.fresh = true, true
 		b := append(s.scratch[:0], kindWelcome)
 		b = binary.AppendUvarint(b, uint64(c.id))
@@ -804,6 +848,9 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 		s.violation(c, "unknown message kind")
 	}
 }
+
+// authed counts the connected clients (those past their hello).
+func (s *Server) authed() int { return len(s.order) - s.pending }
 
 // checkClientMessage decodes a client message to validate it (the typed
 // decode happens again when the game reads it).
