@@ -74,10 +74,14 @@
 // # Hostile clients
 //
 // Everything a client sends is validated: decoders return errors (and have
-// fuzz targets), per-tick reading is capped, inboxes are bounded, and each
-// violation is counted; a client that keeps misbehaving
-// (ServerConfig.MaxViolations per second) is disconnected. Nothing a client
-// sends touches other clients.
+// fuzz targets), and each violation is counted; a client that keeps
+// misbehaving (ServerConfig.MaxViolations per second) is disconnected. Each
+// client has its own quota (ServerConfig.MaxMessagesPerTick and
+// MaxBytesPerTick, 256 messages and 64 KiB by default): no more is read from
+// it per tick, nor waits of it in the server's inboxes until the game takes
+// its messages; the rest waits in its own connection. There is no shared
+// inbox cap, so nothing a client sends touches other clients: however much
+// one sends, the others' messages are read the tick they arrive.
 //
 // A connection holds a client slot (ServerConfig.MaxClients) only once its
 // hello passed the protocol check and authentication. Until then it is

@@ -160,6 +160,7 @@ func (mt MessageType[M]) ReceiveFromClients(s *Server) []FromClient[M] {
 	q := s.inbox(mt.spec.id)
 	var out []FromClient[M]
 	for _, raw := range q.items {
+		s.unqueued(raw)
 		var v M
 		if err := mt.codec.Decode(raw.data, &v); err != nil {
 			continue // validated on arrival
@@ -254,12 +255,17 @@ func (q *msgQueue) push(client ClientID, data []byte, maxItems, maxBytes int) bo
 	if len(q.items) >= maxItems || q.bytes+len(data) > maxBytes {
 		return false
 	}
-	// Copy: the conn owns data.
+	q.add(client, data)
+	return true
+}
+
+// add queues a copy of data (the conn owns data) without a cap: the server
+// bounds what each client has queued.
+func (q *msgQueue) add(client ClientID, data []byte) {
 	start := len(q.buf)
 	q.buf = append(q.buf, data...)
 	q.items = append(q.items, rawMessage{client: client, data: q.buf[start:len(q.buf):len(q.buf)]})
 	q.bytes += len(data)
-	return true
 }
 
 func (q *msgQueue) reset() {

@@ -159,3 +159,116 @@ func TestHelloDeadline(t *testing.T) {
 		t.Fatalf("honest client: %v, %v", c.State(), c.Err())
 	}
 }
+
+// TestClientQuotasIndependent: each client has its own quota. 16 clients
+// sending 240 chat messages every tick (with their acks, within the 256
+// MaxMessagesPerTick), and one
+// flooding 2000 a tick, cost a quiet client nothing: every one of its
+// messages reaches the game the tick after it was sent, nobody commits a
+// violation or is disconnected, and the flooder gets at most its quota
+// read per tick (the rest waits in its connection, in order).
+func TestClientQuotasIndependent(t *testing.T) {
+	tp := newProto(t)
+	h := newHarness(t, tp, replicate.ServerConfig{})
+	const busy, ticks = 16, 20
+	for range busy + 2 {
+		h.connect(nil)
+	}
+	for range 3 {
+		h.exchange()
+	}
+	// The quiet client connected last: the server reads it after the others.
+	flooder, quiet := h.clients[busy], h.clients[busy+1]
+	next := map[replicate.ClientID]int32{}
+	sentBy := map[replicate.ClientID]int{}
+	read := func() map[replicate.ClientID]int {
+		got := map[replicate.ClientID]int{}
+		for _, m := range tp.chat.ReceiveFromClients(h.srv) {
+			if m.Message.Seq != next[m.Client] {
+				t.Fatalf("client %d: message %d, want %d", m.Client, m.Message.Seq, next[m.Client])
+			}
+			next[m.Client]++
+			got[m.Client]++
+		}
+		return got
+	}
+	for k := range ticks {
+		for _, c := range h.clients[:busy] {
+			sendChats(t, tp, c, sentBy, 240) // with acks, within the 256 a tick
+		}
+		sendChats(t, tp, quiet, sentBy, 3)
+		sendChats(t, tp, flooder, sentBy, 2000)
+		h.exchange()
+		got := read()
+		if k > 0 && got[quiet.ID()] != 3 {
+			t.Fatalf("tick %d: %d messages of the quiet client read, want the 3 it sent a tick before", k, got[quiet.ID()])
+		}
+		if got[flooder.ID()] > replicate.DefaultMaxMessagesPerTick {
+			t.Fatalf("tick %d: %d messages of the flooder read", k, got[flooder.ID()])
+		}
+	}
+	h.exchange()
+	read()
+	for i, c := range h.clients {
+		st, err := h.srv.Stats(c.ID())
+		if err != nil || st.Violations != 0 || c.State() != replicate.Connected {
+			t.Fatalf("client %d: %v, %d violations, %v", i, c.State(), st.Violations, err)
+		}
+		if c != flooder && int(next[c.ID()]) != sentBy[c.ID()] {
+			t.Fatalf("client %d: %d of its %d messages read", i, next[c.ID()], sentBy[c.ID()])
+		}
+	}
+	// Read at ticks 1..ticks (what a client sends arrives the next tick),
+	// its quota each time less a few acks.
+	if n := next[flooder.ID()]; n < ticks*(replicate.DefaultMaxMessagesPerTick-4) || n > ticks*replicate.DefaultMaxMessagesPerTick {
+		t.Fatalf("flooder: %d messages read in %d ticks, want its quota of each", n, ticks)
+	}
+}
+
+// sendChats sends n chat messages from c, numbered on from sent[c.ID()].
+func sendChats(t *testing.T, tp testProto, c *replicate.Client, sent map[replicate.ClientID]int, n int) {
+	t.Helper()
+	for range n {
+		if err := tp.chat.SendToServer(c, Chat{Seq: int32(sent[c.ID()])}); err != nil {
+			t.Fatal(err)
+		}
+		sent[c.ID()]++
+	}
+}
+
+// TestClientByteQuota: MaxBytesPerTick bounds what is read from a client
+// per tick and what of it waits in the inboxes while the game does not
+// read; the rest waits in the connection and arrives later, in order.
+func TestClientByteQuota(t *testing.T) {
+	tp := newProto(t)
+	h := newHarness(t, tp, replicate.ServerConfig{MaxBytesPerTick: 100})
+	c := h.connect(nil)
+	for range 3 {
+		h.exchange()
+	}
+	sent := map[replicate.ClientID]int{}
+	var seqs []int32
+	for k := range 100 {
+		if k < 5 {
+			sendChats(t, tp, c, sent, 20) // 22 bytes each on the wire
+		}
+		h.exchange()
+		if k%4 != 3 {
+			continue // the game reads every fourth tick
+		}
+		got := tp.chat.ReceiveFromClients(h.srv)
+		// The message that crosses 100 bytes is still taken: 5 of 22.
+		if len(got) > 5 {
+			t.Fatalf("tick %d: %d messages waiting, over the 100-byte quota", k, len(got))
+		}
+		for _, m := range got {
+			seqs = append(seqs, m.Message.Seq)
+		}
+	}
+	if !isSeq(seqs, 100) {
+		t.Fatalf("messages read: %v, want 0..99 in order", seqs)
+	}
+	if st, _ := h.srv.Stats(c.ID()); st.Violations != 0 || c.State() != replicate.Connected {
+		t.Fatalf("client %v with %d violations", c.State(), st.Violations)
+	}
+}

@@ -25,14 +25,18 @@ const (
 	DefaultHelloTimeout       = 5 * time.Second
 	DefaultTickRate           = 60
 	DefaultMaxMessagesPerTick = 256
+	DefaultMaxBytesPerTick    = 64 << 10
 	DefaultMaxViolations      = 32
-	DefaultInboxMessages      = 4096
-	DefaultInboxBytes         = 4 << 20
-	tickRing                  = 1024 // server ticks whose world tick is remembered
-	maxRecords                = 512  // mutation messages awaiting an ack, per client
-	maxRecordEntities         = 1 << 16
-	maxMappings               = 4096
-	maxPacketsPerTick         = 255
+	// DefaultInboxMessages and DefaultInboxBytes bound a Client's inbox of
+	// each server message type (the server bounds its inboxes per client,
+	// with MaxMessagesPerTick and MaxBytesPerTick).
+	DefaultInboxMessages = 4096
+	DefaultInboxBytes    = 4 << 20
+	tickRing             = 1024 // server ticks whose world tick is remembered
+	maxRecords           = 512  // mutation messages awaiting an ack, per client
+	maxRecordEntities    = 1 << 16
+	maxMappings          = 4096
+	maxPacketsPerTick    = 255
 	// wholeRing is the number of ticks whose whole-segment sends a client
 	// remembers; mutation messages older than wholeRing-wholeMargin ticks are
 	// treated as lost, so every live message's tick is remembered.
@@ -92,12 +96,22 @@ type ServerConfig struct {
 	// transport.MessageLimits.MaxMessageSize when they use a smaller one.
 	// Default transport.DefaultMaxMessageSize (1 MiB).
 	MaxMessageSize int
-	// MaxMessagesPerTick caps the messages read from one client per tick;
-	// the rest wait. Default 256.
+	// MaxMessagesPerTick and MaxBytesPerTick are each client's own quota:
+	// the messages (and bytes) read from one client per tick, and its
+	// game messages waiting in the server's inboxes until
+	// ReceiveFromClients takes them. Reading stops at either (the message
+	// that crosses MaxBytesPerTick is still read); the rest waits in the
+	// client's connection, whose bounded queue disconnects that client
+	// alone if it keeps sending faster. What one client sends therefore
+	// never delays or disconnects another, and the inboxes hold at most
+	// MaxMessagesPerTick messages and about MaxBytesPerTick bytes per
+	// client. Messages of a type the game never reads count against
+	// their sender's quota until it does. Defaults 256 and 64 KiB.
 	MaxMessagesPerTick int
+	MaxBytesPerTick    int
 	// MaxViolations is how many protocol violations (bad bytes, unknown
-	// messages, references to entities it cannot see, messages beyond the
-	// inbox caps) a client may commit per second before it is disconnected.
+	// messages, references to entities it cannot see) a client may commit
+	// per second before it is disconnected.
 	// Default 32.
 	MaxViolations int
 	// Now is the server's clock for timeouts and rates. Default time.Now
@@ -268,6 +282,10 @@ type serverClient struct {
 	fresh   bool      // authorized this tick: gets everything visible
 	gone    bool
 
+	// queued and queuedBytes: the client's game messages waiting in the
+	// server's inboxes (its quota).
+	queued, queuedBytes int
+
 	spawned    int
 	lastUpdate tick.Tick
 	recs       []sentRecord // ring, oldest first from recHead
@@ -407,13 +425,16 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.MaxMessageSize == 0 {
 		cfg.MaxMessageSize = transport.DefaultMaxMessageSize
 	}
+	if cfg.MaxBytesPerTick == 0 {
+		cfg.MaxBytesPerTick = DefaultMaxBytesPerTick
+	}
 	if cfg.MaxViolations == 0 {
 		cfg.MaxViolations = DefaultMaxViolations
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < 1 || cfg.MutationTimeout < 0 {
+	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxBytesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < 1 || cfg.MutationTimeout < 0 {
 		return nil, fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
 	}
 	p := cfg.Protocol
@@ -741,11 +762,12 @@ func (s *Server) receive() {
 			continue
 		default:
 		}
-		for n := 0; n < s.cfg.MaxMessagesPerTick && !c.gone; n++ {
+		for n, read := 0, 0; s.quotaLeft(c, n, read); n++ {
 			ch, msg, ok := c.conn.Receive()
 			if !ok {
 				break
 			}
+			read += len(msg)
 			c.stats.BytesIn += uint64(len(msg))
 			s.handle(c, ch, msg)
 		}
@@ -841,11 +863,27 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, err.Error())
 			return
 		}
-		if !s.inboxes[id].push(c.id, r.b, DefaultInboxMessages, DefaultInboxBytes) {
-			s.violation(c, "inbox full")
-		}
+		s.inboxes[id].add(c.id, r.b)
+		c.queued++
+		c.queuedBytes += len(r.b)
 	default:
 		s.violation(c, "unknown message kind")
+	}
+}
+
+// quotaLeft reports whether more may be read from c this tick, having read
+// n messages of read bytes: its per-tick quota and its quota of messages
+// waiting in the inboxes both have room.
+func (s *Server) quotaLeft(c *serverClient, n, read int) bool {
+	return !c.gone && n < s.cfg.MaxMessagesPerTick && read < s.cfg.MaxBytesPerTick &&
+		c.queued < s.cfg.MaxMessagesPerTick && c.queuedBytes < s.cfg.MaxBytesPerTick
+}
+
+// unqueued gives a message taken from an inbox back to its sender's quota.
+func (s *Server) unqueued(m rawMessage) {
+	if c := s.clients[m.client]; c != nil {
+		c.queued--
+		c.queuedBytes -= len(m.data)
 	}
 }
 
