@@ -27,16 +27,13 @@ const (
 	DefaultMaxMessagesPerTick = 256
 	DefaultMaxBytesPerTick    = 64 << 10
 	DefaultMaxViolations      = 32
-	// DefaultInboxMessages and DefaultInboxBytes bound a Client's inbox of
-	// each server message type (the server bounds its inboxes per client,
-	// with MaxMessagesPerTick and MaxBytesPerTick).
-	DefaultInboxMessages = 4096
-	DefaultInboxBytes    = 4 << 20
-	tickRing             = 1024 // server ticks whose world tick is remembered
-	maxRecords           = 512  // mutation messages awaiting an ack, per client
-	maxRecordEntities    = 1 << 16
-	maxMappings          = 4096
-	maxPacketsPerTick    = 255
+	DefaultInboxMessages      = 4096
+	DefaultInboxBytes         = 4 << 20
+	tickRing                  = 1024 // server ticks whose world tick is remembered
+	maxRecords                = 512  // mutation messages awaiting an ack, per client
+	maxRecordEntities         = 1 << 16
+	maxMappings               = 4096
+	maxPacketsPerTick         = 255
 	// wholeRing is the number of ticks whose whole-segment sends a client
 	// remembers; mutation messages older than wholeRing-wholeMargin ticks are
 	// treated as lost, so every live message's tick is remembered.
@@ -272,16 +269,18 @@ type serverClient struct {
 	settle    tick.Tick
 	wholeMsgs uint64 // messages sent as whole segments (tests)
 
-	slot    int // column of the client in Server.cstate
-	nEnts   int // entity slots covered (for RetainedBytes)
-	maxPkt  int
-	id      ClientID
-	conn    transport.MessageConn
-	authed  bool      // said hello and was accepted; holds a slot
-	helloBy time.Time // pending: rejected if no hello by then
-	fresh   bool      // authorized this tick: gets everything visible
-	gone    bool
+	slot   int // column of the client in Server.cstate
+	nEnts  int // entity slots covered (for RetainedBytes)
+	maxPkt int
+	id     ClientID
+	conn   transport.MessageConn
+	authed bool
+	fresh  bool // authorized this tick: gets everything visible
+	gone   bool
 
+	// Until authed (its hello was accepted; it then holds a slot), the
+	// client is pending and is rejected if no hello came by helloBy.
+	helloBy time.Time
 	// queued and queuedBytes: the client's game messages waiting in the
 	// server's inboxes (its quota).
 	queued, queuedBytes int
@@ -718,6 +717,7 @@ func (s *Server) checkMessageSize(spec *messageSpec, to Target, n int) error {
 	return nil
 }
 
+// uvarintLen is the length of v's uvarint encoding.
 func uvarintLen(v uint64) int {
 	n := 1
 	for ; v >= 0x80; v >>= 7 {
