@@ -216,7 +216,8 @@ func TestHostileQUICPeersBounded(t *testing.T) {
 	// process); announced lengths cost nothing. Together they sent 256 KiB
 	// each, more than the cap (80 KiB each) and their 64 KiB allowances:
 	// the server closed the peers that needed more.
-	if growth := int64(with) - int64(before); growth > int64(buffered+hostile*(64<<10+192<<10)) {
+	// 4 MiB more for the runtime's own noise.
+	if growth := int64(with) - int64(before); growth > int64(buffered+hostile*(64<<10+192<<10)+4<<20) {
 		t.Fatalf("heap grew by %.1f MiB with %d hostile peers", float64(growth)/(1<<20), hostile)
 	}
 	if overflow < hostile-(buffered+hostile*64<<10)/partial {
