@@ -101,8 +101,8 @@ type ServerConfig struct {
 	// client's connection, whose bounded queue disconnects that client
 	// alone if it keeps sending faster. What one client sends therefore
 	// never delays or disconnects another, and the inboxes hold at most
-	// MaxMessagesPerTick messages and about MaxBytesPerTick bytes per
-	// client. Messages of a type the game never reads count against
+	// MaxMessagesPerTick messages and MaxBytesPerTick bytes plus one
+	// message per client. Messages of a type the game never reads count against
 	// their sender's quota until it does. Defaults 256 and 64 KiB.
 	MaxMessagesPerTick int
 	MaxBytesPerTick    int
