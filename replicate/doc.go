@@ -90,16 +90,31 @@
 // entity it names must be one replicated to that client.
 //
 // Server messages are delivered after the update of the tick they were sent
-// in (unless registered Independent). Client messages referring to entities
+// in (unless registered Independent). One that does not fit its channel
+// (ServerConfig.MaxMessageSize, 1 MiB by default, on the reliable channels;
+// the conns' datagram size on Unreliable) is refused by SendToClients with
+// ErrTooLarge and costs no client its connection. Client messages referring to entities
 // the client cannot see are refused.
 //
 // # Hostile clients
 //
 // Everything a client sends is validated: decoders return errors (and have
-// fuzz targets), per-tick reading is capped, inboxes are bounded, and each
-// violation is counted; a client that keeps misbehaving
-// (ServerConfig.MaxViolations per second) is disconnected. Nothing a client
-// sends touches other clients.
+// fuzz targets), and each violation is counted; a client that keeps
+// misbehaving (ServerConfig.MaxViolations per second) is disconnected. Each
+// client has its own quota (ServerConfig.MaxMessagesPerTick and
+// MaxBytesPerTick, 256 messages and 64 KiB by default): no more is read from
+// it per tick, nor waits of it in the server's inboxes until the game takes
+// its messages; the rest waits in its own connection. There is no shared
+// inbox cap, so nothing a client sends touches other clients: however much
+// one sends, the others' messages are read the tick they arrive.
+//
+// A connection holds a client slot (ServerConfig.MaxClients) only once its
+// hello passed the protocol check and authentication. Until then it is
+// pending: it must say hello within ServerConfig.HelloTimeout (5 s by
+// default) or it is rejected, and at most ServerConfig.MaxPending (64)
+// connections wait at once, a newer one closing the oldest. Connections
+// that never speak therefore cannot make the server refuse honest clients
+// as full, and cost little while they wait (no per-entity state).
 //
 // # Transports
 //

@@ -78,6 +78,40 @@ func TestLateJoinLargeWorld(t *testing.T) {
 	})
 }
 
+// TestUpdatePartsFitSmallMessages: with conns (and ServerConfig) limited to
+// 4 KiB messages, a first update of about 100 KB travels in parts that each
+// fit, and the late joiner converges instead of being dropped by a refused
+// send.
+func TestUpdatePartsFitSmallMessages(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 4 << 10
+		r := newMemRigOn(t, transport.MemoryConfig{Seed: 5, Limits: transport.MessageLimits{MaxMessageSize: limit}},
+			replicate.ServerConfig{MaxMessageSize: limit})
+		defer r.close()
+		for i := range 3000 {
+			spawnRep(r.sw, Position{X: float64(i), Y: 2}, int32(i))
+		}
+		r.srv.Send()
+		r.connect(1, transport.LinkConfig{Latency: 10 * time.Millisecond})
+		c := r.clients[0]
+		for k := 1; ; k++ {
+			r.step()
+			if c.State() != replicate.Connected {
+				t.Fatalf("client dropped after %d ticks: %v", k, c.Err())
+			}
+			if c.Entities() == 3000 && r.diff(nil) == "" {
+				break
+			}
+			if k == 300 {
+				t.Fatalf("not converged after %d ticks: %s", k, r.diff(nil))
+			}
+		}
+		if st := c.Stats(); st.BytesIn < 10*limit {
+			t.Fatalf("the first update was only %d bytes; the test needs one far over the %d-byte limit", st.BytesIn, limit)
+		}
+	})
+}
+
 // FuzzUpdateParts feeds a connected client arbitrary update parts (the
 // input cut into messages by its length bytes): no panic, and the client
 // never holds more than MaxUpdateBytes of an incomplete update.

@@ -39,8 +39,14 @@ const memTick = time.Second / 60
 
 func newMemRig(t *testing.T, seed uint64, cfg replicate.ServerConfig) *memRig {
 	t.Helper()
+	return newMemRigOn(t, transport.MemoryConfig{Seed: seed}, cfg)
+}
+
+// newMemRigOn is newMemRig on a network configured by mcfg.
+func newMemRigOn(t *testing.T, mcfg transport.MemoryConfig, cfg replicate.ServerConfig) *memRig {
+	t.Helper()
 	r := &memRig{t: t, tp: newProto(t), sw: ecs.New(), served: make(chan error, 1)}
-	r.net = transport.NewMemoryNetwork(transport.MemoryConfig{Seed: seed})
+	r.net = transport.NewMemoryNetwork(mcfg)
 	var err error
 	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {
 		t.Fatal(err)

@@ -34,6 +34,7 @@ const (
 	rejectAuth     = 2
 	rejectFull     = 3
 	rejectVersion  = 4
+	rejectTimeout  = 5
 )
 
 // MessageOption configures a message type.
@@ -143,7 +144,11 @@ func (t Target) includes(id ClientID) bool {
 }
 
 // SendToClients queues m for the targeted clients; it leaves with the
-// server's next Send (after that tick's update).
+// server's next Send (after that tick's update). A message too large for
+// its channel (ServerConfig.MaxMessageSize on the reliable channels, the
+// smallest MaxUnreliableSize of the targeted clients' conns on Unreliable)
+// is refused with an error matching ErrTooLarge (and transport.ErrTooLarge,
+// with a *transport.SizeError), and no client is affected.
 func (mt MessageType[M]) SendToClients(s *Server, to Target, m M) error {
 	if mt.spec == nil || mt.spec.dir != ServerToClient {
 		return fmt.Errorf("%w: not a server message type", ErrUnknownType)
@@ -161,6 +166,7 @@ func (mt MessageType[M]) ReceiveFromClients(s *Server) []FromClient[M] {
 	q := s.inbox(mt.spec.id)
 	var out []FromClient[M]
 	for _, raw := range q.items {
+		s.unqueued(raw)
 		var v M
 		if err := mt.codec.Decode(raw.data, &v); err != nil {
 			continue // validated on arrival
@@ -255,12 +261,17 @@ func (q *msgQueue) push(client ClientID, data []byte, maxItems, maxBytes int) bo
 	if len(q.items) >= maxItems || q.bytes+len(data) > maxBytes {
 		return false
 	}
-	// Copy: the conn owns data.
+	q.add(client, data)
+	return true
+}
+
+// add queues a copy of data (the conn owns data) without a cap: the server
+// bounds what each client has queued.
+func (q *msgQueue) add(client ClientID, data []byte) {
 	start := len(q.buf)
 	q.buf = append(q.buf, data...)
 	q.items = append(q.items, rawMessage{client: client, data: q.buf[start:len(q.buf):len(q.buf)]})
 	q.bytes += len(data)
-	return true
 }
 
 func (q *msgQueue) reset() {

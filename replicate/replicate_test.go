@@ -34,6 +34,21 @@ type Chat struct {
 
 type Notice struct{ Seq int32 }
 
+// Blob and BlobU are server messages of any length (reliable, unreliable).
+type (
+	Blob  []byte
+	BlobU []byte
+)
+
+// bytesCodec encodes a byte string as itself.
+type bytesCodec[T ~[]byte] struct{}
+
+func (bytesCodec[T]) Append(dst []byte, v *T) []byte { return append(dst, *v...) }
+func (bytesCodec[T]) Decode(src []byte, v *T) error {
+	*v = append(T(nil), src...)
+	return nil
+}
+
 // Target is a client message naming an entity.
 type Target struct{ E ecs.Entity }
 
@@ -46,6 +61,8 @@ type testProto struct {
 	indep   replicate.MessageType[Health]
 	target  replicate.MessageType[Target]
 	ordered replicate.MessageType[Position]
+	blob    replicate.MessageType[Blob]  // server to client, reliable ordered
+	blobU   replicate.MessageType[BlobU] // server to client, unreliable
 }
 
 func newProto(t testing.TB) testProto {
@@ -72,6 +89,10 @@ func newProto(t testing.TB) testProto {
 	tp.target, err = replicate.RegisterMessage[Target](p, replicate.ClientToServer, transport.ReliableOrdered)
 	must(err)
 	tp.ordered, err = replicate.RegisterMessage[Position](p, replicate.ServerToClient, transport.Unreliable)
+	must(err)
+	tp.blob, err = replicate.RegisterMessage[Blob](p, replicate.ServerToClient, transport.ReliableOrdered, replicate.WithMessageCodec[Blob](bytesCodec[Blob]{}, "bytes"))
+	must(err)
+	tp.blobU, err = replicate.RegisterMessage[BlobU](p, replicate.ServerToClient, transport.Unreliable, replicate.WithMessageCodec[BlobU](bytesCodec[BlobU]{}, "bytes"))
 	must(err)
 	return tp
 }

@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -22,8 +23,11 @@ const (
 	shrinkAbove       = 16384 // update buffers above this are released after use
 	// updatePart is the most update bytes one message carries: a larger
 	// update (a late joiner's whole world) is cut into parts of this size,
-	// far below any sensible MessageLimits.MaxMessageSize.
+	// or smaller when ServerConfig.MaxMessageSize leaves less room
+	// (Server.partSize).
 	updatePart = 64 << 10
+	// partHeader bounds a part's header: kind, total length, offset.
+	partHeader = 1 + 2*binary.MaxVarintLen64
 	// updateBudget is the most bytes of queued updates sent to one client
 	// per tick (at least one message): a huge first update is paced over a
 	// few ticks instead of filling the connection's send queue at once.
@@ -460,27 +464,34 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 // update that has not arrived yet. It reports false when the client was
 // dropped (also when its queue would exceed ServerConfig.MaxUpdateBacklog).
 func (s *Server) sendUpdate(c *serverClient, b []byte) bool {
-	if len(b) <= updatePart && c.backOff == len(c.backlog) {
+	part := s.partSize()
+	if len(b) <= part && c.backOff == len(c.backlog) {
 		return s.sendTo(c, transport.ReliableOrdered, b)
 	}
 	if len(c.backlog)-c.backOff+len(b) > s.cfg.MaxUpdateBacklog {
 		s.drop(c, fmt.Sprintf("not keeping up (more than %d bytes of updates queued)", s.cfg.MaxUpdateBacklog))
 		return false
 	}
-	if len(b) <= updatePart {
+	if len(b) <= part {
 		c.backlog = appendBytes(c.backlog, b)
 		return true
 	}
-	var hdr [1 + 2*binary.MaxVarintLen64]byte
-	for off := 0; off < len(b); off += updatePart {
+	var hdr [partHeader]byte
+	for off := 0; off < len(b); off += part {
 		h := append(hdr[:0], kindUpdatePart)
 		h = binary.AppendUvarint(h, uint64(len(b)))
 		h = binary.AppendUvarint(h, uint64(off))
-		part := b[off:min(off+updatePart, len(b))]
-		c.backlog = binary.AppendUvarint(c.backlog, uint64(len(h)+len(part)))
-		c.backlog = append(append(c.backlog, h...), part...)
+		p := b[off:min(off+part, len(b))]
+		c.backlog = binary.AppendUvarint(c.backlog, uint64(len(h)+len(p)))
+		c.backlog = append(append(c.backlog, h...), p...)
 	}
 	return true
+}
+
+// partSize is the most update bytes one message carries: updatePart, or
+// less when MaxMessageSize is smaller, so every part fits the conn.
+func (s *Server) partSize() int {
+	return min(updatePart, s.cfg.MaxMessageSize-partHeader)
 }
 
 // flushBacklog sends the client's queued update messages, up to
@@ -1221,7 +1232,16 @@ func (s *Server) flushMessages() {
 			b = binary.AppendUvarint(b, req)
 			b = append(b, payload...)
 			s.scratch = b
-			s.sendTo(c, q.spec.ch, b)
+			err := c.conn.Send(q.spec.ch, b)
+			if errors.Is(err, transport.ErrTooLarge) {
+				// SendToClients checked the size against MaxMessageSize and
+				// the clients of the time: this conn's limits are smaller.
+				// The game message is lost for this client; its
+				// replication state is not, so it stays connected.
+				s.log.Warn("replicate: server message too large for a client's conn", "client", c.id, "message", q.spec.name, "err", err)
+				continue
+			}
+			s.afterSend(c, q.spec.ch, len(b), err)
 		}
 	}
 	s.out = s.out[:0]

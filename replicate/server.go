@@ -21,8 +21,11 @@ type ClientID uint64
 // Defaults of ServerConfig.
 const (
 	DefaultMaxClients         = 256
+	DefaultMaxPending         = 64
+	DefaultHelloTimeout       = 5 * time.Second
 	DefaultTickRate           = 60
 	DefaultMaxMessagesPerTick = 256
+	DefaultMaxBytesPerTick    = 64 << 10
 	DefaultMaxViolations      = 32
 	DefaultInboxMessages      = 4096
 	DefaultInboxBytes         = 4 << 20
@@ -31,6 +34,7 @@ const (
 	maxRecordEntities         = 1 << 16
 	maxMappings               = 4096
 	maxPacketsPerTick         = 255
+	minMessageSize            = 1 << 10 // least ServerConfig.MaxMessageSize
 	// wholeRing is the number of ticks whose whole-segment sends a client
 	// remembers; mutation messages older than wholeRing-wholeMargin ticks are
 	// treated as lost, so every live message's tick is remembered.
@@ -73,11 +77,41 @@ type ServerConfig struct {
 	// 1.5 round trips plus two ticks (at least 50 ms). Whatever the timeout,
 	// a message unacknowledged for 248 ticks counts as lost.
 	MutationTimeout time.Duration
-	// MaxClients caps connected clients. Default 256.
+	// MaxClients caps connected clients: those that passed the protocol
+	// check and authentication. A client whose hello would exceed it is
+	// rejected as full. Default 256.
 	MaxClients int
-	// MaxMessagesPerTick caps the messages read from one client per tick;
-	// the rest wait. Default 256.
+	// MaxPending caps the connections that have not said hello yet,
+	// counted apart from MaxClients (they hold no client slot). A new
+	// connection beyond it closes the oldest pending one ("server
+	// busy"), so connections that stay silent cannot keep an honest
+	// client, which says hello within a round trip, from connecting.
+	// Default 64.
+	MaxPending int
+	// HelloTimeout is how long a new connection may take to send its
+	// hello; a connection still silent then is rejected ("hello
+	// timeout"). Default 5 s.
+	HelloTimeout time.Duration
+	// MaxMessageSize is the largest reliable message the server sends: a
+	// server message (MessageType.SendToClients) that would not fit is
+	// refused with ErrTooLarge. Set it to the conns'
+	// transport.MessageLimits.MaxMessageSize when they use a smaller one.
+	// Updates larger than it (or than 64 KiB) travel in parts. At least
+	// 1 KiB. Default transport.DefaultMaxMessageSize (1 MiB).
+	MaxMessageSize int
+	// MaxMessagesPerTick and MaxBytesPerTick are each client's own quota:
+	// the messages (and bytes) read from one client per tick, and its
+	// game messages waiting in the server's inboxes until
+	// ReceiveFromClients takes them. Reading stops at either (the message
+	// that crosses MaxBytesPerTick is still read); the rest waits in the
+	// client's connection, whose bounded queue disconnects that client
+	// alone if it keeps sending faster. What one client sends therefore
+	// never delays or disconnects another, and the inboxes hold at most
+	// MaxMessagesPerTick messages and MaxBytesPerTick bytes plus one
+	// message per client. Messages of a type the game never reads count against
+	// their sender's quota until it does. Defaults 256 and 64 KiB.
 	MaxMessagesPerTick int
+	MaxBytesPerTick    int
 	// MaxUpdateBacklog caps the update bytes queued for one client and not
 	// yet sent: an update larger than 64 KiB (a late joiner's first update
 	// holds the whole world it may see) goes out in parts, at most 1 MiB per
@@ -86,8 +120,8 @@ type ServerConfig struct {
 	// also bounds the size of one update. Default DefaultMaxUpdateBacklog.
 	MaxUpdateBacklog int
 	// MaxViolations is how many protocol violations (bad bytes, unknown
-	// messages, references to entities it cannot see, messages beyond the
-	// inbox caps) a client may commit per second before it is disconnected.
+	// messages, references to entities it cannot see) a client may commit
+	// per second before it is disconnected.
 	// Default 32.
 	MaxViolations int
 	// Now is the server's clock for timeouts and rates. Default time.Now
@@ -103,7 +137,10 @@ type ServerEventKind uint8
 const (
 	// ClientConnected: a client passed the protocol check and authentication.
 	ClientConnected ServerEventKind = iota + 1
-	// ClientRejected: a client failed the protocol check or authentication.
+	// ClientRejected: a connection failed the protocol check or
+	// authentication, found the server full, sent no hello within
+	// ServerConfig.HelloTimeout, or was the oldest waiting for its hello
+	// when MaxPending newer ones arrived.
 	ClientRejected
 	// ClientDisconnected: a connected client left or was disconnected.
 	ClientDisconnected
@@ -254,6 +291,13 @@ type serverClient struct {
 	fresh  bool // authorized this tick: gets everything visible
 	gone   bool
 
+	// Until authed (its hello was accepted; it then holds a slot), the
+	// client is pending and is rejected if no hello came by helloBy.
+	helloBy time.Time
+	// queued and queuedBytes: the client's game messages waiting in the
+	// server's inboxes (its quota).
+	queued, queuedBytes int
+
 	spawned    int
 	lastUpdate tick.Tick
 	recs       []sentRecord // ring, oldest first from recHead
@@ -358,6 +402,7 @@ type Server struct {
 	clients map[ClientID]*serverClient
 	order   []*serverClient
 	nextID  ClientID
+	pending int // clients in order that have not said hello
 
 	inboxes []msgQueue
 	out     []queuedMsg
@@ -388,6 +433,18 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.MaxMessagesPerTick == 0 {
 		cfg.MaxMessagesPerTick = DefaultMaxMessagesPerTick
 	}
+	if cfg.MaxPending == 0 {
+		cfg.MaxPending = DefaultMaxPending
+	}
+	if cfg.HelloTimeout == 0 {
+		cfg.HelloTimeout = DefaultHelloTimeout
+	}
+	if cfg.MaxMessageSize == 0 {
+		cfg.MaxMessageSize = transport.DefaultMaxMessageSize
+	}
+	if cfg.MaxBytesPerTick == 0 {
+		cfg.MaxBytesPerTick = DefaultMaxBytesPerTick
+	}
 	if cfg.MaxViolations == 0 {
 		cfg.MaxViolations = DefaultMaxViolations
 	}
@@ -397,7 +454,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxMessagesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
+	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxBytesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < minMessageSize || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
 		return nil, fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
 	}
 	p := cfg.Protocol
@@ -614,7 +671,11 @@ func (s *Server) drop(c *serverClient, reason string) {
 	}
 	c.gone = true
 	c.active = false
-	s.freeSlot(c)
+	if c.authed {
+		s.freeSlot(c)
+	} else {
+		s.pending--
+	}
 	_ = c.conn.CloseWithReason(reason)
 	delete(s.clients, c.id)
 	for i, o := range s.order {
@@ -646,10 +707,47 @@ func (s *Server) queueMessage(spec *messageSpec, to Target, payload []byte) erro
 	if len(s.out) >= 1<<16 {
 		return fmt.Errorf("%w: outgoing message queue full", ErrTooLarge)
 	}
+	if err := s.checkMessageSize(spec, to, len(payload)); err != nil {
+		return err
+	}
 	off := len(s.outBuf)
 	s.outBuf = append(s.outBuf, payload...)
 	s.out = append(s.out, queuedMsg{spec: spec, to: to, off: off, n: len(payload)})
 	return nil
+}
+
+// checkMessageSize refuses a server message that would not fit the channel
+// of a client it is sent to: its header (kind, type id, update tick) and
+// payload must fit MaxMessageSize on the reliable channels, and the
+// unreliable limit of every targeted connected client on Unreliable.
+func (s *Server) checkMessageSize(spec *messageSpec, to Target, n int) error {
+	size := 1 + uvarintLen(uint64(spec.id)) + binary.MaxVarintLen32 + n
+	limit := s.cfg.MaxMessageSize
+	if spec.ch == transport.Unreliable {
+		limit = transport.DefaultMaxUnreliableSize
+		first := true
+		for _, c := range s.order {
+			if c.authed && !c.gone && to.includes(c.id) {
+				if m := c.conn.MaxUnreliableSize(); first || m < limit {
+					limit, first = m, false
+				}
+			}
+		}
+	}
+	if size > limit {
+		return fmt.Errorf("%w: server message %s of %d bytes (%d with its header) over the %v limit of %d bytes: %w",
+			ErrTooLarge, spec.name, n, size, spec.ch, limit, &transport.SizeError{Channel: spec.ch, Size: size, Limit: limit})
+	}
+	return nil
+}
+
+// uvarintLen is the length of v's uvarint encoding.
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
 }
 
 func (s *Server) inbox(id int) *msgQueue { return &s.inboxes[id] }
@@ -661,15 +759,19 @@ func (s *Server) accept() {
 	s.newConns = nil
 	s.mu.Unlock()
 	for _, conn := range pend {
-		if len(s.clients) >= s.cfg.MaxClients {
-			_ = conn.CloseWithReason(fmt.Sprintf("reject/%d server full", rejectFull))
-			continue
+		if s.pending >= s.cfg.MaxPending {
+			for _, o := range s.order { // the oldest pending connection
+				if !o.authed {
+					s.reject(o, rejectFull, fmt.Sprintf("server busy: %d connections waiting for their hello", s.cfg.MaxPending))
+					break
+				}
+			}
 		}
 		s.nextID++
-		c := &serverClient{id: s.nextID, conn: conn, ackBits: new([ackWindow / 64]uint64), whole: new([wholeRing]wholeTick), violationStart: s.now, rateStart: s.now}
-		s.assignSlot(c)
+		c := &serverClient{id: s.nextID, conn: conn, violationStart: s.now, rateStart: s.now, helloBy: s.now.Add(s.cfg.HelloTimeout)}
 		s.clients[c.id] = c
 		s.order = append(s.order, c)
+		s.pending++
 	}
 }
 
@@ -684,13 +786,17 @@ func (s *Server) receive() {
 			continue
 		default:
 		}
-		for n := 0; n < s.cfg.MaxMessagesPerTick && !c.gone; n++ {
+		for n, read := 0, 0; s.quotaLeft(c, n, read); n++ {
 			ch, msg, ok := c.conn.Receive()
 			if !ok {
 				break
 			}
+			read += len(msg)
 			c.stats.BytesIn += uint64(len(msg))
 			s.handle(c, ch, msg)
+		}
+		if !c.authed && !c.gone && !s.now.Before(c.helloBy) {
+			s.reject(c, rejectTimeout, fmt.Sprintf("hello timeout: no hello within %v", s.cfg.HelloTimeout))
 		}
 		if c.gone {
 			i--
@@ -731,6 +837,13 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 				return
 			}
 		}
+		if s.authed() >= s.cfg.MaxClients {
+			s.reject(c, rejectFull, "server full")
+			return
+		}
+		c.ackBits, c.whole = new([ackWindow / 64]uint64), new([wholeRing]wholeTick)
+		s.assignSlot(c)
+		s.pending--
 		c.authed, c.fresh = true, true
 		b := append(s.scratch[:0], kindWelcome)
 		b = binary.AppendUvarint(b, uint64(c.id))
@@ -774,13 +887,32 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, err.Error())
 			return
 		}
-		if !s.inboxes[id].push(c.id, r.b, DefaultInboxMessages, DefaultInboxBytes) {
-			s.violation(c, "inbox full")
-		}
+		s.inboxes[id].add(c.id, r.b)
+		c.queued++
+		c.queuedBytes += len(r.b)
 	default:
 		s.violation(c, "unknown message kind")
 	}
 }
+
+// quotaLeft reports whether more may be read from c this tick, having read
+// n messages of read bytes: its per-tick quota and its quota of messages
+// waiting in the inboxes both have room.
+func (s *Server) quotaLeft(c *serverClient, n, read int) bool {
+	return !c.gone && n < s.cfg.MaxMessagesPerTick && read < s.cfg.MaxBytesPerTick &&
+		c.queued < s.cfg.MaxMessagesPerTick && c.queuedBytes < s.cfg.MaxBytesPerTick
+}
+
+// unqueued gives a message taken from an inbox back to its sender's quota.
+func (s *Server) unqueued(m rawMessage) {
+	if c := s.clients[m.client]; c != nil {
+		c.queued--
+		c.queuedBytes -= len(m.data)
+	}
+}
+
+// authed counts the connected clients (those past their hello).
+func (s *Server) authed() int { return len(s.order) - s.pending }
 
 // checkClientMessage decodes a client message to validate it (the typed
 // decode happens again when the game reads it).
@@ -804,7 +936,13 @@ func (s *Server) reject(c *serverClient, code byte, reason string) {
 }
 
 func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
-	if err := c.conn.Send(ch, b); err != nil {
+	return s.afterSend(c, ch, len(b), c.conn.Send(ch, b))
+}
+
+// afterSend accounts for an n-byte message that c's conn took (err nil) or
+// refused: a refused reliable message drops the client.
+func (s *Server) afterSend(c *serverClient, ch transport.Channel, n int, err error) bool {
+	if err != nil {
 		switch {
 		case errors.Is(err, transport.ErrQueueFull):
 			s.drop(c, "not keeping up (send queue full)")
@@ -815,7 +953,7 @@ func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
 		}
 		return false
 	}
-	c.stats.BytesOut += uint64(len(b))
+	c.stats.BytesOut += uint64(n)
 	return true
 }
 

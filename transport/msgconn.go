@@ -240,9 +240,10 @@ type MessageLimits struct {
 	SendQueueBytes    int
 	// ReceiveQueueMessages and ReceiveQueueBytes bound the reliable
 	// messages received and not yet returned by Receive (for QUIC,
-	// including messages still being read). A reliable message that would
-	// exceed them closes the conn with ErrReceiveOverflow, and the peer
-	// is told so. Defaults DefaultReceiveQueueMessages and
+	// including the buffers of messages still being read, which grow with
+	// the bytes that arrived, not with the announced length). A reliable
+	// message that would exceed them closes the conn with
+	// ErrReceiveOverflow, and the peer is told so. Defaults DefaultReceiveQueueMessages and
 	// DefaultReceiveQueueBytes; ReceiveQueueBytes is raised to
 	// MaxMessageSize if smaller.
 	ReceiveQueueMessages int

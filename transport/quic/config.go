@@ -29,6 +29,11 @@ const (
 	// DefaultMaxIncomingUniStreams is the default
 	// Config.MaxIncomingUniStreams.
 	DefaultMaxIncomingUniStreams = 100
+	// DefaultMaxBufferedBytes is the default Config.MaxBufferedBytes:
+	// 64 MiB.
+	DefaultMaxBufferedBytes = 64 << 20
+	// DefaultReceiveWindow is the default Config.ReceiveWindow: 1 MiB.
+	DefaultReceiveWindow = 1 << 20
 )
 
 // Config configures Listen and Dial. The zero value is usable for Dial
@@ -60,6 +65,23 @@ type Config struct {
 	// may have in flight at once (one stream each). Zero means
 	// DefaultMaxIncomingUniStreams.
 	MaxIncomingUniStreams int
+	// MaxBufferedBytes bounds, for a Listener, the received bytes its conns
+	// hold together beyond the first 64 KiB of each: reliable messages
+	// waiting for Receive or still arriving (their buffers grow with the
+	// bytes that arrived, never with the length a peer announces) and
+	// datagrams waiting for Receive. A conn that needs more than its
+	// 64 KiB while the listener's conns hold MaxBufferedBytes is closed
+	// with transport.ErrReceiveOverflow (a datagram is dropped instead).
+	// Each conn is also bounded on its own by Limits (ReceiveQueueBytes;
+	// UnreliableQueue datagrams). Zero means DefaultMaxBufferedBytes.
+	// Dialed conns have no shared cap.
+	MaxBufferedBytes int
+	// ReceiveWindow is the QUIC flow-control window of a conn, stream and
+	// connection alike: how many bytes the peer may send beyond what the
+	// conn has read, which is what quic-go may buffer for it. It also
+	// caps the throughput of one conn at ReceiveWindow per round trip.
+	// Zero means DefaultReceiveWindow.
+	ReceiveWindow int
 	// AcceptBacklog bounds the conns a Listener holds for Accept; more are
 	// closed with transport.ErrRefused. Zero means
 	// transport.DefaultAcceptBacklog.
@@ -82,6 +104,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxIncomingUniStreams <= 0 {
 		c.MaxIncomingUniStreams = DefaultMaxIncomingUniStreams
 	}
+	if c.MaxBufferedBytes <= 0 {
+		c.MaxBufferedBytes = DefaultMaxBufferedBytes
+	}
+	if c.ReceiveWindow <= 0 {
+		c.ReceiveWindow = DefaultReceiveWindow
+	}
 	if c.AcceptBacklog <= 0 {
 		c.AcceptBacklog = transport.DefaultAcceptBacklog
 	}
@@ -100,6 +128,12 @@ func (c Config) quicConfig(server bool) *quicgo.Config {
 		MaxIncomingStreams:    -1, // the server opens no bidirectional stream
 		MaxIncomingUniStreams: int64(c.MaxIncomingUniStreams),
 		EnableDatagrams:       true,
+		// quic-go's defaults start at 512 KiB per stream and 768 KiB per
+		// connection and grow up to 6 and 15 MiB.
+		InitialStreamReceiveWindow:     uint64(min(c.ReceiveWindow, 512<<10)),
+		MaxStreamReceiveWindow:         uint64(c.ReceiveWindow),
+		InitialConnectionReceiveWindow: uint64(min(c.ReceiveWindow, 768<<10)),
+		MaxConnectionReceiveWindow:     uint64(c.ReceiveWindow),
 	}
 	if server {
 		qc.MaxIncomingStreams = 1 // the ordered stream

@@ -90,6 +90,7 @@ type Conn struct {
 	local     netip.AddrPort
 	remote    netip.AddrPort
 	ln        *Listener // nil for a dialed conn
+	shared    *budget   // the listener's budget; nil for a dialed conn
 
 	ctx       context.Context // ends every goroutine of the conn
 	cancel    context.CancelFunc
@@ -108,6 +109,11 @@ type Conn struct {
 	stats     [transport.NumChannels]transport.ChannelStats
 	maxDgram  int       // current unreliable limit
 	probedAt  time.Time // last probe of the path's datagram limit
+	// dgramBytes are the bytes of the datagrams waiting in rx; charged is
+	// what the conn draws on the shared budget (what it buffers beyond
+	// connAllowance).
+	dgramBytes int
+	charged    int
 }
 
 var _ transport.MessageConn = (*Conn)(nil)
@@ -135,6 +141,9 @@ func newConn(qc *quicgo.Conn, cfg Config, ln *Listener, ordered *quicgo.Stream) 
 		orderedCh: make(chan *quicgo.Stream, 1),
 		rx:        msgq.NewQueue(cfg.Limits.ReceiveQueueMessages, cfg.Limits.ReceiveQueueBytes, cfg.Limits.UnreliableQueue),
 		maxDgram:  cfg.Limits.MaxUnreliableSize,
+	}
+	if ln != nil {
+		c.shared = ln.buf
 	}
 	for i := range c.wake {
 		c.wake[i] = make(chan struct{}, 1)
@@ -179,6 +188,8 @@ func (c *Conn) closeWith(cerr *transport.CloseError, discard bool) {
 	if discard {
 		c.discarded = true
 		c.rx.Clear()
+		c.dgramBytes = 0
+		c.chargeLocked()
 	}
 	if c.err != nil {
 		c.mu.Unlock()
@@ -246,41 +257,85 @@ func (c *Conn) watch() {
 	}
 }
 
-// readMessage reads one frame from r into the receive queue, reserving its
-// room before allocating it.
+// connAllowance is what each conn may buffer without drawing on its
+// listener's shared budget (Config.MaxBufferedBytes): the few messages of an
+// honest client never depend on what other conns hold.
+const connAllowance = 64 << 10
+
+// chargeLocked brings the conn's draw on the shared budget in line with
+// what it buffers: the capacity of the reliable messages waiting or being
+// read, and the waiting datagrams, beyond connAllowance. It reports false,
+// changing nothing, when the budget cannot cover an increase.
+func (c *Conn) chargeLocked() bool {
+	if c.shared == nil {
+		return true
+	}
+	_, rel := c.rx.Usage()
+	want := max(0, rel+c.dgramBytes-connAllowance)
+	switch d := want - c.charged; {
+	case d > 0 && !c.shared.take(d):
+		return false
+	case d < 0:
+		c.shared.give(-d)
+	}
+	c.charged = want
+	return true
+}
+
+// reserve makes room for n more bytes of a reliable message being read,
+// within the conn's receive queue and the listener's shared budget. When
+// there is none it closes the conn with transport.ErrReceiveOverflow.
+func (c *Conn) reserve(n int) error {
+	c.mu.Lock()
+	if c.discarded {
+		c.mu.Unlock()
+		return errStopped
+	}
+	ok := c.rx.Grow(n)
+	var reason string
+	if !ok {
+		msgs, bytes := c.rx.Usage()
+		reason = fmt.Sprintf("%d reliable messages (%d bytes) received and not yet read, %d more bytes arriving", msgs, bytes, n)
+	} else if !c.chargeLocked() {
+		c.rx.Grow(-n)
+		ok = false
+		reason = fmt.Sprintf("the server's receive buffers are full (%d bytes)", c.shared.limit)
+	}
+	c.mu.Unlock()
+	if !ok {
+		c.fail(transport.ErrReceiveOverflow, reason)
+		return errStopped
+	}
+	return nil
+}
+
+// readMessage reads one frame from r into the receive queue. Its buffer
+// grows with the bytes that arrive (readBody), each growth reserved first.
 func (c *Conn) readMessage(r *bufio.Reader, ch transport.Channel) error {
 	n, err := readFrameHeader(r, c.lim.MaxMessageSize)
 	if err != nil {
 		return err
 	}
 	c.mu.Lock()
-	ok := c.rx.Reserve(n)
+	ok := c.rx.Reserve(0)
 	msgs, bytes := c.rx.Usage()
 	c.mu.Unlock()
 	if !ok {
-		c.fail(transport.ErrReceiveOverflow, fmt.Sprintf("%d reliable messages (%d bytes) waiting to be received, %d more bytes arriving", msgs, bytes, n))
+		c.fail(transport.ErrReceiveOverflow, fmt.Sprintf("%d reliable messages (%d bytes) received and not yet read", msgs, bytes))
 		return errStopped
 	}
-	msg := make([]byte, n)
-	if _, err := io.ReadFull(r, msg); err != nil {
-		c.mu.Lock()
-		c.rx.Unreserve(n)
-		c.mu.Unlock()
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
-		return err
-	}
+	msg, err := readBody(r, n, c.reserve)
 	c.mu.Lock()
-	if c.discarded {
-		c.rx.Unreserve(n)
+	if err != nil || c.discarded {
+		c.rx.Unreserve(cap(msg))
+		c.chargeLocked()
 	} else {
 		c.rx.PushReserved(uint8(ch), msg)
 		c.stats[ch].Received++
 		c.stats[ch].ReceivedBytes += uint64(n)
 	}
 	c.mu.Unlock()
-	return nil
+	return err
 }
 
 func (c *Conn) readOrdered(st *quicgo.Stream) {
@@ -362,11 +417,16 @@ func (c *Conn) readDatagrams() {
 		}
 		c.mu.Lock()
 		st := &c.stats[transport.Unreliable]
+		c.dgramBytes += len(b)
 		switch {
 		case c.discarded:
+			c.dgramBytes -= len(b)
 		case len(b) > c.lim.MaxUnreliableSize:
+			c.dgramBytes -= len(b)
 			st.DroppedOversize++
-		case !c.rx.PushUnreliable(uint8(transport.Unreliable), b):
+		case !c.chargeLocked() || !c.rx.PushUnreliable(uint8(transport.Unreliable), b):
+			c.dgramBytes -= len(b)
+			c.chargeLocked()
 			st.DroppedReceiveQueue++
 		default:
 			st.Received++
@@ -570,6 +630,12 @@ func (c *Conn) Receive() (ch transport.Channel, msg []byte, ok bool) {
 		return 0, nil, false
 	}
 	it, ok := c.rx.Pop()
+	if ok {
+		if !it.Reliable {
+			c.dgramBytes -= len(it.Msg)
+		}
+		c.chargeLocked()
+	}
 	return transport.Channel(it.Ch), it.Msg, ok
 }
 

@@ -23,6 +23,32 @@
 // in the QUIC CONNECTION_CLOSE frame and come back from the peer's Err as a
 // *transport.CloseError.
 //
+// # Memory bound
+//
+// A peer's announced lengths cost nothing: the buffer of a reliable message
+// grows with the bytes that arrived (it starts at 512 bytes and doubles, so
+// it is at most twice what arrived), never with the length the peer
+// announced. What a conn holds of received data is bounded by:
+//
+//   - reliable messages waiting for Receive or still arriving:
+//     MessageLimits.ReceiveQueueBytes (8 MiB by default) and
+//     ReceiveQueueMessages, counting each buffer's capacity;
+//   - datagrams waiting for Receive: UnreliableQueue of at most
+//     MaxUnreliableSize bytes each (256 × 1160 bytes by default);
+//   - stream data quic-go has received and the conn not yet read:
+//     Config.ReceiveWindow (1 MiB by default), QUIC flow control.
+//
+// The conns of one Listener share a further cap: beyond the first 64 KiB of
+// each, their reliable and unreliable buffers together hold at most
+// Config.MaxBufferedBytes (64 MiB by default). A conn that would need more
+// is closed with transport.ErrReceiveOverflow (a datagram is dropped), so
+// the server holds at most conns × 64 KiB + MaxBufferedBytes of received
+// messages, and a client that keeps its few small messages under 64 KiB is
+// never refused because of what other conns hold. With 100 hostile peers
+// that each announce 8 MiB of messages and send 256 KiB, a replication
+// server's heap (peers included, in one process) grew from 0.7 to 21.5 MiB,
+// where reserving the announced lengths took 815 MiB.
+//
 // Connections use TLS 1.3 (QUIC requires it) with the ALPN protocol
 // "rewind/1". SelfSigned makes a certificate for development; in
 // production, pass a *tls.Config with a real certificate in Config.TLS.

@@ -87,23 +87,71 @@ func (e *frameTooLargeError) detail() string {
 
 func (e *frameTooLargeError) Unwrap() error { return transport.ErrProtocol }
 
-// readFrame reads one whole frame: used by tests and the fuzz target, and
-// to document the format. The conn reads the header and the body
-// separately, reserving room for the body in between.
-func readFrame(r interface {
+// frameReader is what the frame decoder reads from: a bufio.Reader over a
+// QUIC stream, or a bytes.Reader in tests.
+type frameReader interface {
 	io.Reader
 	io.ByteReader
-}, limit int) ([]byte, error) {
+}
+
+// minGrow is the first allocation for a message body: the buffer of a frame
+// starts at this size (or the frame's length if smaller) and doubles.
+const minGrow = 512
+
+// readBody reads the n-byte body of a frame whose header was read. Its
+// buffer grows only with bytes that arrived: it waits for a byte before
+// each allocation, starts at minGrow bytes and doubles up to n, so its
+// capacity is at most max(minGrow, 2 × the bytes received) and never
+// more than n. Before each allocation it asks reserve for the extra
+// capacity; an error from reserve ends the read. It returns the buffer
+// read so far with the error; cap(body) is what reserve granted in all.
+func readBody(r frameReader, n int, reserve func(extra int) error) (body []byte, err error) {
+	if n == 0 {
+		return []byte{}, nil
+	}
+	for len(body) < n {
+		if len(body) == cap(body) {
+			b, err := r.ReadByte() // something arrived: room for more is due
+			if err != nil {
+				return body, unexpectedEOF(err)
+			}
+			grown := min(n, max(2*cap(body), minGrow))
+			if err := reserve(grown - cap(body)); err != nil {
+				return body, err
+			}
+			nb := make([]byte, len(body), grown)
+			copy(nb, body)
+			body = append(nb, b)
+			continue
+		}
+		k, err := r.Read(body[len(body):cap(body)])
+		body = body[:len(body)+k]
+		if err != nil && len(body) < n {
+			return body, unexpectedEOF(err)
+		}
+	}
+	return body, nil
+}
+
+// unexpectedEOF turns io.EOF inside a frame into io.ErrUnexpectedEOF.
+func unexpectedEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// readFrame reads one whole frame with no reservation limit: used by tests
+// and the fuzz target, and to document the format. The conn reads the
+// header, then the body with readBody under its budgets.
+func readFrame(r frameReader, limit int) ([]byte, error) {
 	n, err := readFrameHeader(r, limit)
 	if err != nil {
 		return nil, err
 	}
-	msg := make([]byte, n)
-	if _, err := io.ReadFull(r, msg); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
-		}
+	body, err := readBody(r, n, func(int) error { return nil })
+	if err != nil {
 		return nil, err
 	}
-	return msg, nil
+	return body, nil
 }

@@ -81,6 +81,9 @@ func FuzzReadFrame(f *testing.F) {
 			if len(msg) > int(limit) {
 				t.Fatalf("frame of %d bytes over the limit %d", len(msg), limit)
 			}
+			if cap(msg) != len(msg) {
+				t.Fatalf("frame of %d bytes in a buffer of %d", len(msg), cap(msg))
+			}
 			again = appendFrameHeader(again, len(msg))
 			again = append(again, msg...)
 			if consumed := len(data) - r.Len(); !bytes.Equal(again, data[:consumed]) {
@@ -88,4 +91,50 @@ func FuzzReadFrame(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzReadBody: whatever the stream holds, the body buffer grows only with
+// the bytes that arrived (at most minGrow, or twice those bytes), never
+// past the announced length, and exactly by what reserve granted; a
+// refused reservation stops the read.
+func FuzzReadBody(f *testing.F) {
+	f.Add([]byte{1, 2, 3}, uint32(1<<20), uint32(1<<20))
+	f.Add(bytes.Repeat([]byte{9}, 3000), uint32(2500), uint32(1<<20))
+	f.Add(bytes.Repeat([]byte{9}, 3000), uint32(1<<20), uint32(1500))
+	f.Fuzz(func(t *testing.T, data []byte, n, budget uint32) {
+		n %= 1 << 21
+		granted := 0
+		body, err := readBody(bufio.NewReaderSize(bytes.NewReader(data), 16), int(n), func(extra int) error {
+			if extra <= 0 || granted+extra > int(budget) {
+				return errRefused
+			}
+			granted += extra
+			return nil
+		})
+		if cap(body) != granted || cap(body) > int(n) || cap(body) > max(minGrow, 2*len(body)) {
+			t.Fatalf("%d bytes read of %d, buffer %d, granted %d", len(body), n, cap(body), granted)
+		}
+		switch {
+		case len(data) >= int(n) && granted == int(n):
+			if err != nil || !bytes.Equal(body, data[:n]) {
+				t.Fatalf("complete body: %v", err)
+			}
+		case err == nil:
+			t.Fatalf("incomplete body of %d bytes (of %d) without error", len(body), n)
+		}
+	})
+}
+
+var errRefused = errors.New("refused")
+
+func TestReadBodyGrowsWithBytes(t *testing.T) {
+	// 1 MiB announced, 3 bytes sent: the buffer is minGrow bytes.
+	body, err := readBody(bufio.NewReader(bytes.NewReader([]byte{1, 2, 3})), 1<<20, func(int) error { return nil })
+	if err != io.ErrUnexpectedEOF || len(body) != 3 || cap(body) != minGrow {
+		t.Fatalf("readBody = %d bytes in %d, %v", len(body), cap(body), err)
+	}
+	// Nothing sent: nothing allocated.
+	if body, err := readBody(bufio.NewReader(bytes.NewReader(nil)), 1<<20, func(int) error { return nil }); err != io.ErrUnexpectedEOF || cap(body) != 0 {
+		t.Fatalf("readBody(nothing) = buffer of %d, %v", cap(body), err)
+	}
 }

@@ -23,6 +23,7 @@ type Listener struct {
 	ctx     context.Context // cancelled by Close
 	cancel  context.CancelFunc
 	backlog chan *Conn
+	buf     *budget        // bytes buffered by the conns beyond their allowance
 	wg      sync.WaitGroup // the accept loop
 	stopCtx func() bool
 	once    sync.Once
@@ -60,6 +61,7 @@ func Listen(ctx context.Context, addr string, cfg Config) (*Listener, error) {
 		ctx:     lctx,
 		cancel:  cancel,
 		backlog: make(chan *Conn, cfg.AcceptBacklog),
+		buf:     &budget{limit: cfg.MaxBufferedBytes},
 		conns:   make(map[*Conn]struct{}),
 	}
 	l.wg.Add(1)

@@ -101,6 +101,17 @@ func (q *Queue) Reserve(n int) bool {
 	return true
 }
 
+// Grow adds n bytes to a reservation made with Reserve, for a message whose
+// buffer grows as its bytes arrive. It reports false, and changes nothing,
+// when the reliable byte cap would be exceeded.
+func (q *Queue) Grow(n int) bool {
+	if q.relBytes+n > q.maxRelBytes {
+		return false
+	}
+	q.relBytes += n
+	return true
+}
+
 // Unreserve gives back a reservation of n bytes that will not be pushed.
 func (q *Queue) Unreserve(n int) {
 	q.relMsgs--

@@ -75,3 +75,18 @@ func TestQueueCaps(t *testing.T) {
 		t.Fatal("Clear did not free the unreliable slot")
 	}
 }
+
+func TestQueueGrow(t *testing.T) {
+	q := NewQueue(4, 100, 1)
+	if !q.Reserve(0) || !q.Grow(60) || q.Grow(41) || !q.Grow(40) {
+		t.Fatal("Grow within the byte cap refused, or beyond it accepted")
+	}
+	q.PushReserved(0, make([]byte, 100))
+	if m, b := q.Usage(); m != 1 || b != 100 {
+		t.Fatalf("Usage = %d, %d; want 1, 100", m, b)
+	}
+	q.Pop()
+	if m, b := q.Usage(); m != 0 || b != 0 {
+		t.Fatalf("after Pop: usage %d, %d", m, b)
+	}
+}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package replicate_test
+
+// raceEnabled: the race detector is on (tests size their load down).
+const raceEnabled = false
