@@ -53,8 +53,9 @@
 //     mismatch the peers exchange per-type checksum parts, so
 //     EventDesyncDetected names the component types that differ. Checksum
 //     reports ride on the Input messages and are repeated until the peer
-//     acknowledges them (GGRS sends each once, so a lost datagram means an
-//     unchecked frame); each (peer, frame) is compared once, so each
+//     acknowledges them (up to 8 per message, the last 32 checked frames
+//     held; GGRS sends each once, so a lost datagram means an unchecked
+//     frame); each (peer, frame) is compared once, so each
 //     differing checked frame raises exactly one event per peer, whatever
 //     the loss, duplication or reordering. Lockstep sessions save the
 //     check frames too, so detection works there as well.
