@@ -114,8 +114,10 @@ type Config struct {
 	// back. Default 8, at most MaxPredictionLimit. See Lockstep for 0.
 	MaxPrediction int
 	// Lockstep sets the prediction window to 0: a frame advances only when
-	// every input for it is confirmed, and no Save or Load is ever
-	// requested. Pair it with an input delay of about the one-way latency.
+	// every input for it is confirmed, and no Load is ever requested; Saves
+	// are requested only for the frames whose checksums desync detection
+	// and the recording use (none without them). Pair it with an input
+	// delay of about the one-way latency.
 	Lockstep bool
 	// InputDelay is the initial input delay in frames of every local player
 	// (0..MaxInputDelay; 2-4 are typical). Change it per player at run time

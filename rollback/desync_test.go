@@ -82,3 +82,41 @@ func checkDesyncEvents(t *testing.T, seed uint64, n int, link transport.LinkConf
 		}
 	}
 }
+
+// TestLockstepDesyncDetected: two lockstep peers whose states differ from
+// frame 150 on (DesyncInterval 50, EndFrame 300, a lossy link) each report
+// the desync exactly once at each checked frame 150, 200, 250 and 300,
+// naming "Acc". Lockstep asks for Saves of the checked frames only and
+// never for a Load. Before, lockstep requested no Save, so no checksum was
+// ever reported and the peers compared nothing.
+func TestLockstepDesyncDetected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := transport.NewNetwork(transport.NetworkConfig{Seed: 9, Default: transport.LinkConfig{
+			Latency: 20 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.1, Duplicate: 0.1}})
+		defer net.Close()
+		peers := newMatch(t, net, 2, rollback.Config{Lockstep: true, InputDelay: 2, DesyncInterval: 50, EndFrame: 300})
+		peers[1].g.corrupt = func(s *stubState) {
+			if s.Frame >= 150 && s.Frame < 160 {
+				s.Acc ^= 1
+			}
+		}
+		runToEnd(t, peers, nil, nil, time.Minute)
+		for i, p := range peers {
+			var frames []rollback.Frame
+			for _, e := range p.events {
+				if e.Kind == rollback.EventDesyncDetected {
+					frames = append(frames, e.Frame)
+					if e.Addr != addrOf(1-i) || !slices.Equal(e.Types, []string{"Acc"}) {
+						t.Errorf("peer %d: desync event %v", i, e)
+					}
+				}
+			}
+			if want := []rollback.Frame{150, 200, 250, 300}; !slices.Equal(frames, want) {
+				t.Errorf("peer %d: desyncs at frames %v, want %v", i, frames, want)
+			}
+			if p.g.loads != 0 || p.g.saves != 7 { // frames 0, 50, ..., 300
+				t.Errorf("peer %d: %d loads, %d saves; want 0 and 7", i, p.g.loads, p.g.saves)
+			}
+		}
+	})
+}

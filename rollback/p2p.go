@@ -445,7 +445,9 @@ func (s *P2PSession) Advanced() bool { return s.advanced }
 // saveWanted decides whether frame f is saved when it is simulated.
 func (s *P2PSession) saveWanted(f Frame) bool {
 	if s.cfg.maxPred == 0 {
-		return false
+		// Lockstep never loads: save only the frames whose checksums
+		// desync detection and the recording use.
+		return s.WantsChecksum(f)
 	}
 	if !s.cfg.SparseSaving {
 		return true
