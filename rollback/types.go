@@ -66,9 +66,11 @@ const (
 	// (needed by SyncTest, desync detection and recordings).
 	SaveRequest RequestKind = iota + 1
 	// LoadRequest asks the game to restore the state it saved as frame
-	// Request.Frame. It is always a frame the session asked to save and
-	// that is within the prediction window (snapshot depth
-	// MaxPrediction+2 is enough).
+	// Request.Frame. It is always a frame the session asked to save, at
+	// most SnapshotDepth frames back: keep the last 2*MaxPrediction+4
+	// saved frames (a disconnect agreed among 3 or more peers can reach
+	// back about twice the prediction window; MaxPrediction+2 is not
+	// enough).
 	LoadRequest
 	// AdvanceRequest asks the game to simulate one frame (Request.Frame)
 	// with Request.Inputs, one per player in handle order.
@@ -183,8 +185,10 @@ const (
 	// decision, or misbehaviour: see Reason). Its players get Disconnected
 	// inputs from the agreed frame on.
 	EventDisconnected
-	// EventWaitRecommendation: this peer is SkipFrames frames ahead; a game
-	// that does not run its clock slower may skip that many frames.
+	// EventWaitRecommendation: this peer is SkipFrames frames ahead (at
+	// least 1; raised at most every 20 frames); a game that does not run
+	// its clock slower may skip that many frames. See ARCHITECTURE.md for
+	// how time sync differs from GGRS.
 	EventWaitRecommendation
 	// EventDesyncDetected: the confirmed checksum of Frame differs between
 	// this peer (Local) and Addr (Remote). Types names the differing types

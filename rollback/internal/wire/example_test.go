@@ -25,6 +25,7 @@ func Example() {
 		StartFrame: 100,
 		AckFrame:   97,
 		Status:     []wire.PeerStatus{{LastFrame: 107}, {LastFrame: 104}},
+		SumAck:     -1, // no checksum report received yet
 		NumFrames:  enc.Frames(),
 		Inputs:     enc.AppendTo(nil),
 	}
