@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rewindgo/rewind/examples/boxgame/sim"
+	"github.com/rewindgo/rewind/rollback"
+	"github.com/rewindgo/rewind/rollback/runner"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// match is this process's part of a game: the simulation, the session that
+// drives it (P2P, spectator or SyncTest), the runner, and what the HUD and
+// the summary show. It has no display code.
+type match struct {
+	o    options
+	game *sim.Game
+	run  *runner.Runner
+	conn transport.PacketConn // nil in SyncTest
+
+	p2p  *rollback.P2PSession
+	spec *rollback.SpectatorSession
+	sync *rollback.SyncTestSession
+
+	local   []rollback.PlayerHandle // local players, in key-set order
+	remotes []peerInfo              // remote peers and spectators (P2P), the host (spectator)
+	readKey func(local int) byte    // the keyboard; nil in scripted and headless runs
+
+	digest   sim.Digest
+	finished time.Time // when the digest first covered frames 0..Frames (zero before)
+	events   []string  // notable events, newest last (HUD)
+	desyncs  []string
+	start    time.Time
+	rate     rateMeter
+}
+
+// peerInfo is one remote address of the session, for the HUD.
+type peerInfo struct {
+	label  string
+	handle rollback.PlayerHandle
+	addr   netip.AddrPort
+}
+
+// newMatch opens the socket (wrapped in the link conditioner when link
+// conditions are set) and builds the session, the game and the runner.
+func newMatch(ctx context.Context, o options) (*match, error) {
+	m := &match{o: o, start: time.Now()}
+	players := o.NumPlayers
+	if o.Mode == modeP2P {
+		players = len(o.Players)
+	}
+	var err error
+	if m.game, err = sim.New(sim.Config{Players: players}); err != nil {
+		return nil, err
+	}
+	if o.Mode != modeSyncTest {
+		udp, err := transport.ListenUDP(ctx, fmt.Sprintf(":%d", o.Port), transport.UDPConfig{})
+		if err != nil {
+			return nil, err
+		}
+		m.conn = udp
+		if o.Link != (transport.LinkConfig{}) {
+			m.conn = transport.Condition(udp, transport.ConditionConfig{Link: o.Link, Seed: o.Seed + uint64(o.Port)})
+		}
+	}
+	cfg := rollback.Config{
+		NumPlayers: players, InputDelay: o.InputDelay, MaxInputSize: sim.InputSize,
+		DesyncInterval: o.DesyncInterval, CheckDistance: o.CheckDistance,
+	}
+	rcfg := runner.Config{ReadInput: m.readInput, ChecksumAll: true, Confirmed: m.confirmed}
+	var sess runner.Session
+	switch o.Mode {
+	case modeP2P:
+		for h, p := range o.Players {
+			pl := rollback.Player{Handle: rollback.PlayerHandle(h), Kind: rollback.Local}
+			if p.IsValid() {
+				pl.Kind, pl.Addr = rollback.Remote, p
+				m.remotes = append(m.remotes, peerInfo{fmt.Sprintf("p%d", h), pl.Handle, p})
+			} else {
+				m.local = append(m.local, pl.Handle)
+			}
+			cfg.Players = append(cfg.Players, pl)
+		}
+		for k, a := range o.Spectators {
+			h := rollback.PlayerHandle(players + k)
+			cfg.Players = append(cfg.Players, rollback.Player{Handle: h, Kind: rollback.Spectator, Addr: a})
+			m.remotes = append(m.remotes, peerInfo{fmt.Sprintf("s%d", k), h, a})
+		}
+		m.p2p, err = rollback.NewP2P(m.conn, cfg)
+		sess = m.p2p
+	case modeSpectator:
+		m.remotes = append(m.remotes, peerInfo{"host", -1, o.Host})
+		m.spec, err = rollback.NewSpectator(m.conn, o.Host, cfg)
+		sess = m.spec
+		// A spectator simulates confirmed frames only: every state is final.
+		rcfg.Step = func(ctx *runner.Context) {
+			sum, err := m.game.Checksum()
+			ctx.Fail(err)
+			m.confirmed(ctx.Frame, sum)
+			m.game.Step(ctx)
+		}
+	case modeSyncTest:
+		for h := range players {
+			m.local = append(m.local, rollback.PlayerHandle(h))
+		}
+		m.sync, err = rollback.NewSyncTest(cfg)
+		sess = m.sync
+	}
+	if err != nil {
+		m.close()
+		return nil, err
+	}
+	if rcfg.Step != nil {
+		m.run, err = runner.New(runner.Config{World: m.game.World(), Registry: m.game.Registry(), Session: sess,
+			Step: rcfg.Step, ReadInput: rcfg.ReadInput})
+	} else {
+		m.run, err = m.game.NewRunner(sess, rcfg)
+	}
+	if err != nil {
+		m.close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// readInput is the runner's ReadInput: scripted inputs, or the keys of the
+// local player's key set.
+func (m *match) readInput(h rollback.PlayerHandle) []byte {
+	if m.readKey == nil || m.o.Script {
+		return []byte{sim.Script(m.currentFrame()+rollback.Frame(m.o.InputDelay), h)}
+	}
+	return []byte{m.readKey(slices.Index(m.local, h))}
+}
+
+// confirmed folds the checksum of each final state into the digest, up to
+// frame o.Frames.
+func (m *match) confirmed(f rollback.Frame, sum uint64) {
+	if m.o.Frames > 0 && int(f) > m.o.Frames {
+		return
+	}
+	m.digest.Add(f, sum)
+	if m.o.Frames > 0 && m.digest.Frames() == m.o.Frames+1 && m.finished.IsZero() {
+		m.finished = time.Now()
+	}
+}
+
+// complete reports whether every state 0..o.Frames is final and in the
+// digest.
+func (m *match) complete() bool { return !m.finished.IsZero() }
+
+// update runs the frames due after elapsed wall time. Once the digest is
+// complete the match stops advancing and only polls, so that the other
+// peers still get what they need to complete theirs.
+func (m *match) update(elapsed time.Duration) error {
+	if m.complete() {
+		switch {
+		case m.p2p != nil:
+			m.p2p.Poll()
+		case m.spec != nil:
+			m.spec.Poll()
+		}
+	} else if _, err := m.run.Update(elapsed); err != nil {
+		return err
+	}
+	m.drainEvents()
+	m.rate.sample(time.Now(), m.bytesSent())
+	return nil
+}
+
+func (m *match) drainEvents() {
+	var evs []rollback.Event
+	switch {
+	case m.p2p != nil:
+		evs = m.p2p.Events()
+	case m.spec != nil:
+		evs = m.spec.Events()
+	}
+	for _, ev := range evs {
+		switch ev.Kind {
+		case rollback.EventSynchronizing, rollback.EventWaitRecommendation:
+			continue
+		case rollback.EventDesyncDetected:
+			m.desyncs = append(m.desyncs, ev.String())
+		}
+		m.events = append(m.events, fmt.Sprintf("[%5.1fs] %v", time.Since(m.start).Seconds(), ev))
+		if len(m.events) > 4 {
+			m.events = m.events[1:]
+		}
+	}
+}
+
+// currentFrame is the frame the session simulates next.
+func (m *match) currentFrame() rollback.Frame {
+	switch {
+	case m.p2p != nil:
+		return m.p2p.CurrentFrame()
+	case m.spec != nil:
+		return m.spec.CurrentFrame()
+	}
+	return m.sync.CurrentFrame()
+}
+
+// running reports whether the session has synchronized with its peers.
+func (m *match) running() bool {
+	switch {
+	case m.p2p != nil:
+		return m.p2p.Running()
+	case m.spec != nil:
+		return m.spec.Running()
+	}
+	return true
+}
+
+func (m *match) bytesSent() uint64 {
+	if m.conn == nil {
+		return 0
+	}
+	return m.conn.Stats().BytesSent
+}
+
+// stats are the session's counters (zero for a spectator).
+func (m *match) stats() rollback.SessionStats {
+	if m.p2p != nil {
+		return m.p2p.Stats()
+	}
+	st := rollback.SessionStats{Frame: m.currentFrame(), Rollbacks: m.run.Loads()}
+	if m.sync != nil {
+		st.Confirmed = m.sync.ConfirmedFrame()
+	}
+	return st
+}
+
+// ping returns the round trip to a remote peer, spectator or host.
+func (m *match) ping(p peerInfo) (time.Duration, bool) {
+	var ns rollback.NetworkStats
+	var err error
+	switch {
+	case m.p2p != nil:
+		ns, err = m.p2p.NetworkStats(p.handle)
+	case m.spec != nil:
+		ns, err = m.spec.NetworkStats()
+	default:
+		return 0, false
+	}
+	return ns.Ping, err == nil
+}
+
+// framesAhead is how far this peer runs ahead of the slowest peer (P2P), or
+// behind the host (negative, spectator).
+func (m *match) framesAhead() int {
+	switch {
+	case m.p2p != nil:
+		return m.p2p.FramesAhead()
+	case m.spec != nil:
+		return -m.spec.FramesBehindHost()
+	}
+	return 0
+}
+
+func (m *match) close() error {
+	var err error
+	switch {
+	case m.p2p != nil:
+		err = m.p2p.Close()
+	case m.spec != nil:
+		err = m.spec.Close()
+	}
+	if m.conn != nil {
+		err = errors.Join(err, m.conn.Close())
+	}
+	return err
+}
+
+// pingString lists the pings for the HUD.
+func (m *match) pingString() string {
+	var b strings.Builder
+	for _, p := range m.remotes {
+		if d, ok := m.ping(p); ok {
+			fmt.Fprintf(&b, " %s %dms", p.label, d.Milliseconds())
+		} else {
+			fmt.Fprintf(&b, " %s -", p.label)
+		}
+	}
+	if b.Len() == 0 {
+		return " none"
+	}
+	return b.String()
+}
+
+// rateMeter measures bytes per second over the last second.
+type rateMeter struct {
+	at    time.Time
+	bytes uint64
+	rate  float64
+}
+
+func (r *rateMeter) sample(now time.Time, bytes uint64) {
+	if r.at.IsZero() {
+		r.at, r.bytes = now, bytes
+		return
+	}
+	if d := now.Sub(r.at); d >= time.Second {
+		r.rate = float64(bytes-r.bytes) / d.Seconds()
+		r.at, r.bytes = now, bytes
+	}
+}
