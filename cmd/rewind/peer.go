@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/rewindgo/rewind/internal/demo"
+	"github.com/rewindgo/rewind/rollback"
+	"github.com/rewindgo/rewind/rollback/runner"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// peerOptions are the settings of one peer of a demo match played across
+// processes (rewind peer).
+type peerOptions struct {
+	demoOptions
+	// Listen is the UDP address this peer listens on.
+	Listen string
+	// Handle is the local player's handle; Remotes are the other players'
+	// addresses in handle order (skipping Handle); SpectatorAddrs the
+	// addresses of the spectators this peer hosts.
+	Handle                  int
+	Remotes, SpectatorAddrs []netip.AddrPort
+}
+
+func peerFlags() (*flag.FlagSet, *peerOptions, *[2]string) {
+	o := &peerOptions{}
+	var lists [2]string // remotes, spectators
+	fs := flag.NewFlagSet("rewind peer", flag.ContinueOnError)
+	fs.StringVar(&o.Listen, "listen", "127.0.0.1:7000", "UDP `address` this peer listens on")
+	fs.IntVar(&o.Handle, "handle", 0, "this peer's player handle (0..players-1)")
+	fs.StringVar(&lists[0], "remote", "", "comma-separated `HOST:PORT` of the other peers, in handle order (required)")
+	fs.StringVar(&lists[1], "spectators", "", "comma-separated `HOST:PORT` of spectators this peer hosts")
+	fs.IntVar(&o.Frames, "frames", 600, "every state 0..frames must be confirmed (60 frames per second)")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the game and the bots: the same on every peer")
+	fs.IntVar(&o.NPCs, "npcs", demo.DefaultNPCs, "number of wandering NPCs: the same on every peer")
+	fs.DurationVar(&o.Latency, "latency", 0, "added one-way latency of what this peer sends")
+	fs.DurationVar(&o.Jitter, "jitter", 0, "latency jitter of what this peer sends")
+	fs.Float64Var(&o.Loss, "loss", 0, "probability that a datagram this peer sends is lost (0..1)")
+	fs.IntVar(&o.InputDelay, "input-delay", 2, "input delay in frames")
+	fs.IntVar(&o.DesyncInterval, "desync-interval", 30, "frames between desync checks (0: off)")
+	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout (live stats go to stderr)")
+	fs.DurationVar(&o.Drain, "drain", 2*time.Second, "how long to keep answering the other peers after finishing")
+	fs.DurationVar(&o.Timeout, "timeout", 0, "give up after this long (0: 3x the match plus 30s)")
+	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: rewind peer [flags]
+
+Plays one peer of the demo match ("rewind demo") in this process, against
+peers in other processes or on other machines. Two terminals:
+
+  rewind peer --listen 127.0.0.1:7000 --handle 0 --remote 127.0.0.1:7001
+  rewind peer --listen 127.0.0.1:7001 --handle 1 --remote 127.0.0.1:7000
+
+The peer plays until every state 0..--frames is confirmed, keeps answering
+the others for --drain, and prints a summary with the digest of its
+confirmed checksums: peers that print the same digest computed the same
+state at every frame. Exits with status 1 on a desync or an unfinished match.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	return fs, o, &lists
+}
+
+func peerCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, o, lists := peerFlags()
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if o.Remotes, err = parseAddrs(lists[0]); err != nil {
+		return err
+	}
+	if o.SpectatorAddrs, err = parseAddrs(lists[1]); err != nil {
+		return err
+	}
+	o.Peers, o.Spectators = 1+len(o.Remotes), len(o.SpectatorAddrs)
+	switch {
+	case len(o.Remotes) == 0:
+		return usageError("--remote is required: the other peers' addresses")
+	case o.Handle < 0 || o.Handle >= o.Peers:
+		return usageError("--handle %d: want 0..%d with %d remote peers", o.Handle, o.Peers-1, len(o.Remotes))
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	live := stdout
+	if o.JSON {
+		live = stderr
+	}
+	sum, err := runPeer(ctx, *o, live)
+	if err != nil {
+		return err
+	}
+	return report(stdout, o.JSON, sum)
+}
+
+func parseAddrs(list string) ([]netip.AddrPort, error) {
+	var out []netip.AddrPort
+	for s := range strings.SplitSeq(list, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		a, err := netip.ParseAddrPort(s)
+		if err != nil {
+			return nil, usageError("address %q: want IP:PORT", s)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// peerResult is the summary of one peer: the demo's fields plus the digest.
+type peerResult struct {
+	*demoSummary
+	Handle int `json:"handle"`
+	// Digest is the SHA-256 (first 16 bytes, hex) over the confirmed
+	// checksums of frames 0..DigestFrames-1, each as a little-endian uint32
+	// frame and uint64 checksum. Peers with equal digests over the same
+	// frames computed the same state at every one of them.
+	Digest       string `json:"digest"`
+	DigestFrames int    `json:"digest_frames"`
+}
+
+func (r *peerResult) ok() bool {
+	return r.demoSummary.ok() && r.DigestFrames == r.Frames+1
+}
+
+func (r *peerResult) print(w io.Writer) {
+	r.demoSummary.print(w)
+	fmt.Fprintf(w, "digest %s over frames 0..%d (compare with the other peers)\n", r.Digest, r.DigestFrames-1)
+}
+
+// digest folds the consecutive confirmed checksums from frame 0 (see
+// peerResult.Digest) and returns it with the number of frames covered.
+func digest(sums []frameSum) (string, int) {
+	h := sha256.New()
+	var buf [12]byte
+	n := 0
+	for _, s := range sums {
+		if s.frame != rollback.Frame(n) {
+			break
+		}
+		binary.LittleEndian.PutUint32(buf[:4], uint32(s.frame))
+		binary.LittleEndian.PutUint64(buf[4:], s.sum)
+		h.Write(buf[:])
+		n++
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16]), n
+}
+
+// runPeer plays this process's peer until every state 0..o.Frames is
+// confirmed (advancing past o.Frames as needed), answers the other peers for
+// o.Drain more, and returns the summary.
+func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // closes the socket
+	udp, err := transport.ListenUDP(ctx, o.Listen, transport.UDPConfig{})
+	if err != nil {
+		return nil, err
+	}
+	var conn transport.PacketConn = udp
+	if link := (transport.LinkConfig{Latency: o.Latency, Jitter: o.Jitter, Loss: o.Loss}); link != (transport.LinkConfig{}) {
+		conn = transport.Condition(udp, transport.ConditionConfig{Link: link, Seed: o.Seed*1000 + uint64(o.Handle)})
+	}
+	p := &demoPeer{idx: o.Handle, conn: udp, remotes: map[rollback.PlayerHandle]string{}}
+	m := &match{o: o.demoOptions, peers: []*demoPeer{p}}
+	defer m.close()
+
+	cfg := rollback.Config{
+		NumPlayers: o.Peers, InputDelay: o.InputDelay, DesyncInterval: o.DesyncInterval,
+		MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(o.Handle) + 1,
+	}
+	remotes := o.Remotes
+	for h := range o.Peers {
+		pl := rollback.Player{Handle: rollback.PlayerHandle(h), Kind: rollback.Local}
+		if h != o.Handle {
+			pl.Kind, pl.Addr, remotes = rollback.Remote, remotes[0], remotes[1:]
+			p.remotes[pl.Handle] = fmt.Sprintf("p%d", h)
+		}
+		cfg.Players = append(cfg.Players, pl)
+	}
+	for k, a := range o.SpectatorAddrs {
+		h := rollback.PlayerHandle(o.Peers + k)
+		cfg.Players = append(cfg.Players, rollback.Player{Handle: h, Kind: rollback.Spectator, Addr: a})
+		p.remotes[h] = fmt.Sprintf("s%d", k)
+	}
+	if p.sess, err = rollback.NewP2P(conn, cfg); err != nil {
+		return nil, err
+	}
+	if p.game, err = demo.New(demo.Config{Players: o.Peers, NPCs: o.NPCs, Seed: o.Seed}); err != nil {
+		return nil, err
+	}
+	target := rollback.Frame(o.Frames)
+	p.run, err = p.game.NewRunner(p.sess, runner.Config{
+		ChecksumAll: true,
+		Confirmed: func(f rollback.Frame, sum uint64) {
+			if f <= target {
+				p.sums = append(p.sums, frameSum{f, sum})
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	sum := &demoSummary{
+		Mode: "peer", Frames: o.Frames, Peers: o.Peers, Spectators: o.Spectators,
+		Events: map[string]int{},
+		Link:   linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss},
+	}
+	elapsed, err := m.playOne(ctx, p, sum, live)
+	if err != nil {
+		return nil, err
+	}
+	sum.finish(m.peers, nil, elapsed)
+	sc := p.game.Score()
+	sum.Score = append(sum.Score[:0], sc.Points[:o.Peers]...) // every player's, not only this peer's
+	res := &peerResult{demoSummary: sum, Handle: o.Handle}
+	res.Digest, res.DigestFrames = digest(p.sums)
+	return res, nil
+}
+
+// playOne runs the one peer of m until every state 0..o.Frames is
+// confirmed, then polls for o.Drain (or stops at the timeout or when ctx is
+// done). It returns the time played.
+func (m *match) playOne(ctx context.Context, p *demoPeer, sum *demoSummary, live io.Writer) (time.Duration, error) {
+	o := m.o
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = 3*time.Duration(o.Frames)*time.Second/60 + 30*time.Second
+	}
+	start := time.Now()
+	last, nextStats := start, start.Add(o.StatsEvery)
+	var doneAt time.Time
+	for {
+		now := time.Now()
+		dt := now.Sub(last)
+		last = now
+		if len(p.sums) <= o.Frames {
+			if _, err := p.run.Update(dt); err != nil {
+				return 0, fmt.Errorf("peer %d: %w", p.idx, err)
+			}
+		} else {
+			p.sess.Poll() // keep answering: the others may still need our inputs
+			if doneAt.IsZero() {
+				doneAt = now
+			}
+		}
+		for _, ev := range p.sess.Events() {
+			sum.event(live, fmt.Sprintf("peer %d", p.idx), ev)
+		}
+		switch {
+		case !doneAt.IsZero() && now.Sub(doneAt) >= o.Drain:
+			return time.Since(start), nil
+		case now.Sub(start) > timeout:
+			fmt.Fprintf(live, "timed out after %v\n", timeout)
+			return time.Since(start), nil
+		case ctx.Err() != nil:
+			sum.Interrupted = true
+			return time.Since(start), nil
+		}
+		if o.StatsEvery > 0 && !now.Before(nextStats) {
+			nextStats = nextStats.Add(o.StatsEvery)
+			m.liveStats(live, now.Sub(start))
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
