@@ -235,8 +235,8 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 }
 
 // playOne runs the one peer of m until every state 0..o.Frames is
-// confirmed, then polls for o.Drain (or stops at the timeout or when ctx is
-// done). It returns the time played.
+// confirmed and o.Drain has passed since (or until the timeout, or until ctx
+// is done). It returns the time played.
 func (m *match) playOne(ctx context.Context, p *demoPeer, sum *demoSummary, live io.Writer) (time.Duration, error) {
 	o := m.o
 	timeout := o.Timeout
@@ -250,15 +250,13 @@ func (m *match) playOne(ctx context.Context, p *demoPeer, sum *demoSummary, live
 		now := time.Now()
 		dt := now.Sub(last)
 		last = now
-		if len(p.sums) <= o.Frames {
-			if _, err := p.run.Update(dt); err != nil {
-				return 0, fmt.Errorf("peer %d: %w", p.idx, err)
-			}
-		} else {
-			p.sess.Poll() // keep answering: the others may still need our inputs
-			if doneAt.IsZero() {
-				doneAt = now
-			}
+		// Frames keep running after ours are all confirmed: the other peers
+		// and the spectators still need our inputs and confirmations.
+		if _, err := p.run.Update(dt); err != nil {
+			return 0, fmt.Errorf("peer %d: %w", p.idx, err)
+		}
+		if len(p.sums) > o.Frames && doneAt.IsZero() {
+			doneAt = now
 		}
 		for _, ev := range p.sess.Events() {
 			sum.event(live, fmt.Sprintf("peer %d", p.idx), ev)

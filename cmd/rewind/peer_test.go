@@ -33,13 +33,13 @@ func freePorts(t *testing.T, n int) []int {
 // TestPeerProcesses builds the rewind binary and plays a 3-player match as
 // three "rewind peer" processes over loopback UDP, each sending through a
 // link conditioner (10 ms, 5% loss). Every process must exit 0 and print
-// the same digest over frames 0..120, with every player's score.
+// the same digest over frames 0..90, with every player's score.
 func TestPeerProcesses(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "rewind")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	const peers, frames = 3, 120
+	const peers, frames = 3, 90
 	ports := freePorts(t, peers)
 	addr := func(i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[i]) }
 	cmds := make([]*exec.Cmd, peers)
@@ -56,7 +56,7 @@ func TestPeerProcesses(t *testing.T) {
 		}
 		cmds[i] = exec.Command(bin, "peer", "--listen", addr(i), "--handle", fmt.Sprint(i), "--remote", remotes,
 			"--frames", fmt.Sprint(frames), "--seed", "5", "--latency", "10ms", "--loss", "0.05",
-			"--drain", "1s", "--timeout", "30s", "--stats", "0", "--json")
+			"--drain", "500ms", "--timeout", "30s", "--stats", "0", "--json")
 		outs[i] = &bytes.Buffer{}
 		cmds[i].Stdout = outs[i]
 		var errOut bytes.Buffer

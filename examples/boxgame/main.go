@@ -54,14 +54,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cerr := m.close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "boxgame: %v\n", err)
-		return 1
-	}
 	if o.Frames == 0 {
+		if err != nil {
+			fmt.Fprintf(stderr, "boxgame: %v\n", err)
+			return 1
+		}
 		return 0
 	}
-	sum := m.summary(g.shotErr)
+	sum := m.summary(err, g.shotErr)
 	if o.JSON {
 		_ = json.NewEncoder(stdout).Encode(sum)
 	} else {
@@ -104,7 +104,8 @@ type summary struct {
 	Failure        string           `json:"failure,omitempty"`
 }
 
-func (m *match) summary(shotErr error) summary {
+// summary describes the run; runErr is the error that ended it, if any.
+func (m *match) summary(runErr, shotErr error) summary {
 	st := m.stats()
 	s := summary{
 		Mode: m.o.Mode.String(), Players: m.game.Config().Players, Frames: m.o.Frames, Frame: int(st.Frame),
@@ -132,6 +133,8 @@ func (m *match) summary(shotErr error) summary {
 		s.LinkLost = c.LinkStats().Lost
 	}
 	switch {
+	case runErr != nil:
+		s.Failure = runErr.Error()
 	case !m.complete():
 		s.Failure = fmt.Sprintf("only frames 0..%d confirmed, want 0..%d", m.digest.Frames()-1, m.o.Frames)
 	case s.Desyncs > 0:

@@ -98,12 +98,15 @@ func newMatch(ctx context.Context, o options) (*match, error) {
 		m.remotes = append(m.remotes, peerInfo{"host", -1, o.Host})
 		m.spec, err = rollback.NewSpectator(m.conn, o.Host, cfg)
 		sess = m.spec
-		// A spectator simulates confirmed frames only: every state is final.
+		// A spectator simulates confirmed frames only: every state is
+		// final. The state after frame f is that of frame f+1, so frames
+		// 0..N need the host's inputs up to N-1 only.
 		rcfg.Step = func(ctx *runner.Context) {
-			sum, err := m.game.Checksum()
-			ctx.Fail(err)
-			m.confirmed(ctx.Frame, sum)
+			if ctx.Frame == 0 {
+				m.confirmChecksum(ctx, 0)
+			}
 			m.game.Step(ctx)
+			m.confirmChecksum(ctx, ctx.Frame+1)
 		}
 	case modeSyncTest:
 		for h := range players {
@@ -150,22 +153,24 @@ func (m *match) confirmed(f rollback.Frame, sum uint64) {
 	}
 }
 
+// confirmChecksum passes the checksum of the world, the state of frame f,
+// to confirmed.
+func (m *match) confirmChecksum(ctx *runner.Context, f rollback.Frame) {
+	sum, err := m.game.Checksum()
+	ctx.Fail(err)
+	m.confirmed(f, sum)
+}
+
 // complete reports whether every state 0..o.Frames is final and in the
 // digest.
 func (m *match) complete() bool { return !m.finished.IsZero() }
 
-// update runs the frames due after elapsed wall time. Once the digest is
-// complete the match stops advancing and only polls, so that the other
-// peers still get what they need to complete theirs.
+// update runs the frames due after elapsed wall time. It keeps running
+// frames after the digest is complete (the digest stops at o.Frames): the
+// other peers and the spectators still need this peer's inputs and
+// confirmations to complete theirs.
 func (m *match) update(elapsed time.Duration) error {
-	if m.complete() {
-		switch {
-		case m.p2p != nil:
-			m.p2p.Poll()
-		case m.spec != nil:
-			m.spec.Poll()
-		}
-	} else if _, err := m.run.Update(elapsed); err != nil {
+	if _, err := m.run.Update(elapsed); err != nil {
 		return err
 	}
 	m.drainEvents()
