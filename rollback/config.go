@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/netip"
 	"time"
 )
@@ -113,8 +114,10 @@ type Config struct {
 	// back. Default 8, at most MaxPredictionLimit. See Lockstep for 0.
 	MaxPrediction int
 	// Lockstep sets the prediction window to 0: a frame advances only when
-	// every input for it is confirmed, and no Save or Load is ever
-	// requested. Pair it with an input delay of about the one-way latency.
+	// every input for it is confirmed, and no Load is ever requested; Saves
+	// are requested only for the frames whose checksums desync detection
+	// and the recording use (none without them). Pair it with an input
+	// delay of about the one-way latency.
 	Lockstep bool
 	// InputDelay is the initial input delay in frames of every local player
 	// (0..MaxInputDelay; 2-4 are typical). Change it per player at run time
@@ -131,6 +134,15 @@ type Config struct {
 	// (the default). Reporting checksums with parts lets the
 	// EventDesyncDetected event name the types that differ.
 	DesyncInterval int
+	// EndFrame, when positive, is the length of the match in frames: the
+	// session simulates frames 0..EndFrame-1 and then stays at frame
+	// EndFrame (AdvanceFrame no longer needs local inputs nor advances, but
+	// still returns the rollbacks late inputs cause, and a Save of frame
+	// EndFrame so that its checksum is reported). Keep calling AdvanceFrame
+	// (or Poll) until Finished reports true: every frame up to EndFrame is
+	// then confirmed on every peer, checked for desyncs, recorded and sent
+	// to the spectators. 0 (the default) means an endless match.
+	EndFrame int
 	// DisconnectTimeout is how long a peer may be silent before it is
 	// disconnected. Default 2 s.
 	DisconnectTimeout time.Duration
@@ -229,6 +241,9 @@ func (c Config) resolve() (resolved, error) {
 	}
 	if d.DesyncInterval < 0 {
 		return r, invalid("DesyncInterval %d: want 0 (off) or a positive interval", d.DesyncInterval)
+	}
+	if d.EndFrame < 0 || d.EndFrame >= math.MaxInt32-2*queueLen {
+		return r, invalid("EndFrame %d: want 0 (endless) or a frame count below %d", d.EndFrame, math.MaxInt32-2*queueLen)
 	}
 	if d.DisconnectTimeout == 0 {
 		d.DisconnectTimeout = DefaultDisconnectTimeout

@@ -16,6 +16,10 @@
 //   - ReplaySession: plays a recording (Config.Record) back and verifies its
 //     checksums.
 //
+// Every session type implements the Session interface, the one contract
+// code that drives sessions (package rollback/runner, a game loop, a
+// wrapper) depends on.
+//
 // Like GGRS, a session never touches game state. Each frame the game adds
 // its local inputs and calls AdvanceFrame, which returns an ordered list of
 // requests: Save (store the state as frame F and report its checksum with
@@ -23,6 +27,21 @@
 // these inputs). Game code with one plain struct can carry them out itself;
 // package rollback/runner carries them out on an ecs.World with package
 // snapshot.
+//
+// # Ending a match
+//
+// Set Config.EndFrame to the length of the match N. The session simulates
+// frames 0..N-1 and stays at frame N; keep running the game loop
+// (AddLocalInput may stop: AdvanceFrame no longer needs inputs at frame N,
+// but it still returns the rollbacks late inputs cause and a Save of frame
+// N) or call Poll, until Finished reports true. By then every frame
+// 0..N-1 is confirmed on every peer, the states 0..N were checked for
+// desyncs (each EventDesyncDetected of the match is queued), recorded
+// (a recording of N frames holds N frames and the checksum of frame N when
+// it falls on the interval) and acknowledged by the spectators, and each
+// connected peer said the same of itself; then Close. The runner's
+// Runner.Finished forwards it. Without EndFrame a match is endless, and Poll
+// still advances the confirmed frame whenever no rollback is due.
 //
 // # Differences from GGRS, on purpose
 //
@@ -32,7 +51,14 @@
 //   - Desync detection compares checksums of frames that are final for every
 //     peer (the agreed frame, see below), only after their saves; on a
 //     mismatch the peers exchange per-type checksum parts, so
-//     EventDesyncDetected names the component types that differ.
+//     EventDesyncDetected names the component types that differ. Checksum
+//     reports ride on the Input messages and are repeated until the peer
+//     acknowledges them (up to 8 per message, the last 32 checked frames
+//     held; GGRS sends each once, so a lost datagram means an unchecked
+//     frame); each (peer, frame) is compared once, so each
+//     differing checked frame raises exactly one event per peer, whatever
+//     the loss, duplication or reordering. Lockstep sessions save the
+//     check frames too, so detection works there as well.
 //   - The confirmed frame is the agreed frame: inputs known here and, for
 //     remote players, known to every other peer too (from the gossiped
 //     connection statuses). A disconnect is agreed at the lowest last frame
@@ -49,7 +75,8 @@
 //
 // # Wire protocol
 //
-// Every datagram starts with a version byte, so builds that speak different
+// Every datagram starts with a version byte (2 since checksum reports moved
+// into the Input messages), so builds that speak different
 // versions fail to connect with EventVersionMismatch instead of desyncing.
 // A five-round-trip handshake exchanges a random magic number per endpoint;
 // afterwards datagrams with another magic are dropped. Inputs carry every

@@ -122,6 +122,13 @@ func defaultInput(f rollback.Frame, h rollback.PlayerHandle) []byte {
 // newMatch creates n peers (one local player each) on net, with cfg applied to each.
 func newMatch(t testing.TB, net *transport.Network, n int, cfg rollback.Config) []*peer {
 	t.Helper()
+	return newMatchWith(t, net, n, cfg, nil)
+}
+
+// newMatchWith is newMatch with tweak (when not nil) changing the config of
+// peer i before its session is created.
+func newMatchWith(t testing.TB, net *transport.Network, n int, cfg rollback.Config, tweak func(i int, c *rollback.Config)) []*peer {
+	t.Helper()
 	peers := make([]*peer, n)
 	for i := range peers {
 		conn, err := net.Listen(addrOf(i))
@@ -139,6 +146,9 @@ func newMatch(t testing.TB, net *transport.Network, n int, cfg rollback.Config) 
 			}
 		}
 		c.Seed = uint64(i + 1)
+		if tweak != nil {
+			tweak(i, &c)
+		}
 		s, err := rollback.NewP2P(conn, c)
 		if err != nil {
 			t.Fatal(err)

@@ -67,6 +67,13 @@ type P2PSession struct {
 	discRollback   Frame
 	advanced       bool
 	lastWaitRec    Frame
+	// endSaved: the state of frame EndFrame was saved since the last rollback.
+	endSaved bool
+	// reports holds the final checksums of recent check frames (by check
+	// frame), resent to each peer until it acknowledges them; lastReport is
+	// the newest.
+	reports    [remoteSumHistory]sumEntry
+	lastReport Frame
 
 	localIn   [][]byte
 	localHave []bool
@@ -143,7 +150,8 @@ func NewP2P(conn transport.PacketConn, cfg Config) (*P2PSession, error) {
 	s.current = 0
 	s.agreed, s.localConfirmed, s.lastSaved = NullFrame, NullFrame, NullFrame
 	s.checkSent, s.pushed, s.localPushed, s.discRollback = NullFrame, NullFrame, NullFrame, NullFrame
-	s.lastWaitRec = -math.MaxInt32
+	s.lastWaitRec = -recommendationInterval
+	s.lastReport = NullFrame
 	s.sums = newSumHistory(queueLen, remoteSumHistory)
 	s.inBuf = make([]Input, 0, n*(2*r.maxPred+6))
 	s.reqs = make([]Request, 0, 2*(2*r.maxPred+6))
@@ -205,14 +213,92 @@ func (s *P2PSession) SetInputDelay(h PlayerHandle, delay int) error {
 }
 
 // Poll receives and answers network traffic without advancing: call it
-// while the session synchronizes or while the game waits.
+// while the session synchronizes, while the game waits, or after the match
+// ended until Finished. It also advances the confirmed frame when no
+// rollback is pending (the saves of the last AdvanceFrame must have been
+// carried out), so the confirmed tail of a match is checked for desyncs,
+// recorded and sent to spectators even when AdvanceFrame is no longer
+// called.
 func (s *P2PSession) Poll() {
 	if s.closed {
 		return
 	}
 	s.net.poll(s)
+	if s.running {
+		s.updateDisconnects()
+		if s.discRollback == NullFrame && !s.mispredicted() {
+			s.computeConfirmed()
+		}
+		s.confirmedWork(s.agreed)
+	}
 	s.checkParts()
-	s.net.flush(s.statuses)
+	s.net.flush(s.fill)
+}
+
+// mispredicted reports whether a received input differs from the prediction
+// a simulated frame used (a rollback is due).
+func (s *P2PSession) mispredicted() bool {
+	for _, q := range s.queues {
+		if q.firstIncorrect != NullFrame {
+			return true
+		}
+	}
+	return false
+}
+
+// ending reports whether the session reached Config.EndFrame.
+func (s *P2PSession) ending() bool {
+	return s.cfg.EndFrame > 0 && s.current >= Frame(s.cfg.EndFrame)
+}
+
+// localDone reports whether this session has confirmed its whole match: it
+// reached EndFrame, every frame before it is final, its confirmed inputs and
+// checksums are recorded and sent to the spectators, its checksum reports
+// were acknowledged by the peers and every mismatch was reported, and the
+// peers and spectators acknowledged all its inputs.
+func (s *P2PSession) localDone() bool {
+	end := Frame(s.cfg.EndFrame)
+	if !s.ending() || s.agreed < end-1 || s.pushed < end-1 {
+		return false
+	}
+	if iv := Frame(s.cfg.DesyncInterval); iv > 0 && s.checkSent < end/iv*iv {
+		return false
+	}
+	if iv := Frame(s.cfg.RecordChecksumInterval); s.rec != nil && s.rec.lastSum < end/iv*iv {
+		return false
+	}
+	for _, e := range s.peers {
+		if e.state != stateRunning {
+			continue
+		}
+		if (len(s.local) > 0 && e.lastAcked < end-1) || e.sumAcked < s.lastReport || len(e.exchanges) > 0 {
+			return false
+		}
+	}
+	for _, e := range s.specs {
+		if e.state == stateRunning && e.lastAcked < end-1 {
+			return false
+		}
+	}
+	return true
+}
+
+// Finished reports whether the match is over for every peer: this session
+// reached Config.EndFrame, every frame up to it is confirmed, checked for
+// desyncs (every EventDesyncDetected of the match is queued), recorded and
+// acknowledged by the spectators, and every peer still connected said the
+// same of itself. The game may then Close the session. Always false without
+// an EndFrame.
+func (s *P2PSession) Finished() bool {
+	if !s.localDone() {
+		return false
+	}
+	for _, e := range s.peers {
+		if e.state == stateRunning && !e.done {
+			return false
+		}
+	}
+	return true
 }
 
 // ReportChecksum records the checksum (and optionally the per-type parts,
@@ -248,11 +334,12 @@ func (s *P2PSession) AdvanceFrame() ([]Request, error) {
 	s.inBuf = s.inBuf[:0]
 	s.net.poll(s)
 	if !s.running {
-		s.net.flush(s.statuses)
+		s.net.flush(s.fill)
 		return nil, ErrNotSynchronized
 	}
+	ending := s.ending()
 	for _, h := range s.local {
-		if !s.localHave[h] {
+		if !s.localHave[h] && !ending {
 			return nil, ErrMissingInput
 		}
 	}
@@ -281,8 +368,10 @@ func (s *P2PSession) AdvanceFrame() ([]Request, error) {
 			target = s.lastSaved
 		}
 	}
+	rolledBack := false
 	if target != NullFrame && target < s.current && mp > 0 {
 		s.rollback(target)
+		rolledBack = true
 	} else if target != NullFrame {
 		for _, q := range s.queues {
 			q.resetPrediction()
@@ -292,10 +381,13 @@ func (s *P2PSession) AdvanceFrame() ([]Request, error) {
 
 	// Local inputs of this frame: into the queues (at frame+delay) and to
 	// the peers. A frame that stalls keeps the inputs first added for it.
+	// After EndFrame no input is needed.
 	for _, h := range s.local {
 		q := s.queues[h]
-		if f := q.addLocal(s.current, s.localIn[h]); f != NullFrame {
-			s.status[h].lastFrame = q.head
+		if !ending {
+			if f := q.addLocal(s.current, s.localIn[h]); f != NullFrame {
+				s.status[h].lastFrame = q.head
+			}
 		}
 		s.localHave[h] = false
 	}
@@ -321,11 +413,19 @@ func (s *P2PSession) AdvanceFrame() ([]Request, error) {
 	} else {
 		stall = s.current-s.localConfirmed > Frame(mp) || s.current-s.agreed > Frame(2*mp+2)
 	}
-	if stall {
+	switch {
+	case ending:
+		// The match is over: save the state of EndFrame (again after a
+		// rollback) so that its checksum is reported.
+		if (rolledBack || !s.endSaved) && (mp > 0 || s.WantsChecksum(s.current)) {
+			s.save(s.current)
+			s.endSaved = true
+		}
+	case stall:
 		// The state of the current frame is saved when it is advanced; a
 		// rollback above already re-simulated up to it.
 		s.stats.Stalls++
-	} else {
+	default:
 		if s.saveWanted(s.current) {
 			s.save(s.current)
 		}
@@ -335,7 +435,7 @@ func (s *P2PSession) AdvanceFrame() ([]Request, error) {
 		s.timeSync()
 	}
 	s.checkParts()
-	s.net.flush(s.statuses)
+	s.net.flush(s.fill)
 	return s.reqs, nil
 }
 
@@ -345,7 +445,9 @@ func (s *P2PSession) Advanced() bool { return s.advanced }
 // saveWanted decides whether frame f is saved when it is simulated.
 func (s *P2PSession) saveWanted(f Frame) bool {
 	if s.cfg.maxPred == 0 {
-		return false
+		// Lockstep never loads: save only the frames whose checksums
+		// desync detection and the recording use.
+		return s.WantsChecksum(f)
 	}
 	if !s.cfg.SparseSaving {
 		return true
@@ -599,12 +701,64 @@ func (s *P2PSession) pushLocal() {
 	}
 }
 
-// statuses fills the connection statuses gossiped in Input messages.
-func (s *P2PSession) statuses(dst []wire.PeerStatus) []wire.PeerStatus {
+// fill implements handler: the connection statuses gossiped in Input
+// messages and, to peers, the Done flag and the checksum reports the peer has
+// not acknowledged (oldest first, those still held).
+func (s *P2PSession) fill(e *endpoint, m *wire.Message) {
 	for _, st := range s.status {
-		dst = append(dst, wire.PeerStatus{Disconnected: st.disconnected, LastFrame: int32(st.lastFrame)})
+		m.Status = append(m.Status, wire.PeerStatus{Disconnected: st.disconnected, LastFrame: int32(st.lastFrame)})
 	}
-	return dst
+	if e.spectator {
+		return
+	}
+	m.Done = s.localDone()
+	m.PeerDone = e.done
+	iv := Frame(s.cfg.DesyncInterval)
+	if iv == 0 {
+		return
+	}
+	for c := max(e.sumAcked, s.lastReport-remoteSumHistory*iv, 0)/iv*iv + iv; c <= s.lastReport && len(m.Reports) < wire.MaxReports; c += iv {
+		if r := s.reports[int(c/iv)%remoteSumHistory]; r.ok && r.frame == c {
+			m.Reports = append(m.Reports, wire.Report{Frame: int32(c), Checksum: r.sum})
+		}
+	}
+}
+
+// owes implements handler: unacknowledged checksum reports, or the end of
+// the match while the peer has not said it is done. A done session also
+// answers each Input message of a peer that has not seen its Done yet
+// (onInputMeta), so that both learn that the other is done.
+func (s *P2PSession) owes(e *endpoint) bool {
+	return !e.spectator && (s.lastReport > e.sumAcked || (s.ending() && !e.done))
+}
+
+// onInputMeta implements handler: the peer's Done flag and its checksum
+// reports. A report is compared once per (peer, frame): duplicates and
+// reports older than the one held for their slot are ignored.
+func (s *P2PSession) onInputMeta(e *endpoint, m *wire.Message) {
+	if m.Done {
+		e.done = true
+	}
+	if !m.PeerDone && s.localDone() {
+		// The peer does not know that this session is done: tell it now
+		// (it repeats until it knows, so this answers each attempt).
+		e.inputDirty = true
+	}
+	iv := s.cfg.DesyncInterval
+	for _, r := range m.Reports {
+		f := Frame(r.Frame)
+		e.ackDue = true
+		e.sumRecv = max(e.sumRecv, f)
+		if iv == 0 || f == 0 || int(f)%iv != 0 {
+			continue // not a frame this session checks
+		}
+		slot := &e.remoteSums[int(f)/iv%remoteSumHistory]
+		if slot.ok && slot.frame >= f {
+			continue
+		}
+		*slot = sumEntry{frame: f, sum: r.Checksum, ok: true}
+		s.compare(e, f)
+	}
 }
 
 // confirmedWork handles frames that became final by the previous call (their
@@ -632,7 +786,12 @@ func (s *P2PSession) confirmedWork(agreed Frame) {
 	}
 	// The state of the current frame is saved by the requests this call
 	// returns, so its checksum is not known yet: it is handled next call.
+	// At the end of the match the state of EndFrame was saved by an earlier
+	// call.
 	final := min(agreed+1, s.current-1)
+	if s.ending() && s.endSaved {
+		final = min(agreed+1, s.current)
+	}
 	if s.rec != nil {
 		s.rec.checksums(s.sums, final)
 	}
@@ -640,17 +799,16 @@ func (s *P2PSession) confirmedWork(agreed Frame) {
 		for c := (s.checkSent/iv + 1) * iv; c <= final; c += iv {
 			s.checkSent = c
 			sum, ok := s.sums.get(c)
-			if !ok {
-				continue
+			if ok {
+				// Reported to every peer until acknowledged (fill).
+				s.reports[int(c/iv)%remoteSumHistory] = sumEntry{frame: c, sum: sum, ok: true}
+				s.lastReport = c
 			}
 			for _, p := range s.peers {
-				if p.state != stateRunning {
-					continue
+				if p.state == stateRunning {
+					p.inputDirty = p.inputDirty || ok
+					s.compare(p, c)
 				}
-				m := s.net.msg(wire.KindChecksumReport)
-				m.Frame, m.Checksum = int32(c), sum
-				s.net.send(p)
-				s.compare(p, c)
 			}
 		}
 		if s.checkSent < 0 {
@@ -674,98 +832,113 @@ func (s *P2PSession) fullRecord(f Frame) []byte {
 	return rec
 }
 
-// onMessage implements handler: checksum reports and parts.
+// onMessage implements handler: parts requests and parts.
 func (s *P2PSession) onMessage(e *endpoint, m *wire.Message) {
 	switch m.Kind {
-	case wire.KindChecksumReport:
-		f := Frame(m.Frame)
-		e.remoteSums[int(f)%remoteSumHistory] = sumEntry{frame: f, sum: m.Checksum, ok: true}
-		s.compare(e, f)
 	case wire.KindPartsRequest:
 		if parts, ok := s.sums.getParts(Frame(m.Frame)); ok {
 			s.sendParts(e, Frame(m.Frame), parts)
 		}
 	case wire.KindParts:
-		if e.partsFrame != Frame(m.Frame) {
+		i := e.exchange(Frame(m.Frame))
+		if i < 0 {
 			return
 		}
+		x := &e.exchanges[i]
 		for _, p := range m.Parts {
 			name := string(p.Name)
 			dup := false
-			for _, q := range e.remoteParts {
+			for _, q := range x.parts {
 				if q.Name == name {
 					dup = true
 				}
 			}
-			if !dup {
-				e.remoteParts = append(e.remoteParts, Part{Name: name, Sum: p.Sum})
+			if !dup && len(x.parts) < maxFileParts {
+				x.parts = append(x.parts, Part{Name: name, Sum: p.Sum})
 			}
 		}
-		local, _ := s.sums.getParts(e.partsFrame)
-		if len(e.remoteParts) >= len(local) {
-			s.desync(e, diffParts(local, e.remoteParts))
+		local, _ := s.sums.getParts(x.frame)
+		if len(x.parts) >= len(local) {
+			s.endExchange(e, i, diffParts(local, x.parts))
 		}
 	default:
 		s.net.malformedFrom(s, e, "unexpected message", nil)
 	}
 }
 
-// compare checks the remote checksum of frame f against ours once ours is
-// final, and starts the parts exchange on a mismatch.
-func (s *P2PSession) compare(e *endpoint, f Frame) {
-	if f > s.checkSent || f < 0 {
-		return
+// exchange returns the index of the parts exchange about frame f, or -1.
+func (e *endpoint) exchange(f Frame) int {
+	for i := range e.exchanges {
+		if e.exchanges[i].frame == f {
+			return i
+		}
 	}
-	r := e.remoteSums[int(f)%remoteSumHistory]
-	if !r.ok || r.frame != f {
-		return
-	}
-	local, ok := s.sums.get(f)
-	if !ok || local == r.sum {
-		return
-	}
-	e.remoteSums[int(f)%remoteSumHistory].ok = false // compare once
-	if e.partsFrame != NullFrame {
-		s.net.event(Event{Kind: EventDesyncDetected, Addr: e.addr, Frame: f, Local: local, Remote: r.sum})
-		s.stats.Desyncs++
-		return
-	}
-	e.partsFrame, e.partsLocal, e.partsRemote = f, local, r.sum
-	e.partsSince = s.net.now
-	e.remoteParts = e.remoteParts[:0]
-	if _, ok := s.sums.getParts(f); !ok {
-		s.desync(e, nil)
-		return
-	}
-	s.requestParts(e)
+	return -1
 }
 
-func (s *P2PSession) requestParts(e *endpoint) {
-	s.net.msg(wire.KindPartsRequest).Frame = int32(e.partsFrame)
+// compare checks the peer's report of check frame f against this session's
+// once both are known and f is final here, exactly once per (peer, frame),
+// and starts a parts exchange on a mismatch.
+func (s *P2PSession) compare(e *endpoint, f Frame) {
+	iv := s.cfg.DesyncInterval
+	if iv == 0 || f <= 0 || f > s.checkSent {
+		return
+	}
+	slot := &e.remoteSums[int(f)/iv%remoteSumHistory]
+	if !slot.ok || slot.frame != f || slot.done {
+		return
+	}
+	slot.done = true
+	local := s.reports[int(f)/iv%remoteSumHistory]
+	if !local.ok || local.frame != f || local.sum == slot.sum {
+		return // equal, or no checksum of f was reported here
+	}
+	parts, ok := s.sums.getParts(f)
+	if !ok || len(e.exchanges) >= maxExchanges {
+		s.desyncEvent(e, f, local.sum, slot.sum, nil)
+		return
+	}
+	e.exchanges = append(e.exchanges, exchange{frame: f, local: local.sum, remote: slot.sum, since: s.net.now})
+	// The peer found the same mismatch: send our parts at once, and ask
+	// for its until they arrive.
+	s.sendParts(e, f, parts)
+	s.requestParts(e, &e.exchanges[len(e.exchanges)-1])
+}
+
+func (s *P2PSession) requestParts(e *endpoint, x *exchange) {
+	s.net.msg(wire.KindPartsRequest).Frame = int32(x.frame)
 	s.net.send(e)
-	e.partsLast = s.net.now
+	x.last = s.net.now
 }
 
 // checkParts retries parts requests and gives up after partsTimeout.
 func (s *P2PSession) checkParts() {
 	for _, e := range s.peers {
-		if e.partsFrame == NullFrame {
-			continue
-		}
-		switch {
-		case s.net.now.Sub(e.partsSince) >= partsTimeout || e.state != stateRunning:
-			s.desync(e, nil)
-		case s.net.now.Sub(e.partsLast) >= partsRetry:
-			s.requestParts(e)
+		for i := 0; i < len(e.exchanges); {
+			x := &e.exchanges[i]
+			switch {
+			case s.net.now.Sub(x.since) >= partsTimeout || e.state != stateRunning:
+				s.endExchange(e, i, nil)
+				continue
+			case s.net.now.Sub(x.last) >= partsRetry:
+				s.requestParts(e, x)
+			}
+			i++
 		}
 	}
 }
 
-func (s *P2PSession) desync(e *endpoint, types []string) {
-	s.net.event(Event{Kind: EventDesyncDetected, Addr: e.addr, Frame: e.partsFrame,
-		Local: e.partsLocal, Remote: e.partsRemote, Types: types})
+// endExchange raises the desync event of exchange i (types nil when the
+// peer's parts did not arrive) and removes it.
+func (s *P2PSession) endExchange(e *endpoint, i int, types []string) {
+	x := e.exchanges[i]
+	s.desyncEvent(e, x.frame, x.local, x.remote, types)
+	e.exchanges = append(e.exchanges[:i], e.exchanges[i+1:]...)
+}
+
+func (s *P2PSession) desyncEvent(e *endpoint, f Frame, local, remote uint64, types []string) {
+	s.net.event(Event{Kind: EventDesyncDetected, Addr: e.addr, Frame: f, Local: local, Remote: remote, Types: types})
 	s.stats.Desyncs++
-	e.partsFrame = NullFrame
 }
 
 // sendParts sends the parts of frame f in as many datagrams as they need.
@@ -798,7 +971,7 @@ func (s *P2PSession) timeSync() {
 		}
 	}
 	ahead := s.FramesAhead()
-	if ahead >= 3 && s.current-s.lastWaitRec >= 60 {
+	if ahead >= minRecommendation && s.current-s.lastWaitRec >= recommendationInterval {
 		s.lastWaitRec = s.current
 		s.net.event(Event{Kind: EventWaitRecommendation, SkipFrames: ahead})
 	}
@@ -902,7 +1075,7 @@ func (s *P2PSession) Close() error {
 	for _, e := range s.net.eps {
 		if e.state == stateRunning {
 			e.disconnectRq = true
-			s.net.sendInput(e, s.statuses)
+			s.net.sendInput(e, s.fill)
 		}
 	}
 	if s.rec != nil {

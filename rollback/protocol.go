@@ -15,19 +15,22 @@ import (
 
 // Protocol timing and limits (GGRS values where GGRS has them).
 const (
-	syncRoundTrips     = 5
-	syncRetry          = 200 * time.Millisecond
-	resendInterval     = 200 * time.Millisecond
-	keepAliveInterval  = 200 * time.Millisecond
-	qualityInterval    = 200 * time.Millisecond
-	partsRetry         = 200 * time.Millisecond
-	partsTimeout       = 2 * time.Second
-	timeSyncWindow     = 30
-	remoteSumHistory   = 32
-	maxPollPackets     = 2048
-	udpOverhead        = 28
-	malformedBurst     = 50 // malformed datagrams tolerated per second before a peer is dropped
-	floodPerFrameRatio = 12 // datagrams per simulated frame a peer may send before the excess is dropped
+	syncRoundTrips         = 5
+	syncRetry              = 200 * time.Millisecond
+	resendInterval         = 200 * time.Millisecond
+	keepAliveInterval      = 200 * time.Millisecond
+	qualityInterval        = 200 * time.Millisecond
+	partsRetry             = 100 * time.Millisecond
+	partsTimeout           = 5 * time.Second
+	timeSyncWindow         = 30
+	minRecommendation      = 3  // frames ahead before EventWaitRecommendation
+	recommendationInterval = 60 // frames between two EventWaitRecommendation
+	remoteSumHistory       = 32 // checksum reports kept per peer, and local reports kept for resending
+	maxExchanges           = 8  // parts exchanges in flight per peer
+	maxPollPackets         = 2048
+	udpOverhead            = 28
+	malformedBurst         = 50 // malformed datagrams tolerated per second before a peer is dropped
+	floodPerFrameRatio     = 12 // datagrams per simulated frame a peer may send before the excess is dropped
 )
 
 type endpointState uint8
@@ -80,14 +83,14 @@ type endpoint struct {
 	remoteWindow [timeSyncWindow]int
 	syncedAt     time.Time
 
-	// Checksums: remote reports, and a pending parts exchange.
-	remoteSums  [remoteSumHistory]sumEntry
-	partsFrame  Frame
-	partsSince  time.Time
-	partsLast   time.Time
-	remoteParts []Part
-	partsLocal  uint64
-	partsRemote uint64
+	// Checksums: the peer's reports (by check frame), the newest of ours it
+	// acknowledged and of its we hold, and the parts exchanges in flight.
+	remoteSums [remoteSumHistory]sumEntry
+	sumAcked   Frame
+	sumRecv    Frame
+	exchanges  []exchange
+	// done: the peer said it confirmed its whole match (wire Done flag).
+	done bool
 
 	// Counters.
 	bytesSent, packetsSent, bytesRecv, packetsRecv uint64
@@ -100,6 +103,16 @@ type sumEntry struct {
 	frame Frame
 	sum   uint64
 	ok    bool
+	done  bool // compared (remote reports)
+}
+
+// exchange is a parts exchange with a peer about one checked frame whose
+// checksums differ: it ends with one EventDesyncDetected.
+type exchange struct {
+	frame         Frame
+	local, remote uint64
+	since, last   time.Time
+	parts         []Part // the peer's parts received so far
 }
 
 // netcore is the part of a session that talks to the network: the conn, the
@@ -155,7 +168,7 @@ func (n *netcore) addEndpoint(addr netip.AddrPort) *endpoint {
 	e := &endpoint{
 		addr: addr, syncLeft: syncRoundTrips, lastAcked: NullFrame, lastRecv: NullFrame, lastSeen: NullFrame,
 		pending: newRecordRing(n.maxRecord()), recv: newRecordRing(n.maxRecord()),
-		peerStatus: make([]wire.PeerStatus, n.cfg.NumPlayers), partsFrame: NullFrame,
+		peerStatus: make([]wire.PeerStatus, n.cfg.NumPlayers), sumAcked: NullFrame, sumRecv: NullFrame,
 		lastHeard: n.now, lastBudget: n.now, floodBudget: float64(floodPerFrameRatio * n.cfg.FPS),
 		malformedBudget: malformedBurst,
 	}
@@ -213,7 +226,7 @@ func (n *netcore) send(e *endpoint) {
 // msg resets the outgoing message to kind k (keeping slice capacity) and
 // returns it for the caller to fill and send.
 func (n *netcore) msg(k wire.Kind) *wire.Message {
-	n.out = wire.Message{Kind: k, Status: n.out.Status[:0], Parts: n.out.Parts[:0]}
+	n.out = wire.Message{Kind: k, Status: n.out.Status[:0], Reports: n.out.Reports[:0], Parts: n.out.Parts[:0]}
 	return &n.out
 }
 
@@ -247,6 +260,16 @@ type handler interface {
 	dropEndpoint(e *endpoint, reason string)
 	// running is called when e finishes its handshake.
 	synchronized(e *endpoint)
+	// onInputMeta handles the session part of an Input message from a peer
+	// (its Done flag and checksum reports), before its inputs.
+	onInputMeta(e *endpoint, m *wire.Message)
+	// owes reports whether e is owed something besides inputs that only a
+	// new Input message delivers (unacknowledged checksum reports, the end
+	// of the match), so that the resend timer sends one.
+	owes(e *endpoint) bool
+	// fill fills the session part of an Input message to e: statuses,
+	// checksum reports and the Done flag.
+	fill(e *endpoint, m *wire.Message)
 }
 
 // poll receives waiting datagrams (at most maxPollPackets) and runs the
@@ -354,6 +377,7 @@ func (n *netcore) handle(h handler, e *endpoint, payload []byte) {
 		n.onInput(h, e, m)
 	case wire.KindInputAck:
 		n.ack(e, Frame(m.AckFrame))
+		e.sumAcked = max(e.sumAcked, Frame(m.SumAck))
 	case wire.KindQualityReport:
 		e.remoteAdv = int(m.Advantage)
 		ping := m.Ping
@@ -403,9 +427,11 @@ func (n *netcore) onInput(h handler, e *endpoint, m *wire.Message) {
 		return
 	}
 	n.ack(e, Frame(m.AckFrame))
+	e.sumAcked = max(e.sumAcked, Frame(m.SumAck))
 	if !e.host {
 		copy(e.peerStatus, m.Status)
 		e.hasStatus = true
+		h.onInputMeta(e, m)
 	}
 	start := Frame(m.StartFrame)
 	if m.NumFrames == 0 {
@@ -497,7 +523,7 @@ func (n *netcore) timers(h handler, e *endpoint) {
 		m.Ping = uint64(n.now.Sub(n.start).Microseconds())
 		n.send(e)
 	}
-	if !e.pending.empty() && e.pending.last > e.lastAcked && n.now.Sub(e.lastInput) >= resendInterval {
+	if ((!e.pending.empty() && e.pending.last > e.lastAcked) || h.owes(e)) && n.now.Sub(e.lastInput) >= resendInterval {
 		e.inputDirty = true
 	}
 	if n.now.Sub(e.lastSend) >= keepAliveInterval && !e.inputDirty {
@@ -507,16 +533,18 @@ func (n *netcore) timers(h handler, e *endpoint) {
 }
 
 // flush sends what each running endpoint is owed: pending inputs (with the
-// ack), or a bare ack. statusFn fills the connection statuses of an Input.
-func (n *netcore) flush(statusFn func([]wire.PeerStatus) []wire.PeerStatus) {
+// acks), or bare acks. fill (nil for none) fills the session part of an
+// Input message.
+func (n *netcore) flush(fill func(*endpoint, *wire.Message)) {
 	for _, e := range n.eps {
 		if e.state != stateRunning {
 			continue
 		}
 		if e.inputDirty || e.disconnectRq {
-			n.sendInput(e, statusFn)
+			n.sendInput(e, fill)
 		} else if e.ackDue {
-			n.msg(wire.KindInputAck).AckFrame = int32(e.lastRecv)
+			m := n.msg(wire.KindInputAck)
+			m.AckFrame, m.SumAck = int32(e.lastRecv), int32(e.sumRecv)
 			n.send(e)
 		}
 		e.ackDue = false
@@ -525,7 +553,7 @@ func (n *netcore) flush(statusFn func([]wire.PeerStatus) []wire.PeerStatus) {
 
 // sendInput sends every unacknowledged frame (as many as fit one datagram),
 // delta-encoded against the last acknowledged one.
-func (n *netcore) sendInput(e *endpoint, statusFn func([]wire.PeerStatus) []wire.PeerStatus) {
+func (n *netcore) sendInput(e *endpoint, fill func(*endpoint, *wire.Message)) {
 	e.inputDirty = false
 	first := e.lastAcked + 1
 	if e.pending.empty() || first < e.pending.first {
@@ -549,11 +577,12 @@ func (n *netcore) sendInput(e *endpoint, statusFn func([]wire.PeerStatus) []wire
 		}
 		n.rec = n.enc.AppendTo(n.rec[:0])
 		n.msg(wire.KindInput)
-		if statusFn != nil && !e.host {
+		if fill != nil && !e.host {
 			// Peers gossip every player's connection status; spectators
 			// get it too (informational: their records carry the status).
-			n.out.Status = statusFn(n.out.Status)
+			fill(e, &n.out)
 		}
+		n.out.SumAck = int32(e.sumRecv)
 		start := first
 		if count == 0 {
 			start = e.pending.last + 1
@@ -566,7 +595,7 @@ func (n *netcore) sendInput(e *endpoint, statusFn func([]wire.PeerStatus) []wire
 		n.out.DisconnectRequested = e.disconnectRq
 		n.out.NumFrames = count
 		n.out.Inputs = n.rec
-		if count <= 1 || 4+len(n.rec)+8*len(n.out.Status)+24 <= transport.MaxPacketSize {
+		if count <= 1 || 4+len(n.rec)+8*len(n.out.Status)+13*len(n.out.Reports)+32 <= transport.MaxPacketSize {
 			break
 		}
 		count /= 2

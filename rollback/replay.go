@@ -46,6 +46,8 @@ type ReplaySession struct {
 	verified int
 	mismatch *MismatchError
 	err      error
+	// endSave: the Save of the last frame's resulting state was requested.
+	endSave bool
 }
 
 type fileSum struct {
@@ -213,6 +215,13 @@ func (s *ReplaySession) AdvanceFrame() ([]Request, error) {
 		}
 	}
 	if s.recIdx >= len(s.lens) {
+		// The state after the last frame has a checksum when the match
+		// ended on a checksum frame: check it too.
+		if !s.endSave && s.hasSum(s.current) {
+			s.endSave = true
+			s.reqs = append(s.reqs[:0], Request{Kind: SaveRequest, Frame: s.current})
+			return s.reqs, nil
+		}
 		return nil, ErrReplayEnded
 	}
 	// Checksum blocks for this frame come before the next inputs block;
@@ -287,3 +296,40 @@ func (s *ReplaySession) CurrentFrame() Frame { return s.current }
 // Frames is the number of frames in the recording, known once the end has
 // been read (0 before).
 func (s *ReplaySession) Frames() Frame { return s.total }
+
+// LocalHandles returns nil: a replay's inputs come from the recording.
+func (s *ReplaySession) LocalHandles() []PlayerHandle { return nil }
+
+// AddLocalInput returns ErrInvalidHandle: a replay has no local players.
+func (s *ReplaySession) AddLocalInput(PlayerHandle, []byte) error { return ErrInvalidHandle }
+
+// WantsChecksum reports whether frame f has a recorded checksum (a replay
+// asks to save only those frames).
+func (s *ReplaySession) WantsChecksum(f Frame) bool {
+	return s.info.ChecksumInterval > 0 && int(f)%s.info.ChecksumInterval == 0
+}
+
+// ConfirmedFrame is CurrentFrame()-1: a replay never rolls back.
+func (s *ReplaySession) ConfirmedFrame() Frame { return s.current - 1 }
+
+// SnapshotDepth is 0: a replay never loads.
+func (s *ReplaySession) SnapshotDepth() int { return 0 }
+
+// FramesAhead is 0: a replay has no peers.
+func (s *ReplaySession) FramesAhead() int { return 0 }
+
+// Poll does nothing: a replay has no network.
+func (s *ReplaySession) Poll() {}
+
+// Events returns nil: a replay reports through AdvanceFrame's errors.
+func (s *ReplaySession) Events() []Event { return nil }
+
+// Finished reports whether every recorded frame was played and every
+// recorded checksum requested (AdvanceFrame then returns ErrReplayEnded, or
+// the mismatch).
+func (s *ReplaySession) Finished() bool {
+	return s.ended && s.recIdx >= len(s.lens) && (s.endSave || !s.hasSum(s.current))
+}
+
+// Close does nothing; it exists for the Session contract.
+func (s *ReplaySession) Close() error { return nil }

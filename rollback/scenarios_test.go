@@ -585,11 +585,11 @@ func TestVersionMismatchEvent(t *testing.T) {
 		net := transport.NewNetwork(transport.NetworkConfig{Seed: 1})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{})
-		// Peer 1 is replaced by a build speaking version 2.
+		// Peer 1 is replaced by a build speaking version 3.
 		_ = peers[1].conn.Close()
 		fake, _ := net.Listen(netip.MustParseAddrPort("10.0.0.2:7000"))
 		for i := 0; i < 20; i++ {
-			_ = fake.Send(addrOf(0), []byte{2, 1, 0x34, 0x12, 0, 0, 0, 0})
+			_ = fake.Send(addrOf(0), []byte{3, 1, 0x34, 0x12, 0, 0, 0, 0})
 			peers[0].s.Poll()
 			peers[0].events = append(peers[0].events, peers[0].s.Events()...)
 			time.Sleep(50 * time.Millisecond)
@@ -600,7 +600,7 @@ func TestVersionMismatchEvent(t *testing.T) {
 				ev = append(ev, e)
 			}
 		}
-		if len(ev) != 1 || ev[0].Version != 2 || ev[0].Addr != addrOf(1) {
+		if len(ev) != 1 || ev[0].Version != 3 || ev[0].Addr != addrOf(1) {
 			t.Fatalf("version events %v", ev)
 		}
 		if peers[0].s.Running() {

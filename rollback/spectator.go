@@ -70,6 +70,9 @@ func (s *SpectatorSession) AdvanceFrame() ([]Request, error) {
 	if !s.running {
 		return nil, ErrNotSynchronized
 	}
+	if s.Finished() {
+		return nil, nil
+	}
 	behind := s.FramesBehindHost()
 	if behind >= SpectatorBuffer && !s.tooFar {
 		s.tooFar = true
@@ -83,7 +86,7 @@ func (s *SpectatorSession) AdvanceFrame() ([]Request, error) {
 	}
 	n := s.cfg.NumPlayers
 	for k := 0; k < steps; k++ {
-		if !s.host.recv.has(s.current) {
+		if !s.host.recv.has(s.current) || s.Finished() {
 			break
 		}
 		rec := s.host.recv.get(s.current)
@@ -150,9 +153,41 @@ func (s *SpectatorSession) onMessage(e *endpoint, m *wire.Message) {
 
 func (s *SpectatorSession) dropEndpoint(e *endpoint, reason string) { s.net.disconnect(e, reason) }
 
+func (s *SpectatorSession) onInputMeta(*endpoint, *wire.Message) {}
+func (s *SpectatorSession) owes(*endpoint) bool                  { return false }
+func (s *SpectatorSession) fill(*endpoint, *wire.Message)        {}
+
 func (s *SpectatorSession) synchronized(*endpoint) {
 	if !s.running {
 		s.running = true
 		s.net.event(Event{Kind: EventRunning})
 	}
+}
+
+// LocalHandles returns nil: a spectator has no players.
+func (s *SpectatorSession) LocalHandles() []PlayerHandle { return nil }
+
+// AddLocalInput returns ErrInvalidHandle: a spectator has no players.
+func (s *SpectatorSession) AddLocalInput(PlayerHandle, []byte) error { return ErrInvalidHandle }
+
+// ReportChecksum does nothing: a spectator never asks for a save.
+func (s *SpectatorSession) ReportChecksum(Frame, uint64, []Part) {}
+
+// WantsChecksum reports false.
+func (s *SpectatorSession) WantsChecksum(Frame) bool { return false }
+
+// ConfirmedFrame is CurrentFrame()-1: a spectator simulates confirmed inputs
+// only, so every state is final.
+func (s *SpectatorSession) ConfirmedFrame() Frame { return s.current - 1 }
+
+// SnapshotDepth is 0: a spectator never loads.
+func (s *SpectatorSession) SnapshotDepth() int { return 0 }
+
+// FramesAhead is 0: a spectator follows its host and is never ahead.
+func (s *SpectatorSession) FramesAhead() int { return 0 }
+
+// Finished reports whether the spectator reached Config.EndFrame (set it to
+// the host's); after it AdvanceFrame returns no requests.
+func (s *SpectatorSession) Finished() bool {
+	return s.cfg.EndFrame > 0 && s.current >= Frame(s.cfg.EndFrame)
 }

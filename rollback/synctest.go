@@ -17,6 +17,7 @@ type SyncTestSession struct {
 	inBuf    []Input
 	mismatch *MismatchError
 	checked  int
+	handles  []PlayerHandle
 }
 
 type stEntry struct {
@@ -48,6 +49,9 @@ func NewSyncTest(cfg Config) (*SyncTestSession, error) {
 		s.queues[i] = newInputQueue(r.MaxInputSize, r.Predictor, r.DefaultInput)
 		s.queues[i].delay = r.InputDelay
 		s.localIn[i] = make([]byte, 0, r.MaxInputSize)
+	}
+	for h := range n {
+		s.handles = append(s.handles, PlayerHandle(h))
 	}
 	d := max(r.CheckDistance, 0)
 	s.first = make([]stEntry, 2*d+4)
@@ -89,6 +93,9 @@ func (s *SyncTestSession) AdvanceFrame() ([]Request, error) {
 	if m := s.mismatch; m != nil {
 		s.mismatch = nil
 		return nil, m
+	}
+	if s.ending() {
+		return nil, nil
 	}
 	for h := range s.have {
 		if !s.have[h] {
@@ -166,3 +173,38 @@ func (s *SyncTestSession) ConfirmedFrame() Frame {
 
 // NumPlayers is the number of (local) players.
 func (s *SyncTestSession) NumPlayers() int { return s.cfg.NumPlayers }
+
+// LocalHandles lists every player: all are local.
+func (s *SyncTestSession) LocalHandles() []PlayerHandle { return s.handles }
+
+// WantsChecksum reports true: every saved frame is compared.
+func (s *SyncTestSession) WantsChecksum(Frame) bool { return true }
+
+// SnapshotDepth is CheckDistance+2: the loads reach CheckDistance frames
+// back (0 with NoCheck, which never saves).
+func (s *SyncTestSession) SnapshotDepth() int {
+	if s.cfg.CheckDistance <= 0 {
+		return 0
+	}
+	return s.cfg.CheckDistance + 2
+}
+
+// FramesAhead is 0: a SyncTest session has no peers.
+func (s *SyncTestSession) FramesAhead() int { return 0 }
+
+// Poll does nothing: a SyncTest session has no network.
+func (s *SyncTestSession) Poll() {}
+
+// Events returns nil: mismatches are returned by AdvanceFrame.
+func (s *SyncTestSession) Events() []Event { return nil }
+
+func (s *SyncTestSession) ending() bool {
+	return s.cfg.EndFrame > 0 && s.current >= Frame(s.cfg.EndFrame)
+}
+
+// Finished reports whether the session reached Config.EndFrame (after it,
+// AdvanceFrame returns no requests) and every mismatch was returned.
+func (s *SyncTestSession) Finished() bool { return s.ending() && s.mismatch == nil }
+
+// Close does nothing; it exists for the Session contract.
+func (s *SyncTestSession) Close() error { return nil }

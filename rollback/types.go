@@ -66,9 +66,11 @@ const (
 	// (needed by SyncTest, desync detection and recordings).
 	SaveRequest RequestKind = iota + 1
 	// LoadRequest asks the game to restore the state it saved as frame
-	// Request.Frame. It is always a frame the session asked to save and
-	// that is within the prediction window (snapshot depth
-	// MaxPrediction+2 is enough).
+	// Request.Frame. It is always a frame the session asked to save, at
+	// most SnapshotDepth frames back: keep the last 2*MaxPrediction+4
+	// saved frames (a disconnect agreed among 3 or more peers can reach
+	// back about twice the prediction window; MaxPrediction+2 is not
+	// enough).
 	LoadRequest
 	// AdvanceRequest asks the game to simulate one frame (Request.Frame)
 	// with Request.Inputs, one per player in handle order.

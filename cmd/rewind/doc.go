@@ -22,8 +22,9 @@
 // its UDP address, --handle its player, --remote the other peers' addresses
 // in handle order, --spectators those of spectators it hosts, and --latency,
 // --jitter and --loss condition what it sends (transport.Condition). It
-// plays past --frames until every state 0..--frames is confirmed, keeps
-// answering the other peers for --drain, and prints the demo's summary
+// plays --frames frames (rollback.Config.EndFrame) until the match is
+// finished on every peer, keeps answering the other peers for --drain, and
+// prints the demo's summary
 // (--json: the same fields) plus the digest of its confirmed checksums:
 // processes that print the same digest computed the same state at every
 // frame.

@@ -36,17 +36,18 @@ func TestDemo(t *testing.T) {
 	t.Logf("live output:\n%s", live.String())
 	js, _ := json.Marshal(sum)
 	t.Logf("summary: %s", js)
-	if !sum.ok() || !sum.FramesReached || !sum.ChecksumsEqual || sum.Desyncs != 0 {
+	if !sum.ok() || !sum.FramesReached || !sum.Finished || !sum.ChecksumsEqual || sum.Desyncs != 0 {
 		t.Fatalf("demo failed: %s", js)
 	}
-	if sum.CheckedFrames < 280 {
-		t.Fatalf("only %d frames compared", sum.CheckedFrames)
+	// Every state 0..300 is confirmed and compared, the last one included.
+	if sum.CheckedFrames != 301 || sum.ConfirmedTail != 300 {
+		t.Fatalf("%d frames compared, confirmed tail %d; want 301 and 300", sum.CheckedFrames, sum.ConfirmedTail)
 	}
-	if sum.SpectatorChecked < 20 || sum.SpectatorFrames[0] < 280 {
+	if sum.SpectatorChecked != 30 || sum.SpectatorFrames[0] != 300 { // states 0, 10, ..., 290 (taken before each step)
 		t.Fatalf("spectator reached frame %d, %d checksums compared", sum.SpectatorFrames[0], sum.SpectatorChecked)
 	}
 	for i, p := range sum.PeerStats {
-		if p.Frame < 300 || p.BytesPerSec <= 0 || p.ConfirmedFrames < 280 {
+		if p.Frame != 300 || p.Confirmed != 299 || p.BytesPerSec <= 0 || p.ConfirmedFrames != 301 {
 			t.Fatalf("peer %d: %+v", i, p)
 		}
 	}
@@ -62,8 +63,8 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("replay: %+v", res)
-	// One checksum every 60 frames is recorded.
-	if !res.Match || res.Frames < 280 || res.Checksums < int(res.Frames)/60 || res.Players != 2 || res.Seed != 7 {
+	// Every frame is recorded, and one checksum every 60 frames: 0, 60, ..., 300.
+	if !res.Match || res.Frames != 300 || res.Checksums != 6 || res.Players != 2 || res.Seed != 7 {
 		t.Fatalf("replay: %+v", res)
 	}
 
@@ -145,7 +146,7 @@ func TestDemoOnePeer(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil || code != 0 {
 		t.Fatalf("exit %d, output %q: %v", code, out.String(), err)
 	}
-	if !sum.FramesReached || !sum.ChecksumsEqual || sum.CheckedFrames < 25 || sum.Peers != 1 {
+	if !sum.FramesReached || !sum.Finished || !sum.ChecksumsEqual || sum.CheckedFrames != 31 || sum.ConfirmedTail != 30 || sum.Peers != 1 {
 		t.Fatalf("summary %+v", sum)
 	}
 }

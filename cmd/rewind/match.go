@@ -148,7 +148,7 @@ func newMatch(ctx context.Context, o demoOptions) (*match, error) {
 	for i, p := range m.peers {
 		cfg := rollback.Config{
 			NumPlayers: o.Peers, InputDelay: o.InputDelay, DesyncInterval: o.DesyncInterval,
-			MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(i) + 1,
+			MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(i) + 1, EndFrame: o.Frames,
 		}
 		for j := range m.peers {
 			pl := rollback.Player{Handle: rollback.PlayerHandle(j), Kind: rollback.Local}
@@ -186,7 +186,7 @@ func newMatch(ctx context.Context, o demoOptions) (*match, error) {
 	for k, s := range m.specs {
 		var err error
 		s.sess, err = rollback.NewSpectator(s.conn, hostAddr[k], rollback.Config{
-			NumPlayers: o.Peers, MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + 500 + uint64(k),
+			NumPlayers: o.Peers, MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + 500 + uint64(k), EndFrame: o.Frames,
 		})
 		if err != nil {
 			return m, err
@@ -211,38 +211,39 @@ func newMatch(ctx context.Context, o demoOptions) (*match, error) {
 }
 
 // play runs every peer and spectator from this goroutine on wall-clock time
-// until each peer reached the last frame and the drain time has passed (or
-// the timeout, or ctx is done). It returns the time played.
+// until every one has finished the match (the sessions' EndFrame is
+// o.Frames: all frames confirmed, compared, recorded and sent to the
+// spectators), or the timeout passes, or ctx is done. It returns the time
+// played.
 func (m *match) play(ctx context.Context, sum *demoSummary, live io.Writer) (time.Duration, error) {
 	o := m.o
 	timeout := o.Timeout
 	if timeout == 0 {
 		timeout = 3*time.Duration(o.Frames)*time.Second/60 + 30*time.Second
 	}
-	target := rollback.Frame(o.Frames)
 	start := time.Now()
 	last, nextStats := start, start.Add(o.StatsEvery)
-	var doneAt time.Time
 	for {
 		now := time.Now()
 		dt := now.Sub(last)
 		last = now
 		done := true
 		for _, p := range m.peers {
-			if p.run.Frame() < target {
+			if !p.run.Finished() {
 				done = false
 				if _, err := p.run.Update(dt); err != nil {
 					return 0, fmt.Errorf("peer %d: %w", p.idx, err)
 				}
 			} else {
-				p.sess.Poll() // keep answering: the others may still need our inputs
+				p.sess.Poll() // keep answering: the others may not know yet
 			}
 			for _, ev := range p.sess.Events() {
 				sum.event(live, fmt.Sprintf("peer %d", p.idx), ev)
 			}
 		}
 		for k, s := range m.specs {
-			if s.run.Frame() < target {
+			if !s.run.Finished() {
+				done = false
 				if _, err := s.run.Update(dt); err != nil {
 					return 0, fmt.Errorf("spectator %d: %w", k, err)
 				}
@@ -253,11 +254,8 @@ func (m *match) play(ctx context.Context, sum *demoSummary, live io.Writer) (tim
 				sum.event(live, fmt.Sprintf("spectator %d", k), ev)
 			}
 		}
-		if done && doneAt.IsZero() {
-			doneAt = now
-		}
 		switch {
-		case !doneAt.IsZero() && now.Sub(doneAt) >= o.Drain:
+		case done:
 			return time.Since(start), nil
 		case now.Sub(start) > timeout:
 			fmt.Fprintf(live, "timed out after %v\n", timeout)

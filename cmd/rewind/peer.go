@@ -39,7 +39,7 @@ func peerFlags() (*flag.FlagSet, *peerOptions, *[2]string) {
 	fs.IntVar(&o.Handle, "handle", 0, "this peer's player handle (0..players-1)")
 	fs.StringVar(&lists[0], "remote", "", "comma-separated `HOST:PORT` of the other peers, in handle order (required)")
 	fs.StringVar(&lists[1], "spectators", "", "comma-separated `HOST:PORT` of spectators this peer hosts")
-	fs.IntVar(&o.Frames, "frames", 600, "every state 0..frames must be confirmed (60 frames per second)")
+	fs.IntVar(&o.Frames, "frames", 600, "length of the match in frames (60 per second): the same on every peer")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the game and the bots: the same on every peer")
 	fs.IntVar(&o.NPCs, "npcs", demo.DefaultNPCs, "number of wandering NPCs: the same on every peer")
 	fs.DurationVar(&o.Latency, "latency", 0, "added one-way latency of what this peer sends")
@@ -48,7 +48,7 @@ func peerFlags() (*flag.FlagSet, *peerOptions, *[2]string) {
 	fs.IntVar(&o.InputDelay, "input-delay", 2, "input delay in frames")
 	fs.IntVar(&o.DesyncInterval, "desync-interval", 30, "frames between desync checks (0: off)")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout (live stats go to stderr)")
-	fs.DurationVar(&o.Drain, "drain", 2*time.Second, "how long to keep answering the other peers after finishing")
+	fs.DurationVar(&o.Drain, "drain", time.Second, "how long to keep answering the other peers after finishing")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "give up after this long (0: 3x the match plus 30s)")
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")
 	fs.Usage = func() {
@@ -60,9 +60,10 @@ peers in other processes or on other machines. Two terminals:
   rewind peer --listen 127.0.0.1:7000 --handle 0 --remote 127.0.0.1:7001
   rewind peer --listen 127.0.0.1:7001 --handle 1 --remote 127.0.0.1:7000
 
-The peer plays until every state 0..--frames is confirmed, keeps answering
-the others for --drain, and prints a summary with the digest of its
-confirmed checksums: peers that print the same digest computed the same
+The peer plays --frames frames and waits until the match is finished
+(every state 0..--frames confirmed and checked on every peer), keeps
+answering the others for --drain, and prints a summary with the digest of
+its confirmed checksums: peers that print the same digest computed the same
 state at every frame. Exits with status 1 on a desync or an unfinished match.
 
 Flags:
@@ -162,9 +163,8 @@ func digest(sums []frameSum) (string, int) {
 	return hex.EncodeToString(h.Sum(nil)[:16]), n
 }
 
-// runPeer plays this process's peer until every state 0..o.Frames is
-// confirmed (advancing past o.Frames as needed), answers the other peers for
-// o.Drain more, and returns the summary.
+// runPeer plays this process's peer until the match is finished, answers
+// the other peers for o.Drain more, and returns the summary.
 func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // closes the socket
@@ -182,7 +182,7 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 
 	cfg := rollback.Config{
 		NumPlayers: o.Peers, InputDelay: o.InputDelay, DesyncInterval: o.DesyncInterval,
-		MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(o.Handle) + 1,
+		MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(o.Handle) + 1, EndFrame: o.Frames,
 	}
 	remotes := o.Remotes
 	for h := range o.Peers {
@@ -204,14 +204,9 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 	if p.game, err = demo.New(demo.Config{Players: o.Peers, NPCs: o.NPCs, Seed: o.Seed}); err != nil {
 		return nil, err
 	}
-	target := rollback.Frame(o.Frames)
 	p.run, err = p.game.NewRunner(p.sess, runner.Config{
 		ChecksumAll: true,
-		Confirmed: func(f rollback.Frame, sum uint64) {
-			if f <= target {
-				p.sums = append(p.sums, frameSum{f, sum})
-			}
-		},
+		Confirmed:   func(f rollback.Frame, sum uint64) { p.sums = append(p.sums, frameSum{f, sum}) },
 	})
 	if err != nil {
 		return nil, err
@@ -234,9 +229,10 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 	return res, nil
 }
 
-// playOne runs the one peer of m until every state 0..o.Frames is
-// confirmed and o.Drain has passed since (or until the timeout, or until ctx
-// is done). It returns the time played.
+// playOne runs the one peer of m until the match is finished (the
+// session's EndFrame is o.Frames: every state 0..o.Frames confirmed and
+// checked on every peer) and o.Drain has passed since, or until the
+// timeout, or until ctx is done. It returns the time played.
 func (m *match) playOne(ctx context.Context, p *demoPeer, sum *demoSummary, live io.Writer) (time.Duration, error) {
 	o := m.o
 	timeout := o.Timeout
@@ -250,12 +246,12 @@ func (m *match) playOne(ctx context.Context, p *demoPeer, sum *demoSummary, live
 		now := time.Now()
 		dt := now.Sub(last)
 		last = now
-		// Frames keep running after ours are all confirmed: the other peers
-		// and the spectators still need our inputs and confirmations.
+		// Once finished the runner only polls: the other peers may not know
+		// yet that we are done.
 		if _, err := p.run.Update(dt); err != nil {
 			return 0, fmt.Errorf("peer %d: %w", p.idx, err)
 		}
-		if len(p.sums) > o.Frames && doneAt.IsZero() {
+		if p.run.Finished() && doneAt.IsZero() {
 			doneAt = now
 		}
 		for _, ev := range p.sess.Events() {

@@ -76,7 +76,7 @@ func TestPeerProcesses(t *testing.T) {
 			t.Fatalf("peer %d printed %q: %v", i, outs[i], err)
 		}
 		t.Logf("peer %d: digest %s over %d frames, %d rollbacks, score %v", i, res.Digest, res.DigestFrames, res.Rollbacks, res.Score)
-		if res.Handle != i || res.DigestFrames != frames+1 || res.Desyncs != 0 || len(res.Score) != peers || !res.FramesReached {
+		if res.Handle != i || res.DigestFrames != frames+1 || res.Desyncs != 0 || len(res.Score) != peers || !res.FramesReached || !res.Finished {
 			t.Errorf("peer %d: %s", i, outs[i])
 		}
 		if i == 0 {

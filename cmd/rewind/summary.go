@@ -17,8 +17,14 @@ type demoSummary struct {
 	Mode string `json:"mode"`
 	// Frames is the frame count every peer had to reach; FramesReached
 	// whether they all did.
-	Frames        int     `json:"frames"`
-	FramesReached bool    `json:"frames_reached"`
+	Frames        int  `json:"frames"`
+	FramesReached bool `json:"frames_reached"`
+	// Finished: every peer and spectator finished the match (every frame
+	// confirmed, checked, recorded and sent to the spectators).
+	Finished bool `json:"finished"`
+	// ConfirmedTail is the newest frame whose state every peer confirmed
+	// (Frames when the match finished: the state after the last frame).
+	ConfirmedTail int     `json:"confirmed_tail"`
 	Peers         int     `json:"peers"`
 	Spectators    int     `json:"spectators"`
 	DurationSec   float64 `json:"duration_sec"`
@@ -80,7 +86,7 @@ type peerSummary struct {
 }
 
 func (s *demoSummary) ok() bool {
-	return s.FramesReached && s.ChecksumsEqual && s.Desyncs == 0 && !s.Interrupted
+	return s.FramesReached && s.Finished && s.ChecksumsEqual && s.Desyncs == 0 && !s.Interrupted
 }
 
 func (s *demoSummary) print(w io.Writer) {
@@ -103,7 +109,7 @@ func (s *demoSummary) print(w io.Writer) {
 			verdict += fmt.Sprintf(" (first at frame %d)", *s.FirstMismatchFrame)
 		}
 	}
-	fmt.Fprintf(w, "confirmed checksums: %s over %d frames", verdict, s.CheckedFrames)
+	fmt.Fprintf(w, "confirmed checksums: %s over %d frames (states 0..%d)", verdict, s.CheckedFrames, s.ConfirmedTail)
 	if s.Spectators > 0 {
 		fmt.Fprintf(w, " (%d spectator frames)", s.SpectatorChecked)
 	}
@@ -119,6 +125,8 @@ func (s *demoSummary) print(w io.Writer) {
 		fmt.Fprintln(w, "INTERRUPTED")
 	case !s.FramesReached:
 		fmt.Fprintln(w, "FAILED: not every peer reached the last frame")
+	case !s.Finished:
+		fmt.Fprintf(w, "FAILED: the match did not finish (every peer confirmed up to frame %d of %d)\n", s.ConfirmedTail, s.Frames)
 	case !s.ok():
 		fmt.Fprintln(w, "FAILED")
 	default:
@@ -184,6 +192,8 @@ func (s *demoSummary) event(live io.Writer, who string, ev rollback.Event) {
 func (s *demoSummary) finish(peers []*demoPeer, specs []*demoSpectator, elapsed time.Duration) {
 	s.DurationSec = round3(elapsed.Seconds())
 	s.FramesReached = true
+	s.Finished = true
+	s.ConfirmedTail = s.Frames
 	var rate float64
 	for _, p := range peers {
 		st := p.sess.Stats()
@@ -203,10 +213,17 @@ func (s *demoSummary) finish(peers []*demoPeer, specs []*demoSpectator, elapsed 
 		if st.Frame < rollback.Frame(s.Frames) {
 			s.FramesReached = false
 		}
+		s.Finished = s.Finished && p.run.Finished()
+		tail := -1
+		if n := len(p.sums); n > 0 {
+			tail = int(p.sums[n-1].frame)
+		}
+		s.ConfirmedTail = min(s.ConfirmedTail, tail)
 		s.checksums = append(s.checksums, p.sums)
 	}
 	s.BytesPerSecPerPeer = round3(rate / float64(len(peers)))
 	for _, sp := range specs {
+		s.Finished = s.Finished && sp.run.Finished()
 		s.SpectatorFrames = append(s.SpectatorFrames, int(sp.sess.CurrentFrame()))
 		s.specSums = append(s.specSums, sp.sums)
 	}

@@ -84,6 +84,9 @@ type summary struct {
 	// this peer reached.
 	Frames int `json:"frames"`
 	Frame  int `json:"frame"`
+	// Finished: the session finished the match (rollback.Config.EndFrame):
+	// every frame confirmed and checked on every peer.
+	Finished bool `json:"finished"`
 	// Digest covers the confirmed checksums of frames 0..DigestFrames-1
 	// (see sim.Digest); equal digests mean equal states at every frame.
 	Digest         string           `json:"digest"`
@@ -109,7 +112,8 @@ func (m *match) summary(runErr, shotErr error) summary {
 	st := m.stats()
 	s := summary{
 		Mode: m.o.Mode.String(), Players: m.game.Config().Players, Frames: m.o.Frames, Frame: int(st.Frame),
-		Digest: m.digest.String(), DigestFrames: m.digest.Frames(),
+		Finished: m.run.Finished(),
+		Digest:   m.digest.String(), DigestFrames: m.digest.Frames(),
 		Rollbacks: st.Rollbacks, RollbackFrames: st.RollbackFrames, MaxRollback: st.MaxRollback,
 		Stalls: st.Stalls, Desyncs: st.Desyncs, DesyncEvents: m.desyncs,
 		BytesSent: m.bytesSent(), DurationSec: time.Since(m.start).Seconds(), Screenshot: m.o.Screenshot,

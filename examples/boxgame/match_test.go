@@ -95,7 +95,10 @@ func TestSyncTestMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.close()
-	for !m.complete() {
+	for i := 0; !m.complete(); i++ {
+		if i > 1000 {
+			t.Fatalf("not finished after %d updates: frame %d", i, m.currentFrame())
+		}
 		if err := m.update(time.Second / 60); err != nil {
 			t.Fatal(err)
 		}

@@ -45,8 +45,8 @@ type options struct {
 	Link           transport.LinkConfig
 	Seed           uint64
 
-	// Frames > 0 ends the run once every state 0..Frames is final (and the
-	// peers had Drain to finish too).
+	// Frames > 0 is the match's length (rollback.Config.EndFrame): the run
+	// ends once the match is finished on every peer and Drain has passed.
 	Frames     int
 	Drain      time.Duration
 	Timeout    time.Duration
@@ -78,7 +78,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.Link.Jitter, "jitter", 0, "latency jitter: each datagram gets ± up to this much")
 	fs.Float64Var(&o.Link.Loss, "loss", 0, "probability that a datagram this peer sends is lost (0..1)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the link conditions")
-	fs.IntVar(&o.Frames, "frames", 0, "stop once frames 0..N are confirmed (0: play until the window closes)")
+	fs.IntVar(&o.Frames, "frames", 0, "length of the match: stop once every peer has confirmed states 0..N (0: play until the window closes)")
 	fs.DurationVar(&o.Drain, "drain", 2*time.Second, "with --frames: keep answering peers this long after finishing")
 	fs.DurationVar(&o.Timeout, "timeout", time.Minute, "with --frames: give up after this long")
 	fs.BoolVar(&o.Script, "script", false, "local players play scripted inputs instead of the keyboard")

@@ -266,4 +266,16 @@ func TestRequestOrder(t *testing.T) {
 // Runner.Handle directly).
 type nopSession struct{}
 
-func (nopSession) AdvanceFrame() ([]rollback.Request, error) { return nil, nil }
+func (nopSession) AdvanceFrame() ([]rollback.Request, error)              { return nil, nil }
+func (nopSession) LocalHandles() []rollback.PlayerHandle                  { return nil }
+func (nopSession) AddLocalInput(rollback.PlayerHandle, []byte) error      { return nil }
+func (nopSession) ReportChecksum(rollback.Frame, uint64, []rollback.Part) {}
+func (nopSession) WantsChecksum(rollback.Frame) bool                      { return false }
+func (nopSession) CurrentFrame() rollback.Frame                           { return 0 }
+func (nopSession) ConfirmedFrame() rollback.Frame                         { return rollback.NullFrame }
+func (nopSession) SnapshotDepth() int                                     { return 0 }
+func (nopSession) FramesAhead() int                                       { return 0 }
+func (nopSession) Poll()                                                  {}
+func (nopSession) Events() []rollback.Event                               { return nil }
+func (nopSession) Finished() bool                                         { return false }
+func (nopSession) Close() error                                           { return nil }

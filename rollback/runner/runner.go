@@ -11,37 +11,12 @@ import (
 	"github.com/rewindgo/rewind/tick"
 )
 
-// Session is what a Runner drives: *rollback.P2PSession,
-// *rollback.SyncTestSession, *rollback.SpectatorSession and
-// *rollback.ReplaySession all are. The Runner also uses these methods when
-// the session has them: LocalHandles and AddLocalInput (local input),
-// ReportChecksum and WantsChecksum (checksums), ConfirmedFrame (freeing
-// snapshots), FramesAhead (time sync), SnapshotDepth or MaxPrediction
-// (ring depth), Poll (network while not advancing).
-type Session interface {
-	AdvanceFrame() ([]rollback.Request, error)
-}
-
-type inputAdder interface {
-	LocalHandles() []rollback.PlayerHandle
-	AddLocalInput(rollback.PlayerHandle, []byte) error
-}
-
-// syncTestHandles adapts SyncTest, whose players are all local.
-type allLocal interface {
-	NumPlayers() int
-	AddLocalInput(rollback.PlayerHandle, []byte) error
-}
-
-type checksummer interface {
-	ReportChecksum(rollback.Frame, uint64, []rollback.Part)
-}
-
-type checksumFilter interface{ WantsChecksum(rollback.Frame) bool }
-type confirmer interface{ ConfirmedFrame() rollback.Frame }
-type aheader interface{ FramesAhead() int }
-type depther interface{ SnapshotDepth() int }
-type poller interface{ Poll() }
+// Session is what a Runner drives: the rollback.Session contract, which
+// *rollback.P2PSession, *rollback.SyncTestSession,
+// *rollback.SpectatorSession and *rollback.ReplaySession implement. The
+// Runner uses only its methods, so a wrapper that forwards them all keeps
+// every feature (checksums, snapshot depth, time sync, the end of a match).
+type Session = rollback.Session
 
 // Step is the simulation: it advances the world by one frame with the
 // players' inputs. It must be deterministic: read only the world, the
@@ -93,11 +68,8 @@ type Config struct {
 	// its peers (FramesAhead > 0): 1100 runs frames 10% longer. Default 1100.
 	SlowdownPermille uint32
 	// Depth overrides the snapshot ring depth. Default: the session's
-	// SnapshotDepth, else MaxPrediction+2 for sessions that have one, else 1.
+	// SnapshotDepth (2*MaxPrediction+4 for a P2P session), at least 1.
 	Depth int
-	// SyncTestDepth: for sessions without SnapshotDepth or MaxPrediction
-	// (SyncTest), the depth used; default 8.
-	SyncTestDepth int
 	// ChecksumAll computes the checksum of every saved frame, not only of
 	// the frames the session asks for (see rollback's WantsChecksum), so
 	// that Confirmed sees every confirmed frame. It costs one checksum per
@@ -106,8 +78,8 @@ type Config struct {
 	// Confirmed, when set, is called with the checksum of each saved state
 	// that became final (the session will never roll it back), once per
 	// frame and in frame order. Only frames saved with a checksum are
-	// reported (every saved frame with ChecksumAll). For sessions without
-	// ConfirmedFrame (replay) every checksummed save is final at once.
+	// reported (every saved frame with ChecksumAll). With
+	// rollback.Config.EndFrame the last one is EndFrame itself.
 	Confirmed func(f rollback.Frame, sum uint64)
 }
 
@@ -127,6 +99,9 @@ type Runner struct {
 	frame rollback.Frame
 	// final is the newest frame passed to Confirmed (or skipped as not held).
 	final rollback.Frame
+	// saved is the newest frame saved or loaded since the world's last
+	// Load: the newest state the ring holds for the world's history.
+	saved rollback.Frame
 }
 
 // Errors of the runner; compare with errors.Is.
@@ -147,7 +122,7 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Registry.World() != cfg.World {
 		return nil, fmt.Errorf("%w: Registry belongs to another World", ErrConfig)
 	}
-	if _, ok := cfg.Session.(inputAdder); ok && cfg.ReadInput == nil {
+	if len(cfg.Session.LocalHandles()) > 0 && cfg.ReadInput == nil {
 		return nil, fmt.Errorf("%w: the session has local players but ReadInput is nil", ErrConfig)
 	}
 	if cfg.FPS == 0 {
@@ -159,22 +134,9 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.SlowdownPermille == 0 {
 		cfg.SlowdownPermille = 1100
 	}
-	if cfg.SyncTestDepth == 0 {
-		cfg.SyncTestDepth = 8
-	}
 	depth := cfg.Depth
 	if depth == 0 {
-		switch s := cfg.Session.(type) {
-		case depther:
-			depth = s.SnapshotDepth()
-		case interface{ MaxPrediction() int }:
-			depth = s.MaxPrediction() + 2
-		case allLocal:
-			depth = cfg.SyncTestDepth
-		default:
-			depth = 1
-		}
-		depth = max(depth, 1)
+		depth = max(cfg.Session.SnapshotDepth(), 1)
 	}
 	ring, err := snapshot.NewRing(cfg.Registry, depth)
 	if err != nil {
@@ -187,11 +149,18 @@ func New(cfg Config) (*Runner, error) {
 	if _, ok := cfg.Session.(*rollback.SyncTestSession); ok {
 		cfg.World.SetChecks(true)
 	}
-	return &Runner{cfg: cfg, ring: ring, clock: clock, ctx: Context{World: cfg.World}, final: rollback.NullFrame}, nil
+	return &Runner{cfg: cfg, ring: ring, clock: clock, ctx: Context{World: cfg.World},
+		final: rollback.NullFrame, saved: rollback.NullFrame}, nil
 }
 
 // Session returns the session the Runner drives.
 func (r *Runner) Session() Session { return r.cfg.Session }
+
+// Finished reports whether the session's match is over (see
+// rollback.Config.EndFrame): every frame up to the end frame is confirmed,
+// and Confirmed has been called for it. Keep calling Update (or RunFrame)
+// until then; afterwards they do nothing but poll.
+func (r *Runner) Finished() bool { return r.cfg.Session.Finished() }
 
 // Ring returns the snapshot ring (for inspection and Diff).
 func (r *Runner) Ring() *snapshot.Ring { return r.ring }
@@ -211,16 +180,14 @@ func (r *Runner) Loads() int { return r.loads }
 // runs at SlowdownPermille while the session is ahead of its peers. It
 // returns the number of RunFrame calls.
 func (r *Runner) Update(elapsed time.Duration) (int, error) {
-	if a, ok := r.cfg.Session.(aheader); ok && a.FramesAhead() > 0 {
+	if r.cfg.Session.FramesAhead() > 0 {
 		r.clock.SetRate(r.cfg.SlowdownPermille)
 	} else {
 		r.clock.SetRate(1000)
 	}
 	n := r.clock.Advance(elapsed)
 	if n == 0 {
-		if p, ok := r.cfg.Session.(poller); ok {
-			p.Poll()
-		}
+		r.cfg.Session.Poll()
 	}
 	for i := 0; i < n; i++ {
 		if err := r.RunFrame(); err != nil {
@@ -235,23 +202,13 @@ func (r *Runner) Update(elapsed time.Duration) (int, error) {
 // (synchronizing, waiting for a spectator's or replay's input) are polled
 // and RunFrame returns nil; other session errors are returned.
 func (r *Runner) RunFrame() error {
-	switch s := r.cfg.Session.(type) {
-	case inputAdder:
-		for _, h := range s.LocalHandles() {
-			if err := s.AddLocalInput(h, r.cfg.ReadInput(h)); err != nil {
-				return err
-			}
-		}
-	case allLocal:
-		if r.cfg.ReadInput != nil {
-			for h := 0; h < s.NumPlayers(); h++ {
-				if err := s.AddLocalInput(rollback.PlayerHandle(h), r.cfg.ReadInput(rollback.PlayerHandle(h))); err != nil {
-					return err
-				}
-			}
+	s := r.cfg.Session
+	for _, h := range s.LocalHandles() {
+		if err := s.AddLocalInput(h, r.cfg.ReadInput(h)); err != nil {
+			return err
 		}
 	}
-	reqs, err := r.cfg.Session.AdvanceFrame()
+	reqs, err := s.AdvanceFrame()
 	if errors.Is(err, rollback.ErrNotSynchronized) || errors.Is(err, rollback.ErrWaitingForInput) {
 		return nil
 	}
@@ -261,18 +218,22 @@ func (r *Runner) RunFrame() error {
 	if err := r.Handle(reqs); err != nil {
 		return err
 	}
-	if c, ok := r.cfg.Session.(confirmer); ok {
-		f := c.ConfirmedFrame()
-		if r.cfg.Confirmed != nil {
-			// The state saved at f+1 is final too (it results from confirmed
-			// inputs only); the newest saved state is that of frame-1.
-			r.reportFinal(min(f+1, r.frame-1))
-		}
-		if f >= 0 {
-			r.ring.Confirm(tick.Tick(f))
-		}
-	}
+	r.confirm()
 	return nil
+}
+
+// confirm reports the newly final checksums and frees the snapshots before
+// the confirmed frame.
+func (r *Runner) confirm() {
+	f := r.cfg.Session.ConfirmedFrame()
+	if r.cfg.Confirmed != nil {
+		// The state saved at f+1 is final too (it results from confirmed
+		// inputs only), if it was saved since the last Load.
+		r.reportFinal(min(f+1, r.saved))
+	}
+	if f >= 0 {
+		r.ring.Confirm(tick.Tick(f))
+	}
 }
 
 // reportFinal passes the held checksums of frames final+1..upTo to Confirmed.
@@ -292,8 +253,7 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 	if r.ctx.err != nil {
 		return fmt.Errorf("runner: stopped after a failed step: %w", r.ctx.err)
 	}
-	cs, _ := r.cfg.Session.(checksummer)
-	filter, _ := r.cfg.Session.(checksumFilter)
+	s := r.cfg.Session
 	for _, q := range reqs {
 		switch q.Kind {
 		case rollback.SaveRequest:
@@ -301,7 +261,8 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 				return fmt.Errorf("%w: save of frame %d while the world is at frame %d", ErrRequestOrder, q.Frame, r.frame)
 			}
 			t := tick.Tick(q.Frame)
-			report := cs != nil && (filter == nil || filter.WantsChecksum(q.Frame))
+			r.saved = q.Frame
+			report := s.WantsChecksum(q.Frame)
 			if !report && !r.cfg.ChecksumAll {
 				if err := r.ring.Save(t); err != nil {
 					return err
@@ -314,17 +275,14 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 			}
 			if report {
 				_, parts, _ := r.ring.Checksum(t) // snapshot.Part is rollback.Part
-				cs.ReportChecksum(q.Frame, sum, parts)
-			}
-			if _, ok := r.cfg.Session.(confirmer); !ok && r.cfg.Confirmed != nil && q.Frame > r.final {
-				r.final = q.Frame
-				r.cfg.Confirmed(q.Frame, sum)
+				s.ReportChecksum(q.Frame, sum, parts)
 			}
 		case rollback.LoadRequest:
 			if err := r.ring.Load(tick.Tick(q.Frame)); err != nil {
 				return err
 			}
 			r.frame = q.Frame
+			r.saved = q.Frame
 			r.loads++
 		case rollback.AdvanceRequest:
 			if q.Frame != r.frame {

@@ -14,7 +14,7 @@ func benchInput() (m Message, base []byte, records [][]byte) {
 		records = append(records, r)
 	}
 	m = Message{Kind: KindInput, Magic: 0xbeef, StartFrame: 5000, AckFrame: 4996,
-		Status:    []PeerStatus{{LastFrame: 5007}, {LastFrame: 5003}},
+		Status: []PeerStatus{{LastFrame: 5007}, {LastFrame: 5003}}, SumAck: -1,
 		NumFrames: len(records)}
 	return m, base, records
 }

@@ -19,7 +19,7 @@
 //
 // Every packet starts with 4 bytes:
 //
-//	byte 0     Version (1)
+//	byte 0     Version (2)
 //	byte 1     Kind
 //	bytes 2-3  magic of the sender, uint16 little-endian
 //
@@ -34,15 +34,17 @@
 //	SyncReply       Nonce: 4 bytes, echoing the request
 //	Input           uvarint StartFrame
 //	                varint  AckFrame - StartFrame
-//	                byte    flags: bit 0 DisconnectRequested, others 0
+//	                byte    flags: bit 0 DisconnectRequested, bit 1 Done, bit 2 PeerDone, others 0
 //	                uvarint number of statuses, at most MaxStatus (16)
 //	                per status: uvarint zigzag(LastFrame - StartFrame)<<1 | disconnected
+//	                varint  SumAck
+//	                uvarint number of checksum reports, at most MaxReports (8)
+//	                per report: uvarint Frame; Checksum: 8 bytes
 //	                uvarint NumFrames, at most MaxFrames (128)
 //	                the compressed inputs: all remaining bytes
-//	InputAck        varint  AckFrame
+//	InputAck        varint  AckFrame; varint SumAck
 //	QualityReport   varint  Advantage (an int16); uvarint Ping
 //	QualityReply    uvarint Ping, echoing the report
-//	ChecksumReport  uvarint Frame; Checksum: 8 bytes
 //	PartsRequest    uvarint Frame
 //	Parts           uvarint Frame; uvarint number of parts, at most MaxParts (64);
 //	                per part: uvarint name length (at most MaxNameLen, 64),
@@ -50,8 +52,14 @@
 //	KeepAlive       empty
 //
 // Differences are computed in int64, and zigzag(x) = uint64(x<<1) ^ uint64(x>>63).
-// Frames are in 0..MaxInt32 (StartFrame, Frame), or -1..MaxInt32 where -1
-// means "none yet" (AckFrame, LastFrame). The compressed inputs are empty
+// Frames are in 0..MaxInt32 (StartFrame, Frame, a report's Frame), or
+// -1..MaxInt32 where -1 means "none yet" (AckFrame, LastFrame, SumAck).
+//
+// Version 2 replaced version 1's ChecksumReport message (kind 7, sent once
+// and lost with its datagram) by the reports and SumAck of Input and
+// InputAck: a peer repeats each checksum report in its Input messages until
+// the receiver's SumAck covers it, and the Done and PeerDone flags let peers
+// finish a match together. The kinds after it moved down by one. The compressed inputs are empty
 // exactly when NumFrames is 0. With 1200 bytes per packet not every
 // combination of limits fits: 64 parts leave room for names of about 9
 // bytes, 64-byte names for about 16 parts.

@@ -25,6 +25,7 @@ func Example() {
 		StartFrame: 100,
 		AckFrame:   97,
 		Status:     []wire.PeerStatus{{LastFrame: 107}, {LastFrame: 104}},
+		SumAck:     -1, // no checksum report received yet
 		NumFrames:  enc.Frames(),
 		Inputs:     enc.AppendTo(nil),
 	}
@@ -55,6 +56,6 @@ func Example() {
 	}
 	fmt.Println()
 	// Output:
-	// packet: 15 bytes, inputs: 4 bytes
+	// packet: 17 bytes, inputs: 4 bytes
 	// 100:0100 101:0100 102:0100 103:0100 104:0100 105:0104 106:0104 107:0104
 }

@@ -24,8 +24,9 @@ func FuzzDecode(f *testing.F) {
 	long := make([]byte, MaxPacketSize+1)
 	long[0], long[1] = Version, byte(KindInput)
 	f.Add(long)
-	f.Add([]byte{2, 1, 0, 0})
-	f.Add([]byte{1, 0x0b, 0, 0})
+	f.Add([]byte{1, 7, 0, 0})
+	f.Add([]byte{3, 1, 0, 0})
+	f.Add([]byte{2, 0x0a, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var m Message
 		err := m.Decode(b)

@@ -8,7 +8,7 @@ import (
 )
 
 // Version is the wire format version written in byte 0 of every packet.
-const Version = 1
+const Version = 2
 
 // Limits of the format. Encoding a message that exceeds one fails; decoding
 // one fails with [ErrMalformed] (or [ErrTooLarge] for the packet size).
@@ -25,6 +25,8 @@ const (
 	MaxParts = 64
 	// MaxNameLen is the longest part name of a Parts message, in bytes.
 	MaxNameLen = 64
+	// MaxReports is the largest number of checksum reports of an Input message.
+	MaxReports = 8
 )
 
 // Errors returned by [Message.Append], [Message.Decode] and the input codec.
@@ -56,6 +58,7 @@ var (
 	errAdvantage     = fmt.Errorf("%w: advantage out of int16 range", ErrMalformed)
 	errPartCount     = fmt.Errorf("%w: too many parts", ErrMalformed)
 	errNameLen       = fmt.Errorf("%w: part name too long", ErrMalformed)
+	errReportCount   = fmt.Errorf("%w: too many checksum reports", ErrMalformed)
 	errPacketSize    = fmt.Errorf("%w: packet longer than %d bytes", ErrTooLarge, MaxPacketSize)
 )
 
@@ -64,16 +67,15 @@ type Kind uint8
 
 // The message kinds. The comment of each lists the Message fields it carries.
 const (
-	KindSyncRequest    Kind = 1 + iota // Nonce
-	KindSyncReply                      // Nonce (echo of the request's nonce)
-	KindInput                          // StartFrame, AckFrame, DisconnectRequested, Status, NumFrames, Inputs
-	KindInputAck                       // AckFrame
-	KindQualityReport                  // Advantage, Ping
-	KindQualityReply                   // Ping (echo of the report's Ping)
-	KindChecksumReport                 // Frame, Checksum
-	KindPartsRequest                   // Frame
-	KindParts                          // Frame, Parts
-	KindKeepAlive                      // no body
+	KindSyncRequest   Kind = 1 + iota // Nonce
+	KindSyncReply                     // Nonce (echo of the request's nonce)
+	KindInput                         // StartFrame, AckFrame, DisconnectRequested, Done, Status, SumAck, Reports, NumFrames, Inputs
+	KindInputAck                      // AckFrame, SumAck
+	KindQualityReport                 // Advantage, Ping
+	KindQualityReply                  // Ping (echo of the report's Ping)
+	KindPartsRequest                  // Frame
+	KindParts                         // Frame, Parts
+	KindKeepAlive                     // no body
 )
 
 // String returns the name of the kind, or "Kind(n)" for an unknown one.
@@ -91,8 +93,6 @@ func (k Kind) String() string {
 		return "QualityReport"
 	case KindQualityReply:
 		return "QualityReply"
-	case KindChecksumReport:
-		return "ChecksumReport"
 	case KindPartsRequest:
 		return "PartsRequest"
 	case KindParts:
@@ -111,6 +111,15 @@ type PeerStatus struct {
 	// LastFrame is the last frame of the peer's inputs the sender holds,
 	// -1 for none. It is at least -1.
 	LastFrame int32
+}
+
+// Report is the checksum of the whole state at one frame, as carried by an
+// Input message until the receiver acknowledges it (SumAck).
+type Report struct {
+	// Frame is the frame of the state, >= 0.
+	Frame int32
+	// Checksum is the checksum of the state at Frame.
+	Checksum uint64
 }
 
 // Part is one named checksum of a Parts message.
@@ -144,8 +153,20 @@ type Message struct {
 	AckFrame int32
 	// DisconnectRequested asks the receiver to end the session.
 	DisconnectRequested bool
+	// Done reports that the sender has confirmed its whole match (it reached
+	// its end frame and everything before it is final and delivered).
+	Done bool
+	// PeerDone reports that the sender has received the receiver's Done.
+	PeerDone bool
 	// Status holds at most MaxStatus entries.
 	Status []PeerStatus
+	// SumAck (Input, InputAck) is the newest frame of the receiver's
+	// checksum reports the sender holds, -1 if none yet.
+	SumAck int32
+	// Reports (Input) holds at most MaxReports checksum reports, the sender's
+	// oldest ones the receiver has not acknowledged, in frame order. After
+	// Decode its capacity is reused.
+	Reports []Report
 	// NumFrames is the number of records in Inputs, 0..MaxFrames. Inputs is
 	// empty exactly when NumFrames is 0.
 	NumFrames int
@@ -158,10 +179,8 @@ type Message struct {
 	// Ping is an opaque timestamp, echoed by the QualityReply.
 	Ping uint64
 
-	// Frame of a checksum or parts message, >= 0.
+	// Frame of a parts message, >= 0.
 	Frame int32
-	// Checksum of the whole state at Frame.
-	Checksum uint64
 	// Parts holds at most MaxParts entries.
 	Parts []Part
 }
@@ -186,6 +205,12 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 		if m.DisconnectRequested {
 			flags |= 1
 		}
+		if m.Done {
+			flags |= 2
+		}
+		if m.PeerDone {
+			flags |= 4
+		}
 		dst = append(dst, flags)
 		dst = binary.AppendUvarint(dst, uint64(len(m.Status)))
 		for _, s := range m.Status {
@@ -196,18 +221,22 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 			}
 			dst = binary.AppendUvarint(dst, v)
 		}
+		dst = binary.AppendVarint(dst, int64(m.SumAck))
+		dst = binary.AppendUvarint(dst, uint64(len(m.Reports)))
+		for _, r := range m.Reports {
+			dst = binary.AppendUvarint(dst, uint64(r.Frame))
+			dst = binary.LittleEndian.AppendUint64(dst, r.Checksum)
+		}
 		dst = binary.AppendUvarint(dst, uint64(m.NumFrames))
 		dst = append(dst, m.Inputs...)
 	case KindInputAck:
 		dst = binary.AppendVarint(dst, int64(m.AckFrame))
+		dst = binary.AppendVarint(dst, int64(m.SumAck))
 	case KindQualityReport:
 		dst = binary.AppendVarint(dst, int64(m.Advantage))
 		dst = binary.AppendUvarint(dst, m.Ping)
 	case KindQualityReply:
 		dst = binary.AppendUvarint(dst, m.Ping)
-	case KindChecksumReport:
-		dst = binary.AppendUvarint(dst, uint64(m.Frame))
-		dst = binary.LittleEndian.AppendUint64(dst, m.Checksum)
 	case KindPartsRequest:
 		dst = binary.AppendUvarint(dst, uint64(m.Frame))
 	case KindParts:
@@ -246,6 +275,17 @@ func (m *Message) validate() error {
 				return fmt.Errorf("%w: Status[%d].LastFrame %d < -1", ErrMalformed, i, s.LastFrame)
 			}
 		}
+		if m.SumAck < -1 {
+			return fmt.Errorf("%w: SumAck %d < -1", ErrMalformed, m.SumAck)
+		}
+		if len(m.Reports) > MaxReports {
+			return fmt.Errorf("%w: %d reports, limit %d", ErrMalformed, len(m.Reports), MaxReports)
+		}
+		for i, r := range m.Reports {
+			if r.Frame < 0 {
+				return fmt.Errorf("%w: Reports[%d].Frame %d < 0", ErrMalformed, i, r.Frame)
+			}
+		}
 		if m.NumFrames < 0 || m.NumFrames > MaxFrames {
 			return fmt.Errorf("%w: NumFrames %d outside 0..%d", ErrMalformed, m.NumFrames, MaxFrames)
 		}
@@ -257,11 +297,11 @@ func (m *Message) validate() error {
 		}
 		return nil
 	case KindInputAck:
-		if m.AckFrame < -1 {
-			return fmt.Errorf("%w: AckFrame %d < -1", ErrMalformed, m.AckFrame)
+		if m.AckFrame < -1 || m.SumAck < -1 {
+			return fmt.Errorf("%w: AckFrame %d or SumAck %d < -1", ErrMalformed, m.AckFrame, m.SumAck)
 		}
 		return nil
-	case KindChecksumReport, KindPartsRequest:
+	case KindPartsRequest:
 		if m.Frame < 0 {
 			return fmt.Errorf("%w: Frame %d < 0", ErrMalformed, m.Frame)
 		}
@@ -292,7 +332,7 @@ func (m *Message) validate() error {
 // else that is not a valid encoding ([ErrMalformed]): truncated fields,
 // trailing bytes, overlong or non-minimal varints, values out of range. On
 // error all other fields of m are zero. Decode never panics, and allocates
-// only to grow m.Status or m.Parts up to their limits.
+// only to grow m.Status, m.Reports or m.Parts up to their limits.
 func (m *Message) Decode(b []byte) error {
 	m.reset()
 	if len(b) == 0 {
@@ -322,6 +362,7 @@ func (m *Message) Decode(b []byte) error {
 		m.decodeInput(&r)
 	case KindInputAck:
 		m.AckFrame = r.frame(-1, 0)
+		m.SumAck = r.frame(-1, 0)
 	case KindQualityReport:
 		a := r.varint()
 		if a < math.MinInt16 || a > math.MaxInt16 {
@@ -331,9 +372,6 @@ func (m *Message) Decode(b []byte) error {
 		m.Ping = r.uvarint()
 	case KindQualityReply:
 		m.Ping = r.uvarint()
-	case KindChecksumReport:
-		m.Frame = r.uframe()
-		m.Checksum = r.uint64()
 	case KindPartsRequest:
 		m.Frame = r.uframe()
 	case KindParts:
@@ -359,10 +397,12 @@ func (m *Message) decodeInput(r *reader) {
 	start := int64(m.StartFrame)
 	m.AckFrame = r.frame(-1, start)
 	flags := r.byte()
-	if flags&^1 != 0 {
+	if flags&^7 != 0 {
 		r.fail(errFlags)
 	}
 	m.DisconnectRequested = flags&1 != 0
+	m.Done = flags&2 != 0
+	m.PeerDone = flags&4 != 0
 	n := r.uvarint()
 	if n > MaxStatus {
 		r.fail(errStatusCount)
@@ -375,6 +415,16 @@ func (m *Message) decodeInput(r *reader) {
 			r.fail(errFrameRange)
 		}
 		m.Status = append(m.Status, PeerStatus{Disconnected: v&1 != 0, LastFrame: int32(last)})
+	}
+	m.SumAck = r.frame(-1, 0)
+	nr := r.uvarint()
+	if nr > MaxReports {
+		r.fail(errReportCount)
+	}
+	for i := uint64(0); i < nr && r.err == nil; i++ {
+		f := r.uframe()
+		sum := r.uint64()
+		m.Reports = append(m.Reports, Report{Frame: f, Checksum: sum})
 	}
 	frames := r.uvarint()
 	if frames > MaxFrames {
@@ -408,12 +458,12 @@ func (m *Message) decodeParts(r *reader) {
 	}
 }
 
-// reset zeroes m, keeping the capacity of Status and Parts. Old part names
-// are cleared so that m does not keep earlier packets alive.
+// reset zeroes m, keeping the capacity of Status, Reports and Parts. Old
+// part names are cleared so that m does not keep earlier packets alive.
 func (m *Message) reset() {
-	status, parts := m.Status[:0], m.Parts
+	status, reports, parts := m.Status[:0], m.Reports[:0], m.Parts
 	clear(parts)
-	*m = Message{Status: status, Parts: parts[:0]}
+	*m = Message{Status: status, Reports: reports, Parts: parts[:0]}
 }
 
 // reader consumes a message body. The first failure sticks in err; after it

@@ -16,9 +16,14 @@ func equalMessage(a, b *Message) bool {
 		a.Nonce != b.Nonce || a.StartFrame != b.StartFrame || a.AckFrame != b.AckFrame ||
 		a.DisconnectRequested != b.DisconnectRequested || a.NumFrames != b.NumFrames ||
 		!bytes.Equal(a.Inputs, b.Inputs) || a.Advantage != b.Advantage || a.Ping != b.Ping ||
-		a.Frame != b.Frame || a.Checksum != b.Checksum ||
-		len(a.Status) != len(b.Status) || len(a.Parts) != len(b.Parts) {
+		a.Frame != b.Frame || a.Done != b.Done || a.PeerDone != b.PeerDone || a.SumAck != b.SumAck ||
+		len(a.Status) != len(b.Status) || len(a.Parts) != len(b.Parts) || len(a.Reports) != len(b.Reports) {
 		return false
+	}
+	for i := range a.Reports {
+		if a.Reports[i] != b.Reports[i] {
+			return false
+		}
 	}
 	for i := range a.Status {
 		if a.Status[i] != b.Status[i] {
@@ -49,30 +54,30 @@ var goldens = []struct {
 	hex  string
 }{
 	{"SyncRequest", Message{Kind: KindSyncRequest, Magic: 0x1234, Nonce: 0xdeadbeef},
-		"01 01 3412 efbeadde"},
+		"02 01 3412 efbeadde"},
 	{"SyncReply", Message{Kind: KindSyncReply, Magic: 0x1234, Nonce: 0x01020304},
-		"01 02 3412 04030201"},
+		"02 02 3412 04030201"},
 	{"Input", Message{Kind: KindInput, Magic: 0xbeef, StartFrame: 5000, AckFrame: 4996,
-		DisconnectRequested: true,
-		Status:              []PeerStatus{{LastFrame: 5007}, {Disconnected: true, LastFrame: -1}},
-		NumFrames:           8, Inputs: []byte{0x30}},
-		// start 5000; ack-start -4; flags 1; 2 statuses: 7 -> 0x1c, -5001|disc -> a39c01; 8 frames; inputs
-		"01 03 efbe 8827 07 01 02 1c a39c01 08 30"},
-	{"InputAck", Message{Kind: KindInputAck, Magic: 1, AckFrame: -1},
-		"01 04 0100 01"},
+		DisconnectRequested: true, Done: true, PeerDone: true,
+		Status: []PeerStatus{{LastFrame: 5007}, {Disconnected: true, LastFrame: -1}},
+		SumAck: 4800, Reports: []Report{{Frame: 4900, Checksum: 0x0102030405060708}},
+		NumFrames: 8, Inputs: []byte{0x30}},
+		// start 5000; ack-start -4; flags 7; 2 statuses: 7 -> 0x1c, -5001|disc -> a39c01;
+		// sum ack 4800 -> 804b; 1 report: 4900 -> a426, checksum; 8 frames; inputs
+		"02 03 efbe 8827 07 07 02 1c a39c01 804b 01 a426 0807060504030201 08 30"},
+	{"InputAck", Message{Kind: KindInputAck, Magic: 1, AckFrame: -1, SumAck: 100},
+		"02 04 0100 01 c801"},
 	{"QualityReport", Message{Kind: KindQualityReport, Magic: 1, Advantage: -3, Ping: 300},
-		"01 05 0100 05 ac02"},
+		"02 05 0100 05 ac02"},
 	{"QualityReply", Message{Kind: KindQualityReply, Magic: 1, Ping: 0},
-		"01 06 0100 00"},
-	{"ChecksumReport", Message{Kind: KindChecksumReport, Magic: 0xffff, Frame: 127, Checksum: 0x0102030405060708},
-		"01 07 ffff 7f 0807060504030201"},
+		"02 06 0100 00"},
 	{"PartsRequest", Message{Kind: KindPartsRequest, Frame: 128},
-		"01 08 0000 8001"},
+		"02 07 0000 8001"},
 	{"Parts", Message{Kind: KindParts, Magic: 0x8000, Frame: 2, Parts: []Part{
 		{Name: []byte("ecs"), Sum: 1}, {Name: nil, Sum: math.MaxUint64}}},
-		"01 09 0080 02 02 03 656373 0100000000000000 00 ffffffffffffffff"},
+		"02 08 0080 02 02 03 656373 0100000000000000 00 ffffffffffffffff"},
 	{"KeepAlive", Message{Kind: KindKeepAlive, Magic: 0xffff},
-		"01 0a ffff"},
+		"02 09 ffff"},
 }
 
 func TestGoldenMessages(t *testing.T) {
@@ -118,13 +123,18 @@ func boundaryMessages() []Message {
 		status16[i] = PeerStatus{Disconnected: i%3 == 0, LastFrame: []int32{-1, 0, math.MaxInt32, 77}[i%4]}
 	}
 	inputs := bytes.Repeat([]byte{0xff}, 1000)
+	reports8 := make([]Report, MaxReports)
+	for i := range reports8 {
+		reports8[i] = Report{Frame: []int32{0, 1, math.MaxInt32}[i%3], Checksum: uint64(i) * 0x9e3779b97f4a7c15}
+	}
 	var out []Message
 	for _, start := range []int32{0, 1, 5000, math.MaxInt32} {
 		for _, ack := range []int32{-1, 0, start, math.MaxInt32} {
 			out = append(out,
 				Message{Kind: KindInput, StartFrame: start, AckFrame: ack},
 				Message{Kind: KindInput, Magic: math.MaxUint16, StartFrame: start, AckFrame: ack,
-					DisconnectRequested: true, Status: status16, NumFrames: MaxFrames, Inputs: inputs},
+					DisconnectRequested: true, Done: true, Status: status16, SumAck: ack,
+					Reports: reports8, NumFrames: MaxFrames, Inputs: inputs[:880]},
 				Message{Kind: KindInput, StartFrame: start, AckFrame: ack,
 					Status: []PeerStatus{{LastFrame: start}}, NumFrames: 1, Inputs: []byte{0}})
 		}
@@ -133,7 +143,7 @@ func boundaryMessages() []Message {
 		out = append(out, Message{Kind: KindSyncRequest, Nonce: n}, Message{Kind: KindSyncReply, Nonce: n})
 	}
 	for _, f := range []int32{-1, 0, math.MaxInt32} {
-		out = append(out, Message{Kind: KindInputAck, AckFrame: f})
+		out = append(out, Message{Kind: KindInputAck, AckFrame: f, SumAck: -1}, Message{Kind: KindInputAck, AckFrame: f, SumAck: math.MaxInt32})
 	}
 	for _, a := range []int16{0, 1, -1, math.MaxInt16, -math.MaxInt16, math.MinInt16} {
 		for _, p := range []uint64{0, 1 << 63, math.MaxUint64} {
@@ -142,7 +152,6 @@ func boundaryMessages() []Message {
 	}
 	for _, f := range []int32{0, math.MaxInt32} {
 		out = append(out,
-			Message{Kind: KindChecksumReport, Frame: f, Checksum: math.MaxUint64},
 			Message{Kind: KindPartsRequest, Frame: f},
 			Message{Kind: KindParts, Frame: f},
 			// 64 parts leave room for 9-byte names, 64-byte names for 16 parts.
@@ -183,7 +192,7 @@ func TestAppendErrors(t *testing.T) {
 		want error
 	}{
 		{"kind 0", Message{}, ErrUnknownKind},
-		{"kind 11", Message{Kind: KindKeepAlive + 1}, ErrUnknownKind},
+		{"kind 10", Message{Kind: KindKeepAlive + 1}, ErrUnknownKind},
 		{"start -1", Message{Kind: KindInput, StartFrame: -1}, ErrMalformed},
 		{"ack -2", Message{Kind: KindInput, AckFrame: -2}, ErrMalformed},
 		{"17 statuses", Message{Kind: KindInput, Status: tooMany}, ErrMalformed},
@@ -195,7 +204,10 @@ func TestAppendErrors(t *testing.T) {
 		{"inputs too large", Message{Kind: KindInput, NumFrames: 1, Inputs: make([]byte, MaxPacketSize-8)}, ErrTooLarge},
 		{"inputs huge", Message{Kind: KindInput, NumFrames: 1, Inputs: make([]byte, 1<<20)}, ErrTooLarge},
 		{"ack message -2", Message{Kind: KindInputAck, AckFrame: -2}, ErrMalformed},
-		{"checksum frame -1", Message{Kind: KindChecksumReport, Frame: -1}, ErrMalformed},
+		{"ack message sum ack -2", Message{Kind: KindInputAck, SumAck: -2}, ErrMalformed},
+		{"sum ack -2", Message{Kind: KindInput, SumAck: -2}, ErrMalformed},
+		{"9 reports", Message{Kind: KindInput, Reports: make([]Report, MaxReports+1)}, ErrMalformed},
+		{"report frame -1", Message{Kind: KindInput, Reports: []Report{{Frame: -1}}}, ErrMalformed},
 		{"parts request frame -1", Message{Kind: KindPartsRequest, Frame: -1}, ErrMalformed},
 		{"parts frame -1", Message{Kind: KindParts, Frame: -1}, ErrMalformed},
 		{"65 parts", Message{Kind: KindParts, Parts: make([]Part, MaxParts+1)}, ErrMalformed},
@@ -213,7 +225,7 @@ func TestAppendErrors(t *testing.T) {
 		}
 	}
 	// The largest Input that fits.
-	m := Message{Kind: KindInput, NumFrames: 1, Inputs: make([]byte, MaxPacketSize-9)}
+	m := Message{Kind: KindInput, NumFrames: 1, Inputs: make([]byte, MaxPacketSize-11)}
 	if b, err := m.Append(nil); err != nil || len(b) != MaxPacketSize {
 		t.Errorf("largest input: %d bytes, %v", len(b), err)
 	}
@@ -250,7 +262,7 @@ func TestDecodeTrailing(t *testing.T) {
 
 func TestDecodeVersion(t *testing.T) {
 	var m Message
-	for _, b := range [][]byte{{2}, {0, 3}, {0xff, 200, 0x34, 0x12}, {2, 1, 0x34, 0x12, 1, 2, 3, 4, 5, 6, 7}} {
+	for _, b := range [][]byte{{1}, {3}, {0, 3}, {0xff, 200, 0x34, 0x12}, {1, 7, 0x34, 0x12, 0, 1, 2, 3, 4, 5, 6, 7, 8}} {
 		err := m.Decode(b)
 		if !errors.Is(err, ErrVersion) {
 			t.Errorf("Decode(%x) = %v, want ErrVersion", b, err)
@@ -276,47 +288,56 @@ func TestDecodeErrors(t *testing.T) {
 		want error
 	}{
 		{"empty", "", ErrMalformed},
-		{"kind 0", "01 00 0000", ErrUnknownKind},
-		{"kind 11", "01 0b 0000", ErrUnknownKind},
-		{"kind 255", "01 ff 0000 00", ErrUnknownKind},
+		{"kind 0", "02 00 0000", ErrUnknownKind},
+		{"kind 10", "02 0a 0000", ErrUnknownKind},
+		{"kind 255", "02 ff 0000 00", ErrUnknownKind},
 		{"too large", hex.EncodeToString(long), ErrTooLarge},
-		{"non-minimal varint", "01 04 0000 8000", ErrMalformed},
-		{"non-minimal varint 2", "01 06 0000 ffff00", ErrMalformed},
-		{"11-byte varint", "01 06 0000 8080808080808080808001", ErrMalformed},
-		{"varint overflow", "01 06 0000 ffffffffffffffffff02", ErrMalformed},
-		{"ping max", "01 06 0000 ffffffffffffffffff01", nil},
-		{"start > MaxInt32", "01 03 0000 8080808008 00 00 00 00", ErrMalformed},
-		{"start MaxInt32", "01 03 0000 ffffffff07 00 00 00 00", nil},
-		{"ack > MaxInt32", "01 03 0000 ffffffff07 02 00 00 00", ErrMalformed},
-		{"ack -2", "01 03 0000 00 03 00 00 00", ErrMalformed},
-		{"ack -1", "01 03 0000 00 01 00 00 00", nil},
-		{"ack huge", "01 03 0000 00 feffffffffffffffff01 00 00 00", ErrMalformed},
-		{"ack huge negative", "01 03 0000 05 ffffffffffffffffff01 00 00 00", ErrMalformed},
-		{"flags 2", "01 03 0000 00 00 02 00 00", ErrMalformed},
-		{"flags 0x81", "01 03 0000 00 00 81 00 00", ErrMalformed},
-		{"17 statuses", "01 03 0000 00 00 00 11" + strings.Repeat("00", 17) + "00", ErrMalformed},
-		{"16 statuses", "01 03 0000 00 00 00 10" + strings.Repeat("00", 16) + "00", nil},
-		{"huge status count", "01 03 0000 00 00 00 ffffffffffffffffff01", ErrMalformed},
-		{"last frame -2", "01 03 0000 00 00 00 01 06 00", ErrMalformed},
-		{"last frame -1", "01 03 0000 00 00 00 01 03 00", nil},
-		{"last frame > MaxInt32", "01 03 0000 ffffffff07 00 00 01 04 00", ErrMalformed},
-		{"last frame huge", "01 03 0000 00 00 00 01 ffffffffffffffffff01 00", ErrMalformed},
-		{"129 frames", "01 03 0000 00 00 00 00 8101 00", ErrMalformed},
-		{"frames without inputs", "01 03 0000 00 00 00 00 01", ErrMalformed},
-		{"inputs without frames", "01 03 0000 00 00 00 00 00 30", ErrMalformed},
-		{"advantage 32768", "01 05 0000 808004 00", ErrMalformed},
-		{"advantage -32769", "01 05 0000 818004 00", ErrMalformed},
-		{"advantage -32768", "01 05 0000 ffff03 00", nil},
-		{"input ack -2", "01 04 0000 03", ErrMalformed},
-		{"input ack > MaxInt32", "01 04 0000 8080808010", ErrMalformed},
-		{"checksum frame > MaxInt32", "01 07 0000 8080808008 0000000000000000", ErrMalformed},
-		{"checksum short", "01 07 0000 00 00000000000000", ErrMalformed},
-		{"parts request frame > MaxInt32", "01 08 0000 8080808008", ErrMalformed},
-		{"65 parts", "01 09 0000 00 41" + strings.Repeat("00 0000000000000000", 65), ErrMalformed},
-		{"64 parts", "01 09 0000 00 40" + strings.Repeat("00 0000000000000000", 64), nil},
-		{"65-byte name", "01 09 0000 00 01 41" + strings.Repeat("61", 65) + "0000000000000000", ErrMalformed},
-		{"name past the end", "01 09 0000 00 01 08 6161", ErrMalformed},
-		{"sync short", "01 01 0000 000000", ErrMalformed},
+		{"non-minimal varint", "02 04 0000 8000 00", ErrMalformed},
+		{"non-minimal varint 2", "02 06 0000 ffff00", ErrMalformed},
+		{"11-byte varint", "02 06 0000 8080808080808080808001", ErrMalformed},
+		{"varint overflow", "02 06 0000 ffffffffffffffffff02", ErrMalformed},
+		{"ping max", "02 06 0000 ffffffffffffffffff01", nil},
+		{"start > MaxInt32", "02 03 0000 8080808008 00 00 00 01 00 00", ErrMalformed},
+		{"start MaxInt32", "02 03 0000 ffffffff07 00 00 00 01 00 00", nil},
+		{"ack > MaxInt32", "02 03 0000 ffffffff07 02 00 00 01 00 00", ErrMalformed},
+		{"ack -2", "02 03 0000 00 03 00 00 01 00 00", ErrMalformed},
+		{"ack -1", "02 03 0000 00 01 00 00 01 00 00", nil},
+		{"ack huge", "02 03 0000 00 feffffffffffffffff01 00 00 01 00 00", ErrMalformed},
+		{"ack huge negative", "02 03 0000 05 ffffffffffffffffff01 00 00 01 00 00", ErrMalformed},
+		{"flags 2 (done)", "02 03 0000 00 00 02 00 01 00 00", nil},
+		{"flags 4 (peer done)", "02 03 0000 00 00 04 00 01 00 00", nil},
+		{"flags 8", "02 03 0000 00 00 08 00 01 00 00", ErrMalformed},
+		{"flags 0x81", "02 03 0000 00 00 81 00 01 00 00", ErrMalformed},
+		{"17 statuses", "02 03 0000 00 00 00 11" + strings.Repeat("00", 17) + "01 00 00", ErrMalformed},
+		{"16 statuses", "02 03 0000 00 00 00 10" + strings.Repeat("00", 16) + "01 00 00", nil},
+		{"huge status count", "02 03 0000 00 00 00 ffffffffffffffffff01", ErrMalformed},
+		{"last frame -2", "02 03 0000 00 00 00 01 06 01 00 00", ErrMalformed},
+		{"last frame -1", "02 03 0000 00 00 00 01 03 01 00 00", nil},
+		{"last frame > MaxInt32", "02 03 0000 ffffffff07 00 00 01 04 01 00 00", ErrMalformed},
+		{"last frame huge", "02 03 0000 00 00 00 01 ffffffffffffffffff01 01 00 00", ErrMalformed},
+		{"sum ack -2", "02 03 0000 00 00 00 00 03 00 00", ErrMalformed},
+		{"sum ack > MaxInt32", "02 03 0000 00 00 00 00 8080808010 00 00", ErrMalformed},
+		{"9 reports", "02 03 0000 00 00 00 00 01 09" + strings.Repeat("00 0000000000000000", 9) + "00", ErrMalformed},
+		{"8 reports", "02 03 0000 00 00 00 00 01 08" + strings.Repeat("00 0000000000000000", 8) + "00", nil},
+		{"report frame > MaxInt32", "02 03 0000 00 00 00 00 01 01 8080808008 0000000000000000 00", ErrMalformed},
+		{"report short", "02 03 0000 00 00 00 00 01 01 00 00000000000000", ErrMalformed},
+		{"129 frames", "02 03 0000 00 00 00 00 01 00 8101 00", ErrMalformed},
+		{"frames without inputs", "02 03 0000 00 00 00 00 01 00 01", ErrMalformed},
+		{"inputs without frames", "02 03 0000 00 00 00 00 01 00 00 30", ErrMalformed},
+		{"advantage 32768", "02 05 0000 808004 00", ErrMalformed},
+		{"advantage -32769", "02 05 0000 818004 00", ErrMalformed},
+		{"advantage -32768", "02 05 0000 ffff03 00", nil},
+		{"input ack -2", "02 04 0000 03 01", ErrMalformed},
+		{"input ack > MaxInt32", "02 04 0000 8080808010 01", ErrMalformed},
+		{"input ack sum ack -2", "02 04 0000 01 03", ErrMalformed},
+		{"input ack without sum ack", "02 04 0000 01", ErrMalformed},
+		{"parts request frame > MaxInt32", "02 07 0000 8080808008", ErrMalformed},
+		{"65 parts", "02 08 0000 00 41" + strings.Repeat("00 0000000000000000", 65), ErrMalformed},
+		{"64 parts", "02 08 0000 00 40" + strings.Repeat("00 0000000000000000", 64), nil},
+		{"65-byte name", "02 08 0000 00 01 41" + strings.Repeat("61", 65) + "0000000000000000", ErrMalformed},
+		{"name past the end", "02 08 0000 00 01 08 6161", ErrMalformed},
+		{"sync short", "02 01 0000 000000", ErrMalformed},
+		{"version 1 checksum report", "01 07 0000 00 0000000000000000", ErrVersion},
 	}
 	var m Message
 	for _, c := range cases {
@@ -333,6 +354,7 @@ func TestDecodeErrors(t *testing.T) {
 		}
 		// Only the header survives an error.
 		if m.Nonce != 0 || m.StartFrame != 0 || m.AckFrame != 0 || len(m.Status) != 0 ||
+			m.SumAck != 0 || len(m.Reports) != 0 || m.Done || m.PeerDone ||
 			m.NumFrames != 0 || m.Inputs != nil || m.Advantage != 0 || m.Frame != 0 || len(m.Parts) != 0 {
 			t.Errorf("%s: fields left after the error: %+v", c.name, m)
 		}
@@ -341,7 +363,7 @@ func TestDecodeErrors(t *testing.T) {
 
 func TestDecodeReuse(t *testing.T) {
 	var m Message
-	parts := unhex(t, goldens[8].hex)
+	parts := unhex(t, goldens[7].hex)
 	input := unhex(t, goldens[2].hex)
 	if err := m.Decode(parts); err != nil {
 		t.Fatal(err)
@@ -376,7 +398,7 @@ func typicalInput(tb testing.TB) (Message, []byte) {
 		e.Add(r)
 	}
 	m := Message{Kind: KindInput, Magic: 0xbeef, StartFrame: 5000, AckFrame: 4996,
-		Status:    []PeerStatus{{LastFrame: 5007}, {LastFrame: 5003}},
+		Status: []PeerStatus{{LastFrame: 5007}, {LastFrame: 5003}}, SumAck: -1,
 		NumFrames: e.Frames(), Inputs: e.AppendTo(nil)}
 	b, err := m.Append(nil)
 	if err != nil {
@@ -387,8 +409,8 @@ func typicalInput(tb testing.TB) (Message, []byte) {
 
 func TestTypicalInputSize(t *testing.T) {
 	_, b := typicalInput(t)
-	// header 4, start 2, ack 1, flags 1, statuses 1+2, frames 1, inputs 4
-	if want := unhex(t, "01 03 efbe 8827 07 00 02 1c 0c 08 2003020e"); !bytes.Equal(b, want) {
+	// header 4, start 2, ack 1, flags 1, statuses 1+2, sum ack 1, reports 1, frames 1, inputs 4
+	if want := unhex(t, "02 03 efbe 8827 07 00 02 1c 0c 01 00 08 2003020e"); !bytes.Equal(b, want) {
 		t.Errorf("typical Input = %x (%d bytes), want %x", b, len(b), want)
 	}
 }
@@ -416,7 +438,7 @@ func TestMessageAllocs(t *testing.T) {
 		t.Errorf("Decode allocates %v times", n)
 	}
 	bad := append([]byte(nil), pkt...)
-	bad[6] = 0x80 // flags byte -> bad flags
+	bad[7] = 0x80 // flags byte -> bad flags
 	if n := testing.AllocsPerRun(100, func() {
 		if err := d.Decode(bad); err == nil {
 			t.Fatal("bad packet accepted")

@@ -1,0 +1,113 @@
+package runner_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/rollback"
+	"github.com/rewindgo/rewind/rollback/runner"
+	"github.com/rewindgo/rewind/snapshot"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// wrapped is a session wrapper of the kind a game writes (to log or count
+// calls): embedding the Session contract forwards every method.
+type wrapped struct{ runner.Session }
+
+// TestRunnerFinishesMatch: two peers, each driven by a Runner through a
+// wrapper session, play a 240-frame match (Config.EndFrame) over a lossy
+// link with desync checks, and Update until the Runners are Finished.
+// Confirmed then has been called exactly once for every state 0..240, in
+// order, with equal checksums on both peers; the ring depth is the
+// session's SnapshotDepth (2*MaxPrediction+4 = 20) through the wrapper.
+// Before, the runner found optional methods by type assertion: this wrapper
+// got a ring of depth 1 and no checksums, and matches had no end.
+func TestRunnerFinishesMatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const end = 240
+		net := transport.NewNetwork(transport.NetworkConfig{Seed: 5, Default: transport.LinkConfig{
+			Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.15}})
+		defer net.Close()
+		var runners [2]*runner.Runner
+		var sums [2][]rollback.Frame
+		var vals [2]map[rollback.Frame]uint64
+		for i := range 2 {
+			conn, err := net.Listen(simAddr(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := rollback.NewP2P(conn, rollback.Config{NumPlayers: 2, InputDelay: 1, DesyncInterval: 40,
+				EndFrame: end, Seed: uint64(i + 1),
+				Players: []rollback.Player{{Handle: rollback.PlayerHandle(i), Kind: rollback.Local},
+					{Handle: rollback.PlayerHandle(1 - i), Kind: rollback.Remote, Addr: simAddr(1 - i)}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := ecs.New()
+			reg := snapshot.NewRegistry(w)
+			if err := snapshot.CopyResource[marker](reg); err != nil {
+				t.Fatal(err)
+			}
+			m := ecs.ResourceOf[marker](w)
+			m.Set(marker{})
+			vals[i] = map[rollback.Frame]uint64{}
+			r, err := runner.New(runner.Config{World: w, Registry: reg, Session: wrapped{s}, ChecksumAll: true,
+				ReadInput: func(h rollback.PlayerHandle) []byte { return botInput(s.CurrentFrame(), h) },
+				Step: func(ctx *runner.Context) {
+					old, _ := m.Get()
+					v := old.V*31 + int64(ctx.Frame)
+					for _, in := range ctx.Inputs {
+						v = v*7 + int64(len(in.Bytes))
+						if len(in.Bytes) > 0 {
+							v += int64(in.Bytes[0])
+						}
+					}
+					m.Set(marker{v})
+				},
+				Confirmed: func(f rollback.Frame, sum uint64) {
+					sums[i] = append(sums[i], f)
+					vals[i][f] = sum
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := r.Ring().Depth(); d != s.SnapshotDepth() || d != 20 {
+				t.Fatalf("ring depth %d through the wrapper, session depth %d", d, s.SnapshotDepth())
+			}
+			runners[i] = r
+		}
+		for start := time.Now(); !runners[0].Finished() || !runners[1].Finished(); {
+			if time.Since(start) > time.Minute {
+				t.Fatalf("not finished: frames %d, %d", runners[0].Frame(), runners[1].Frame())
+			}
+			for _, r := range runners {
+				if _, err := r.Update(time.Second / 60); err != nil {
+					t.Fatal(err)
+				}
+				for _, ev := range r.Session().Events() {
+					if ev.Kind == rollback.EventDesyncDetected {
+						t.Fatalf("desync: %v", ev)
+					}
+				}
+			}
+			time.Sleep(time.Second / 60)
+		}
+		for i := range 2 {
+			if len(sums[i]) != end+1 {
+				t.Fatalf("peer %d: Confirmed called for %d frames, want %d", i, len(sums[i]), end+1)
+			}
+			for f, got := range sums[i] {
+				if got != rollback.Frame(f) {
+					t.Fatalf("peer %d: Confirmed frame #%d is %d", i, f, got)
+				}
+			}
+		}
+		for f := rollback.Frame(0); f <= end; f++ {
+			if vals[0][f] != vals[1][f] {
+				t.Fatalf("frame %d: checksums differ", f)
+			}
+		}
+	})
+}
