@@ -27,7 +27,9 @@
 // prints the demo's summary
 // (--json: the same fields) plus the digest of its confirmed checksums:
 // processes that print the same digest computed the same state at every
-// frame.
+// frame. With --spectate HOST --players N it is a spectator of the peer at
+// HOST (which lists it in --spectators) and prints the digest of the
+// states it simulated.
 //
 // demo server runs a replicate.Server and --clients replicate.Clients in one
 // process over QUIC (transport/quic) on loopback, each client's link through

@@ -29,16 +29,21 @@ type peerOptions struct {
 	// addresses of the spectators this peer hosts.
 	Handle                  int
 	Remotes, SpectatorAddrs []netip.AddrPort
+	// Host, when valid, makes this process a spectator of the peer at Host
+	// in a match of Peers players.
+	Host netip.AddrPort
 }
 
-func peerFlags() (*flag.FlagSet, *peerOptions, *[2]string) {
+func peerFlags() (*flag.FlagSet, *peerOptions, *[3]string) {
 	o := &peerOptions{}
-	var lists [2]string // remotes, spectators
+	var lists [3]string // remotes, spectators, host to spectate
 	fs := flag.NewFlagSet("rewind peer", flag.ContinueOnError)
 	fs.StringVar(&o.Listen, "listen", "127.0.0.1:7000", "UDP `address` this peer listens on")
 	fs.IntVar(&o.Handle, "handle", 0, "this peer's player handle (0..players-1)")
 	fs.StringVar(&lists[0], "remote", "", "comma-separated `HOST:PORT` of the other peers, in handle order (required)")
 	fs.StringVar(&lists[1], "spectators", "", "comma-separated `HOST:PORT` of spectators this peer hosts")
+	fs.StringVar(&lists[2], "spectate", "", "be a spectator of the peer at `HOST:PORT` (which lists this --listen address in --spectators) instead of a player")
+	fs.IntVar(&o.Peers, "players", 2, "with --spectate: the number of players of the match")
 	fs.IntVar(&o.Frames, "frames", 600, "length of the match in frames (60 per second): the same on every peer")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the game and the bots: the same on every peer")
 	fs.IntVar(&o.NPCs, "npcs", demo.DefaultNPCs, "number of wandering NPCs: the same on every peer")
@@ -59,6 +64,11 @@ peers in other processes or on other machines. Two terminals:
 
   rewind peer --listen 127.0.0.1:7000 --handle 0 --remote 127.0.0.1:7001
   rewind peer --listen 127.0.0.1:7001 --handle 1 --remote 127.0.0.1:7000
+
+A spectator follows a peer that hosts it:
+
+  rewind peer --listen 127.0.0.1:7000 --handle 0 --remote 127.0.0.1:7001 --spectators 127.0.0.1:7002
+  rewind peer --listen 127.0.0.1:7002 --spectate 127.0.0.1:7000 --players 2
 
 The peer plays --frames frames and waits until the match is finished
 (every state 0..--frames confirmed and checked on every peer), keeps
@@ -88,8 +98,22 @@ func peerCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if o.SpectatorAddrs, err = parseAddrs(lists[1]); err != nil {
 		return err
 	}
-	o.Peers, o.Spectators = 1+len(o.Remotes), len(o.SpectatorAddrs)
+	host, err := parseAddrs(lists[2])
+	if err != nil {
+		return err
+	}
 	switch {
+	case len(host) > 1:
+		return usageError("--spectate takes one address")
+	case len(host) == 1 && (len(o.Remotes) > 0 || len(o.SpectatorAddrs) > 0):
+		return usageError("a spectator (--spectate) has no --remote peers or --spectators")
+	case len(host) == 1:
+		o.Host = host[0]
+	default:
+		o.Peers, o.Spectators = 1+len(o.Remotes), len(o.SpectatorAddrs)
+	}
+	switch {
+	case o.Host.IsValid():
 	case len(o.Remotes) == 0:
 		return usageError("--remote is required: the other peers' addresses")
 	case o.Handle < 0 || o.Handle >= o.Peers:
@@ -102,7 +126,11 @@ func peerCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if o.JSON {
 		live = stderr
 	}
-	sum, err := runPeer(ctx, *o, live)
+	run := runPeer
+	if o.Host.IsValid() {
+		run = runSpectator
+	}
+	sum, err := run(ctx, *o, live)
 	if err != nil {
 		return err
 	}
@@ -127,6 +155,7 @@ func parseAddrs(list string) ([]netip.AddrPort, error) {
 // peerResult is the summary of one peer: the demo's fields plus the digest.
 type peerResult struct {
 	*demoSummary
+	// Handle is the local player's handle (-1 for a spectator).
 	Handle int `json:"handle"`
 	// Digest is the SHA-256 (first 16 bytes, hex) over the confirmed
 	// checksums of frames 0..DigestFrames-1, each as a little-endian uint32
@@ -168,13 +197,9 @@ func digest(sums []frameSum) (string, int) {
 func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // closes the socket
-	udp, err := transport.ListenUDP(ctx, o.Listen, transport.UDPConfig{})
+	udp, conn, err := o.listen(ctx)
 	if err != nil {
 		return nil, err
-	}
-	var conn transport.PacketConn = udp
-	if link := (transport.LinkConfig{Latency: o.Latency, Jitter: o.Jitter, Loss: o.Loss}); link != (transport.LinkConfig{}) {
-		conn = transport.Condition(udp, transport.ConditionConfig{Link: link, Seed: o.Seed*1000 + uint64(o.Handle)})
 	}
 	p := &demoPeer{idx: o.Handle, conn: udp, remotes: map[rollback.PlayerHandle]string{}}
 	m := &match{o: o.demoOptions, peers: []*demoPeer{p}}
@@ -217,7 +242,7 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 		Events: map[string]int{},
 		Link:   linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss},
 	}
-	elapsed, err := m.playOne(ctx, p, sum, live)
+	elapsed, err := m.playOne(ctx, p.run, fmt.Sprintf("peer %d", p.idx), sum, live)
 	if err != nil {
 		return nil, err
 	}
@@ -229,11 +254,11 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 	return res, nil
 }
 
-// playOne runs the one peer of m until the match is finished (the
+// playOne runs the one peer or spectator of m until the match is finished (the
 // session's EndFrame is o.Frames: every state 0..o.Frames confirmed and
 // checked on every peer) and o.Drain has passed since, or until the
 // timeout, or until ctx is done. It returns the time played.
-func (m *match) playOne(ctx context.Context, p *demoPeer, sum *demoSummary, live io.Writer) (time.Duration, error) {
+func (m *match) playOne(ctx context.Context, run *runner.Runner, who string, sum *demoSummary, live io.Writer) (time.Duration, error) {
 	o := m.o
 	timeout := o.Timeout
 	if timeout == 0 {
@@ -248,14 +273,14 @@ func (m *match) playOne(ctx context.Context, p *demoPeer, sum *demoSummary, live
 		last = now
 		// Once finished the runner only polls: the other peers may not know
 		// yet that we are done.
-		if _, err := p.run.Update(dt); err != nil {
-			return 0, fmt.Errorf("peer %d: %w", p.idx, err)
+		if _, err := run.Update(dt); err != nil {
+			return 0, fmt.Errorf("%s: %w", who, err)
 		}
-		if p.run.Finished() && doneAt.IsZero() {
+		if run.Finished() && doneAt.IsZero() {
 			doneAt = now
 		}
-		for _, ev := range p.sess.Events() {
-			sum.event(live, fmt.Sprintf("peer %d", p.idx), ev)
+		for _, ev := range run.Session().Events() {
+			sum.event(live, who, ev)
 		}
 		switch {
 		case !doneAt.IsZero() && now.Sub(doneAt) >= o.Drain:
@@ -273,4 +298,78 @@ func (m *match) playOne(ctx context.Context, p *demoPeer, sum *demoSummary, live
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// listen opens this process's UDP socket and, with link conditions, the
+// conditioned conn on top of it (else conn is the socket).
+func (o *peerOptions) listen(ctx context.Context) (*transport.UDPConn, transport.PacketConn, error) {
+	udp, err := transport.ListenUDP(ctx, o.Listen, transport.UDPConfig{})
+	if err != nil {
+		return nil, nil, err
+	}
+	if link := (transport.LinkConfig{Latency: o.Latency, Jitter: o.Jitter, Loss: o.Loss}); link != (transport.LinkConfig{}) {
+		return udp, transport.Condition(udp, transport.ConditionConfig{Link: link, Seed: o.Seed*1000 + uint64(udp.LocalAddr().Port())}), nil
+	}
+	return udp, udp, nil
+}
+
+// runSpectator follows the host's match until it is finished, drains, and
+// returns the summary: the demo's fields that apply to a spectator, and the
+// digest of the states 0..o.Frames it simulated, comparable with the
+// peers'.
+func runSpectator(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // closes the socket
+	udp, conn, err := o.listen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &demoSpectator{conn: udp}
+	m := &match{o: o.demoOptions, specs: []*demoSpectator{s}}
+	defer m.close()
+	if s.sess, err = rollback.NewSpectator(conn, o.Host, rollback.Config{
+		NumPlayers: o.Peers, MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + 500, EndFrame: o.Frames,
+	}); err != nil {
+		return nil, err
+	}
+	if s.game, err = demo.New(demo.Config{Players: o.Peers, NPCs: o.NPCs, Seed: o.Seed}); err != nil {
+		return nil, err
+	}
+	// A spectator simulates confirmed frames only: every state is final.
+	// The state after frame f is that of frame f+1.
+	add := func(ctx *runner.Context, f rollback.Frame) {
+		sum, err := s.game.Checksum()
+		ctx.Fail(err)
+		s.sums = append(s.sums, frameSum{f, sum})
+	}
+	s.run, err = s.game.NewRunner(s.sess, runner.Config{Step: func(ctx *runner.Context) {
+		if ctx.Frame == 0 {
+			add(ctx, 0)
+		}
+		s.game.Step(ctx)
+		add(ctx, ctx.Frame+1)
+	}})
+	if err != nil {
+		return nil, err
+	}
+	sum := &demoSummary{
+		Mode: "spectator", Frames: o.Frames, Peers: o.Peers, Spectators: 1,
+		Events: map[string]int{},
+		Link:   linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss},
+	}
+	elapsed, err := m.playOne(ctx, s.run, "spectator", sum, live)
+	if err != nil {
+		return nil, err
+	}
+	frame := int(s.sess.CurrentFrame())
+	sum.DurationSec = round3(elapsed.Seconds())
+	sum.FramesReached, sum.Finished = frame >= o.Frames, s.run.Finished()
+	sum.ChecksumsEqual, sum.CheckedFrames = true, len(s.sums) // compared by whoever reads the digests
+	sum.ConfirmedTail = len(s.sums) - 1
+	sum.SpectatorFrames, sum.SpectatorChecked = []int{frame}, len(s.sums)
+	sc := s.game.Score()
+	sum.Score = append([]int32(nil), sc.Points[:o.Peers]...)
+	res := &peerResult{demoSummary: sum, Handle: -1}
+	res.Digest, res.DigestFrames = digest(s.sums)
+	return res, nil
 }
