@@ -5,8 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/examples/boxgame/sim"
+	"github.com/rewindgo/rewind/fixed"
 )
 
 // freePorts returns n UDP ports that were free on loopback a moment ago.
@@ -80,6 +85,58 @@ func TestMatchModes(t *testing.T) {
 	}
 	if ms[0].summary(nil, nil).LinkLost == 0 {
 		t.Error("nothing lost with --loss 0.1")
+	}
+}
+
+// TestMatchDesync: when one peer's game differs from the other's (a box
+// moved by one unit behind the simulation's back), both peers detect the
+// desync, the HUD's list has it, and the summary fails.
+func TestMatchDesync(t *testing.T) {
+	ports := freePorts(t, 2)
+	a := func(i int) string { return fmt.Sprint("127.0.0.1:", ports[i]) }
+	lines := [][]string{
+		{"--port", fmt.Sprint(ports[0]), "--players", "local," + a(1)},
+		{"--port", fmt.Sprint(ports[1]), "--players", a(0) + ",local"},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ms []*match
+	for _, l := range lines {
+		o, err := parseOptions(append(l, "--frames", "60", "--script", "--desync-interval", "10"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := newMatch(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.close()
+		ms = append(ms, m)
+	}
+	for _, b := range ecs.StoreOf[sim.Box](ms[1].game.World()).All() {
+		b.Pos.X = b.Pos.X.Add(fixed.One)
+		break
+	}
+	start, last := time.Now(), time.Now()
+	for len(ms[0].desyncs) == 0 || len(ms[1].desyncs) == 0 {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("desync not detected after 20s: %q %q", ms[0].desyncs, ms[1].desyncs)
+		}
+		time.Sleep(2 * time.Millisecond)
+		now := time.Now()
+		for _, m := range ms {
+			if err := m.update(now.Sub(last)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		last = now
+	}
+	for i, m := range ms {
+		s := m.summary(nil, nil)
+		t.Logf("peer %d: %s; ok %v, %q", i, s.DesyncEvents[0], s.OK, s.Failure)
+		if s.OK || s.Desyncs == 0 || !strings.Contains(s.DesyncEvents[0], "sim.Box") {
+			t.Errorf("peer %d: %+v", i, s)
+		}
 	}
 }
 
