@@ -25,23 +25,21 @@ const (
 	arenaY  = 112
 )
 
-var (
-	background = color.RGBA{0x1d, 0x23, 0x2a, 0xff}
-	arenaColor = color.RGBA{0x33, 0x3d, 0x47, 0xff}
-	alarmColor = color.RGBA{0xd0, 0x10, 0x10, 0xff}
-)
+// Colours of the screen.
+func background() color.RGBA { return color.RGBA{0x1d, 0x23, 0x2a, 0xff} }
+func arenaColor() color.RGBA { return color.RGBA{0x33, 0x3d, 0x47, 0xff} }
+func alarmColor() color.RGBA { return color.RGBA{0xd0, 0x10, 0x10, 0xff} }
 
-// keySets are the keys of the first, second, ... local player: up, down,
-// left, right.
-var keySets = [sim.MaxPlayers][4]ebiten.Key{
-	{ebiten.KeyW, ebiten.KeyS, ebiten.KeyA, ebiten.KeyD},
-	{ebiten.KeyArrowUp, ebiten.KeyArrowDown, ebiten.KeyArrowLeft, ebiten.KeyArrowRight},
-	{ebiten.KeyI, ebiten.KeyK, ebiten.KeyJ, ebiten.KeyL},
-	{ebiten.KeyT, ebiten.KeyG, ebiten.KeyF, ebiten.KeyH},
-}
-
-// readKeys returns the input byte of the local player using key set i.
+// readKeys returns the input byte of the local player using key set i:
+// the first, second, ... local player uses WASD, the arrow keys, IJKL,
+// TFGH (up, down, left, right).
 func readKeys(i int) byte {
+	keySets := [sim.MaxPlayers][4]ebiten.Key{
+		{ebiten.KeyW, ebiten.KeyS, ebiten.KeyA, ebiten.KeyD},
+		{ebiten.KeyArrowUp, ebiten.KeyArrowDown, ebiten.KeyArrowLeft, ebiten.KeyArrowRight},
+		{ebiten.KeyI, ebiten.KeyK, ebiten.KeyJ, ebiten.KeyL},
+		{ebiten.KeyT, ebiten.KeyG, ebiten.KeyF, ebiten.KeyH},
+	}
 	if i < 0 || i >= len(keySets) {
 		return 0
 	}
@@ -105,9 +103,9 @@ func (g *game) Update() error {
 
 // Draw draws the arena, the boxes and the HUD.
 func (g *game) Draw(screen *ebiten.Image) {
-	screen.Fill(background)
+	screen.Fill(background())
 	w, h := sim.ArenaW.Float64(), sim.ArenaH.Float64()
-	vector.DrawFilledRect(screen, arenaX, arenaY, float32(w), float32(h), arenaColor, false)
+	vector.DrawFilledRect(screen, arenaX, arenaY, float32(w), float32(h), arenaColor(), false)
 	size := float32(sim.BoxSize.Float64())
 	g.boxes = g.m.game.Boxes(g.boxes[:0])
 	for _, b := range g.boxes {
@@ -151,7 +149,7 @@ func (g *game) drawHUD(screen *ebiten.Image) {
 	ebitenutil.DebugPrintAt(screen, b.String(), 8, 4)
 	if len(m.desyncs) > 0 {
 		// Loudly: a red banner across the arena that stays.
-		vector.DrawFilledRect(screen, arenaX, arenaY+150, 480, 48, alarmColor, false)
+		vector.DrawFilledRect(screen, arenaX, arenaY+150, 480, 48, alarmColor(), false)
 		ebitenutil.DebugPrintAt(screen, "DESYNC! the peers' states differ\n"+m.desyncs[0], arenaX+8, arenaY+158)
 	}
 }

@@ -46,16 +46,16 @@ const (
 
 // Arena and movement constants, in arena units (one unit is one pixel at
 // scale 1) and frames (60 per second). They follow box_game's proportions.
-var (
+const (
 	// ArenaW and ArenaH are the arena's size.
-	ArenaW = fixed.FromInt(480)
-	ArenaH = fixed.FromInt(360)
+	ArenaW = 480 * fixed.One
+	ArenaH = 360 * fixed.One
 	// BoxSize is the side of a box.
-	BoxSize = fixed.FromInt(32)
+	BoxSize = 32 * fixed.One
 
-	accel    = fixed.FromFraction(1, 2)  // units per frame², while a key is held
-	maxSpeed = fixed.FromInt(6)          // units per frame
-	friction = fixed.FromFraction(9, 10) // velocity kept per frame on a released axis
+	accel    = fixed.One / 2      // units per frame², while a key is held
+	maxSpeed = 6 * fixed.One      // units per frame
+	friction = 9 * fixed.One / 10 // velocity kept per frame on a released axis
 )
 
 // Box is a player's box: its owner, position (top-left corner) and velocity.
