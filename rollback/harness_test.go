@@ -54,6 +54,9 @@ type stubGame struct {
 	loads    int
 	saves    int
 	advances int
+	// maxLoad is the deepest load: frames between the state before a Load
+	// and the frame it loads.
+	maxLoad int
 }
 
 func newStubGame(t testing.TB) *stubGame {
@@ -83,6 +86,7 @@ func (g *stubGame) run(reqs []rollback.Request, r reporter) {
 			if !ok {
 				g.t.Fatalf("load of frame %d, never saved", q.Frame)
 			}
+			g.maxLoad = max(g.maxLoad, int(g.state.Frame-q.Frame))
 			g.state = st
 			g.loads++
 		case rollback.AdvanceRequest:

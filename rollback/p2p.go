@@ -747,6 +747,12 @@ func (s *P2PSession) onInputMeta(e *endpoint, m *wire.Message) {
 	iv := s.cfg.DesyncInterval
 	for _, r := range m.Reports {
 		f := Frame(r.Frame)
+		if iv > 0 && f > max(s.checkSent, 0)+Frame(remoteSumHistory/2*iv) {
+			// Far beyond what this session has checked: not kept (it would
+			// take the slot of a report still to come) and not acknowledged,
+			// so an honest peer repeats it later.
+			break
+		}
 		e.ackDue = true
 		e.sumRecv = max(e.sumRecv, f)
 		if iv == 0 || f == 0 || int(f)%iv != 0 {

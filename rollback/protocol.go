@@ -23,8 +23,8 @@ const (
 	partsRetry             = 100 * time.Millisecond
 	partsTimeout           = 5 * time.Second
 	timeSyncWindow         = 30
-	minRecommendation      = 3  // frames ahead before EventWaitRecommendation
-	recommendationInterval = 60 // frames between two EventWaitRecommendation
+	minRecommendation      = 1  // frames ahead before EventWaitRecommendation (GGRS: 3)
+	recommendationInterval = 20 // frames between two EventWaitRecommendation (GGRS: 60)
 	remoteSumHistory       = 32 // checksum reports kept per peer, and local reports kept for resending
 	maxExchanges           = 8  // parts exchanges in flight per peer
 	maxPollPackets         = 2048
@@ -642,10 +642,15 @@ func (n *netcore) stats(e *endpoint) (NetworkStats, error) {
 
 // updateAdvantage records the time-sync sample of this frame: how far the
 // peer is ahead of us (estimated from the last frame received and half the
-// round trip) and how far it says we are ahead of it.
+// round trip) and how far it says we are ahead of it. Until the peer's first
+// input arrives there is nothing to estimate from, and the local advantage
+// stays 0 (as in GGRS): "frame -1" would make every peer look far ahead of a
+// peer that is merely still in flight at the start of a match.
 func (n *netcore) updateAdvantage(e *endpoint, local Frame) {
-	remote := int(e.lastRecv) + int(e.rtt.Milliseconds()*int64(n.cfg.FPS)/2000)
-	e.localAdv = remote - int(local)
+	if e.lastRecv != NullFrame {
+		remote := int(e.lastRecv) + int(e.rtt.Milliseconds()*int64(n.cfg.FPS)/2000)
+		e.localAdv = remote - int(local)
+	}
 	i := int(local) % timeSyncWindow
 	if i < 0 {
 		i += timeSyncWindow
@@ -654,7 +659,12 @@ func (n *netcore) updateAdvantage(e *endpoint, local Frame) {
 	e.remoteWindow[i] = e.remoteAdv
 }
 
-// framesAhead is the averaged number of frames this session is ahead of e.
+// framesAhead is the averaged number of frames this session is ahead of e:
+// half the difference of the averaged remote and local advantages (each
+// side measures the gap once), rounded to the nearest frame, halves away
+// from zero. GGRS truncates toward zero instead, which hides up to a whole
+// frame of lead in either direction: two peers 0.9 frames apart would both
+// read 0 and neither would slow down.
 func (e *endpoint) framesAhead() int {
 	var l, r int
 	for i := range e.localWindow {

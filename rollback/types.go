@@ -185,8 +185,10 @@ const (
 	// decision, or misbehaviour: see Reason). Its players get Disconnected
 	// inputs from the agreed frame on.
 	EventDisconnected
-	// EventWaitRecommendation: this peer is SkipFrames frames ahead; a game
-	// that does not run its clock slower may skip that many frames.
+	// EventWaitRecommendation: this peer is SkipFrames frames ahead (at
+	// least 1; raised at most every 20 frames); a game that does not run
+	// its clock slower may skip that many frames. See ARCHITECTURE.md for
+	// how time sync differs from GGRS.
 	EventWaitRecommendation
 	// EventDesyncDetected: the confirmed checksum of Frame differs between
 	// this peer (Local) and Addr (Remote). Types names the differing types

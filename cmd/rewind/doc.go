@@ -12,11 +12,16 @@
 // demo p2p runs every peer (and optional spectators) in one process, each
 // with its own world, rollback.P2PSession and runner.Runner, on real UDP
 // sockets. Every link between two peers goes through a transport.Proxy that
-// adds the configured latency, jitter, loss and duplication. It prints live
-// statistics once a second and a summary at the end (one JSON object with
-// --json), and exits with status 1 when the peers' confirmed checksums
-// differ or a desync was detected. --record FILE records peer 0's match;
-// rewind replay FILE plays it back and checks every recorded checksum.
+// adds the configured latency, jitter, loss and duplication. The match ends
+// (rollback.Config.EndFrame = --frames) once every peer and spectator has
+// finished it: every frame confirmed, checked for desyncs, recorded and
+// sent to the spectators. It prints live statistics once a second and a
+// summary at the end (one JSON object with --json: "finished" and
+// "confirmed_tail", the newest state every peer confirmed, which is
+// --frames for a finished match), and exits with status 1 when the match
+// did not finish, the peers' confirmed checksums differ or a desync was
+// detected. --record FILE records peer 0's match; rewind replay FILE plays
+// it back (all --frames frames) and checks every recorded checksum.
 //
 // peer plays one peer of the demo p2p match in this process: --listen is
 // its UDP address, --handle its player, --remote the other peers' addresses

@@ -34,12 +34,15 @@
 //	SyncReply       Nonce: 4 bytes, echoing the request
 //	Input           uvarint StartFrame
 //	                varint  AckFrame - StartFrame
-//	                byte    flags: bit 0 DisconnectRequested, bit 1 Done, bit 2 PeerDone, others 0
+//	                byte    flags: bit 0 DisconnectRequested, bit 1 Done, bit 2 PeerDone,
+//	                        bit 3 Checks, others 0
 //	                uvarint number of statuses, at most MaxStatus (16)
 //	                per status: uvarint zigzag(LastFrame - StartFrame)<<1 | disconnected
-//	                varint  SumAck
-//	                uvarint number of checksum reports, at most MaxReports (8)
-//	                per report: uvarint Frame; Checksum: 8 bytes
+//	                only with Checks (set exactly when SumAck != -1 or there are reports;
+//	                without it SumAck is -1 and there are no reports):
+//	                  varint  SumAck
+//	                  uvarint number of checksum reports, at most MaxReports (8)
+//	                  per report: uvarint Frame; Checksum: 8 bytes
 //	                uvarint NumFrames, at most MaxFrames (128)
 //	                the compressed inputs: all remaining bytes
 //	InputAck        varint  AckFrame; varint SumAck

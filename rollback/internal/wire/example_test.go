@@ -56,6 +56,6 @@ func Example() {
 	}
 	fmt.Println()
 	// Output:
-	// packet: 17 bytes, inputs: 4 bytes
+	// packet: 15 bytes, inputs: 4 bytes
 	// 100:0100 101:0100 102:0100 103:0100 104:0100 105:0104 106:0104 107:0104
 }

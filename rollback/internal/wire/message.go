@@ -59,6 +59,7 @@ var (
 	errPartCount     = fmt.Errorf("%w: too many parts", ErrMalformed)
 	errNameLen       = fmt.Errorf("%w: part name too long", ErrMalformed)
 	errReportCount   = fmt.Errorf("%w: too many checksum reports", ErrMalformed)
+	errChecksNone    = fmt.Errorf("%w: checks flag without an ack or a report", ErrMalformed)
 	errPacketSize    = fmt.Errorf("%w: packet longer than %d bytes", ErrTooLarge, MaxPacketSize)
 )
 
@@ -161,7 +162,8 @@ type Message struct {
 	// Status holds at most MaxStatus entries.
 	Status []PeerStatus
 	// SumAck (Input, InputAck) is the newest frame of the receiver's
-	// checksum reports the sender holds, -1 if none yet.
+	// checksum reports the sender holds, -1 if none yet. (The zero value 0
+	// is a frame: set -1 when there is none.)
 	SumAck int32
 	// Reports (Input) holds at most MaxReports checksum reports, the sender's
 	// oldest ones the receiver has not acknowledged, in frame order. After
@@ -211,6 +213,10 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 		if m.PeerDone {
 			flags |= 4
 		}
+		checks := m.SumAck != -1 || len(m.Reports) > 0
+		if checks {
+			flags |= 8
+		}
 		dst = append(dst, flags)
 		dst = binary.AppendUvarint(dst, uint64(len(m.Status)))
 		for _, s := range m.Status {
@@ -221,11 +227,13 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 			}
 			dst = binary.AppendUvarint(dst, v)
 		}
-		dst = binary.AppendVarint(dst, int64(m.SumAck))
-		dst = binary.AppendUvarint(dst, uint64(len(m.Reports)))
-		for _, r := range m.Reports {
-			dst = binary.AppendUvarint(dst, uint64(r.Frame))
-			dst = binary.LittleEndian.AppendUint64(dst, r.Checksum)
+		if checks {
+			dst = binary.AppendVarint(dst, int64(m.SumAck))
+			dst = binary.AppendUvarint(dst, uint64(len(m.Reports)))
+			for _, r := range m.Reports {
+				dst = binary.AppendUvarint(dst, uint64(r.Frame))
+				dst = binary.LittleEndian.AppendUint64(dst, r.Checksum)
+			}
 		}
 		dst = binary.AppendUvarint(dst, uint64(m.NumFrames))
 		dst = append(dst, m.Inputs...)
@@ -397,7 +405,7 @@ func (m *Message) decodeInput(r *reader) {
 	start := int64(m.StartFrame)
 	m.AckFrame = r.frame(-1, start)
 	flags := r.byte()
-	if flags&^7 != 0 {
+	if flags&^15 != 0 {
 		r.fail(errFlags)
 	}
 	m.DisconnectRequested = flags&1 != 0
@@ -416,15 +424,21 @@ func (m *Message) decodeInput(r *reader) {
 		}
 		m.Status = append(m.Status, PeerStatus{Disconnected: v&1 != 0, LastFrame: int32(last)})
 	}
-	m.SumAck = r.frame(-1, 0)
-	nr := r.uvarint()
-	if nr > MaxReports {
-		r.fail(errReportCount)
-	}
-	for i := uint64(0); i < nr && r.err == nil; i++ {
-		f := r.uframe()
-		sum := r.uint64()
-		m.Reports = append(m.Reports, Report{Frame: f, Checksum: sum})
+	m.SumAck = -1
+	if flags&8 != 0 {
+		m.SumAck = r.frame(-1, 0)
+		nr := r.uvarint()
+		if nr > MaxReports {
+			r.fail(errReportCount)
+		}
+		for i := uint64(0); i < nr && r.err == nil; i++ {
+			f := r.uframe()
+			sum := r.uint64()
+			m.Reports = append(m.Reports, Report{Frame: f, Checksum: sum})
+		}
+		if m.SumAck == -1 && nr == 0 {
+			r.fail(errChecksNone)
+		}
 	}
 	frames := r.uvarint()
 	if frames > MaxFrames {

@@ -62,9 +62,9 @@ var goldens = []struct {
 		Status: []PeerStatus{{LastFrame: 5007}, {Disconnected: true, LastFrame: -1}},
 		SumAck: 4800, Reports: []Report{{Frame: 4900, Checksum: 0x0102030405060708}},
 		NumFrames: 8, Inputs: []byte{0x30}},
-		// start 5000; ack-start -4; flags 7; 2 statuses: 7 -> 0x1c, -5001|disc -> a39c01;
+		// start 5000; ack-start -4; flags 15; 2 statuses: 7 -> 0x1c, -5001|disc -> a39c01;
 		// sum ack 4800 -> 804b; 1 report: 4900 -> a426, checksum; 8 frames; inputs
-		"02 03 efbe 8827 07 07 02 1c a39c01 804b 01 a426 0807060504030201 08 30"},
+		"02 03 efbe 8827 07 0f 02 1c a39c01 804b 01 a426 0807060504030201 08 30"},
 	{"InputAck", Message{Kind: KindInputAck, Magic: 1, AckFrame: -1, SumAck: 100},
 		"02 04 0100 01 c801"},
 	{"QualityReport", Message{Kind: KindQualityReport, Magic: 1, Advantage: -3, Ping: 300},
@@ -297,33 +297,35 @@ func TestDecodeErrors(t *testing.T) {
 		{"11-byte varint", "02 06 0000 8080808080808080808001", ErrMalformed},
 		{"varint overflow", "02 06 0000 ffffffffffffffffff02", ErrMalformed},
 		{"ping max", "02 06 0000 ffffffffffffffffff01", nil},
-		{"start > MaxInt32", "02 03 0000 8080808008 00 00 00 01 00 00", ErrMalformed},
-		{"start MaxInt32", "02 03 0000 ffffffff07 00 00 00 01 00 00", nil},
-		{"ack > MaxInt32", "02 03 0000 ffffffff07 02 00 00 01 00 00", ErrMalformed},
-		{"ack -2", "02 03 0000 00 03 00 00 01 00 00", ErrMalformed},
-		{"ack -1", "02 03 0000 00 01 00 00 01 00 00", nil},
-		{"ack huge", "02 03 0000 00 feffffffffffffffff01 00 00 01 00 00", ErrMalformed},
-		{"ack huge negative", "02 03 0000 05 ffffffffffffffffff01 00 00 01 00 00", ErrMalformed},
-		{"flags 2 (done)", "02 03 0000 00 00 02 00 01 00 00", nil},
-		{"flags 4 (peer done)", "02 03 0000 00 00 04 00 01 00 00", nil},
-		{"flags 8", "02 03 0000 00 00 08 00 01 00 00", ErrMalformed},
-		{"flags 0x81", "02 03 0000 00 00 81 00 01 00 00", ErrMalformed},
-		{"17 statuses", "02 03 0000 00 00 00 11" + strings.Repeat("00", 17) + "01 00 00", ErrMalformed},
-		{"16 statuses", "02 03 0000 00 00 00 10" + strings.Repeat("00", 16) + "01 00 00", nil},
+		{"start > MaxInt32", "02 03 0000 8080808008 00 00 00 00", ErrMalformed},
+		{"start MaxInt32", "02 03 0000 ffffffff07 00 00 00 00", nil},
+		{"ack > MaxInt32", "02 03 0000 ffffffff07 02 00 00 00", ErrMalformed},
+		{"ack -2", "02 03 0000 00 03 00 00 00", ErrMalformed},
+		{"ack -1", "02 03 0000 00 01 00 00 00", nil},
+		{"ack huge", "02 03 0000 00 feffffffffffffffff01 00 00 00", ErrMalformed},
+		{"ack huge negative", "02 03 0000 05 ffffffffffffffffff01 00 00 00", ErrMalformed},
+		{"flags 2 (done)", "02 03 0000 00 00 02 00 00", nil},
+		{"flags 4 (peer done)", "02 03 0000 00 00 04 00 00", nil},
+		{"flags 16", "02 03 0000 00 00 10 00 00", ErrMalformed},
+		{"checks without ack or report", "02 03 0000 00 00 08 00 01 00 00", ErrMalformed},
+		{"checks with ack only", "02 03 0000 00 00 08 00 00 00 00", nil},
+		{"flags 0x81", "02 03 0000 00 00 81 00 00", ErrMalformed},
+		{"17 statuses", "02 03 0000 00 00 00 11" + strings.Repeat("00", 17) + "00", ErrMalformed},
+		{"16 statuses", "02 03 0000 00 00 00 10" + strings.Repeat("00", 16) + "00", nil},
 		{"huge status count", "02 03 0000 00 00 00 ffffffffffffffffff01", ErrMalformed},
-		{"last frame -2", "02 03 0000 00 00 00 01 06 01 00 00", ErrMalformed},
-		{"last frame -1", "02 03 0000 00 00 00 01 03 01 00 00", nil},
-		{"last frame > MaxInt32", "02 03 0000 ffffffff07 00 00 01 04 01 00 00", ErrMalformed},
-		{"last frame huge", "02 03 0000 00 00 00 01 ffffffffffffffffff01 01 00 00", ErrMalformed},
-		{"sum ack -2", "02 03 0000 00 00 00 00 03 00 00", ErrMalformed},
-		{"sum ack > MaxInt32", "02 03 0000 00 00 00 00 8080808010 00 00", ErrMalformed},
-		{"9 reports", "02 03 0000 00 00 00 00 01 09" + strings.Repeat("00 0000000000000000", 9) + "00", ErrMalformed},
-		{"8 reports", "02 03 0000 00 00 00 00 01 08" + strings.Repeat("00 0000000000000000", 8) + "00", nil},
-		{"report frame > MaxInt32", "02 03 0000 00 00 00 00 01 01 8080808008 0000000000000000 00", ErrMalformed},
-		{"report short", "02 03 0000 00 00 00 00 01 01 00 00000000000000", ErrMalformed},
-		{"129 frames", "02 03 0000 00 00 00 00 01 00 8101 00", ErrMalformed},
-		{"frames without inputs", "02 03 0000 00 00 00 00 01 00 01", ErrMalformed},
-		{"inputs without frames", "02 03 0000 00 00 00 00 01 00 00 30", ErrMalformed},
+		{"last frame -2", "02 03 0000 00 00 00 01 06 00", ErrMalformed},
+		{"last frame -1", "02 03 0000 00 00 00 01 03 00", nil},
+		{"last frame > MaxInt32", "02 03 0000 ffffffff07 00 00 01 04 00", ErrMalformed},
+		{"last frame huge", "02 03 0000 00 00 00 01 ffffffffffffffffff01 00", ErrMalformed},
+		{"sum ack -2", "02 03 0000 00 00 08 00 03 00 00", ErrMalformed},
+		{"sum ack > MaxInt32", "02 03 0000 00 00 08 00 8080808010 00 00", ErrMalformed},
+		{"9 reports", "02 03 0000 00 00 08 00 01 09" + strings.Repeat("00 0000000000000000", 9) + "00", ErrMalformed},
+		{"8 reports", "02 03 0000 00 00 08 00 01 08" + strings.Repeat("00 0000000000000000", 8) + "00", nil},
+		{"report frame > MaxInt32", "02 03 0000 00 00 08 00 01 01 8080808008 0000000000000000 00", ErrMalformed},
+		{"report short", "02 03 0000 00 00 08 00 01 01 00 00000000000000", ErrMalformed},
+		{"129 frames", "02 03 0000 00 00 00 00 8101 00", ErrMalformed},
+		{"frames without inputs", "02 03 0000 00 00 00 00 01", ErrMalformed},
+		{"inputs without frames", "02 03 0000 00 00 00 00 00 30", ErrMalformed},
 		{"advantage 32768", "02 05 0000 808004 00", ErrMalformed},
 		{"advantage -32769", "02 05 0000 818004 00", ErrMalformed},
 		{"advantage -32768", "02 05 0000 ffff03 00", nil},
@@ -409,8 +411,9 @@ func typicalInput(tb testing.TB) (Message, []byte) {
 
 func TestTypicalInputSize(t *testing.T) {
 	_, b := typicalInput(t)
-	// header 4, start 2, ack 1, flags 1, statuses 1+2, sum ack 1, reports 1, frames 1, inputs 4
-	if want := unhex(t, "02 03 efbe 8827 07 00 02 1c 0c 01 00 08 2003020e"); !bytes.Equal(b, want) {
+	// header 4, start 2, ack 1, flags 1, statuses 1+2, frames 1, inputs 4
+	// (no checksum ack or report: no Checks section)
+	if want := unhex(t, "02 03 efbe 8827 07 00 02 1c 0c 08 2003020e"); !bytes.Equal(b, want) {
 		t.Errorf("typical Input = %x (%d bytes), want %x", b, len(b), want)
 	}
 }
