@@ -22,7 +22,7 @@ const (
 	screenW = 640
 	screenH = 480
 	arenaX  = (screenW - 480) / 2
-	arenaY  = 112
+	arenaY  = screenH - 360
 )
 
 // Colours of the screen.
@@ -147,10 +147,11 @@ func (g *game) drawHUD(screen *ebiten.Image) {
 		b.WriteString(ev + "\n")
 	}
 	ebitenutil.DebugPrintAt(screen, b.String(), 8, 4)
-	if len(m.desyncs) > 0 {
+	if m.alarm != "" {
 		// Loudly: a red banner across the arena that stays.
 		vector.DrawFilledRect(screen, arenaX, arenaY+150, 480, 48, alarmColor(), false)
-		ebitenutil.DebugPrintAt(screen, "DESYNC! the peers' states differ\n"+m.desyncs[0], arenaX+8, arenaY+158)
+		msg := fmt.Sprintf("DESYNC! the peers' states differ (%d reports)\n%s", len(m.desyncs), m.alarm)
+		ebitenutil.DebugPrintAt(screen, msg, arenaX+8, arenaY+158)
 	}
 }
 

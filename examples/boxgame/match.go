@@ -35,7 +35,8 @@ type match struct {
 	digest   sim.Digest
 	finished time.Time // when the match finished with frames 0..Frames in the digest (zero before)
 	events   []string  // notable events, newest last (HUD)
-	desyncs  []string
+	desyncs  []string  // every EventDesyncDetected (summary)
+	alarm    string    // the first desync, short (HUD banner)
 	start    time.Time
 	rate     rateMeter
 }
@@ -191,12 +192,42 @@ func (m *match) drainEvents() {
 			continue
 		case rollback.EventDesyncDetected:
 			m.desyncs = append(m.desyncs, ev.String())
+			if m.alarm == "" {
+				m.alarm = fmt.Sprintf("at frame %d with %v, differing: %s", ev.Frame, ev.Addr, shortTypes(ev.Types))
+			}
 		}
-		m.events = append(m.events, fmt.Sprintf("[%5.1fs] %v", time.Since(m.start).Seconds(), ev))
-		if len(m.events) > 4 {
+		line := fmt.Sprintf("[%5.1fs] %v", time.Since(m.start).Seconds(), ev)
+		if len(line) > hudColumns {
+			line = line[:hudColumns-3] + "..."
+		}
+		m.events = append(m.events, line)
+		if len(m.events) > hudEvents {
 			m.events = m.events[1:]
 		}
 	}
+}
+
+// The HUD shows the last hudEvents events, cut to hudColumns characters.
+const (
+	hudEvents  = 3
+	hudColumns = 104
+)
+
+// shortTypes names types without their package path ("sim.Box"), once each.
+func shortTypes(types []string) string {
+	var out []string
+	for _, t := range types {
+		if i := strings.LastIndexByte(t, '/'); i >= 0 {
+			t = t[i+1:]
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return "unknown types"
+	}
+	return strings.Join(out, ", ")
 }
 
 // currentFrame is the frame the session simulates next.

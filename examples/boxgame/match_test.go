@@ -90,7 +90,7 @@ func TestMatchModes(t *testing.T) {
 
 // TestMatchDesync: when one peer's game differs from the other's (a box
 // moved by one unit behind the simulation's back), both peers detect the
-// desync, the HUD's list has it, and the summary fails.
+// desync, the HUD's banner names the type, and the summary fails.
 func TestMatchDesync(t *testing.T) {
 	ports := freePorts(t, 2)
 	a := func(i int) string { return fmt.Sprint("127.0.0.1:", ports[i]) }
@@ -134,7 +134,7 @@ func TestMatchDesync(t *testing.T) {
 	for i, m := range ms {
 		s := m.summary(nil, nil)
 		t.Logf("peer %d: %s; ok %v, %q", i, s.DesyncEvents[0], s.OK, s.Failure)
-		if s.OK || s.Desyncs == 0 || !strings.Contains(s.DesyncEvents[0], "sim.Box") {
+		if s.OK || s.Desyncs == 0 || !strings.Contains(s.DesyncEvents[0], "sim.Box") || !strings.Contains(m.alarm, "differing: sim.Box") {
 			t.Errorf("peer %d: %+v", i, s)
 		}
 	}
