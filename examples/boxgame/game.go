@@ -127,7 +127,10 @@ func (g *game) drawHUD(screen *ebiten.Image) {
 	st := m.stats()
 	var b strings.Builder
 	status := "running"
-	if !m.running() {
+	switch {
+	case m.run.Finished():
+		status = "finished"
+	case !m.running():
 		status = "waiting for peers..."
 	}
 	fmt.Fprintf(&b, "%s, %s | frame %d, confirmed %d | frames ahead %d | %.0f FPS\n",
