@@ -22,7 +22,8 @@
 //     finishes instantly.
 //
 // [Proxy] applies the same link conditions to real UDP traffic between two
-// programs.
+// programs; [Condition] wraps a conn so that what it sends goes through them
+// (each peer of a game wraps its own, with no proxy in between).
 //
 // For client/server games, [MessageConn] carries whole messages on three
 // channels: [ReliableOrdered], [ReliableUnordered] and [Unreliable]. It is

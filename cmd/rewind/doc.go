@@ -4,6 +4,7 @@
 //
 //	rewind demo [p2p] [flags]   play the demo game between N peers over UDP on loopback
 //	rewind demo server [flags]  a replication server and clients over QUIC on loopback
+//	rewind peer [flags]         one peer of the demo match per process (two terminals, two machines)
 //	rewind replay [flags] FILE  play a recording back and verify its checksums
 //	rewind netsim [flags]       put any UDP program behind bad network conditions
 //	rewind help [command]       print help
@@ -21,6 +22,19 @@
 // did not finish, the peers' confirmed checksums differ or a desync was
 // detected. --record FILE records peer 0's match; rewind replay FILE plays
 // it back (all --frames frames) and checks every recorded checksum.
+//
+// peer plays one peer of the demo p2p match in this process: --listen is
+// its UDP address, --handle its player, --remote the other peers' addresses
+// in handle order, --spectators those of spectators it hosts, and --latency,
+// --jitter and --loss condition what it sends (transport.Condition). It
+// plays --frames frames (rollback.Config.EndFrame) until the match is
+// finished on every peer, keeps answering the other peers for --drain, and
+// prints the demo's summary
+// (--json: the same fields) plus the digest of its confirmed checksums:
+// processes that print the same digest computed the same state at every
+// frame. With --spectate HOST --players N it is a spectator of the peer at
+// HOST (which lists it in --spectators) and prints the digest of the
+// states it simulated.
 //
 // demo server runs a replicate.Server and --clients replicate.Clients in one
 // process over QUIC (transport/quic) on loopback, each client's link through

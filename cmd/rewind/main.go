@@ -16,6 +16,7 @@ const usage = `rewind: rollback netcode demos and tools
 Usage:
   rewind demo [p2p] [flags]   play the demo game between peers over UDP on loopback
   rewind demo server [flags]  replication demo: a server and clients over QUIC on loopback
+  rewind peer [flags]         one peer of the demo match, against peers in other processes
   rewind replay [flags] FILE  play a recording back and verify its checksums
   rewind netsim [flags]       link-conditioning UDP proxy (latency, loss, ...)
   rewind help [command]       help for a command
@@ -46,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "demo":
 		err = demoCommand(ctx, rest, stdout, stderr)
+	case "peer":
+		err = peerCommand(ctx, rest, stdout, stderr)
 	case "replay":
 		err = replayCommand(rest, stdout, stderr)
 	case "netsim":
@@ -96,6 +99,8 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 1 && args[1] == "server" {
 			fs, _ = serverFlags()
 		}
+	case "peer":
+		fs, _, _ = peerFlags()
 	case "replay":
 		fs, _ = replayFlags()
 	case "netsim":
