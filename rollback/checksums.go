@@ -1,6 +1,11 @@
 package rollback
 
-import "github.com/rewindgo/rewind/internal/parts"
+import (
+	"fmt"
+
+	"github.com/rewindgo/rewind/internal/parts"
+	"github.com/rewindgo/rewind/internal/xxh64"
+)
 
 // sumHistory keeps the checksums the game reported for recent frames, and
 // the checksum parts of selected frames (desync-check and recording frames),
@@ -64,3 +69,59 @@ func (h *sumHistory) getParts(f Frame) ([]Part, bool) {
 // diffParts names the types whose sums differ between a and b (a type
 // present on one side only counts as differing), in the order of a then b.
 func diffParts(a, b []Part) []string { return parts.Diff(a, b) }
+
+// shortName is the form of a part name that fits max bytes (the wire's
+// wire.MaxNameLen, a recording's 255): the name itself when it fits, else
+// a prefix, '#' and the 16 hex digits of the name's XXH64, so two long
+// names that share a prefix stay distinct and both ends of a comparison
+// derive the same short form.
+func shortName(name string, max int) string {
+	if len(name) <= max {
+		return name
+	}
+	const hexLen = 16
+	h := xxh64.New()
+	_, _ = h.Write([]byte(name))
+	return name[:max-hexLen-1] + "#" + fmt.Sprintf("%016x", h.Sum64())
+}
+
+// diffShort is diffParts of local parts against parts that travelled with
+// their names cut to max bytes (shortName): a local part matches the remote
+// part of its short name, and is reported under its full name.
+func diffShort(local, remote []Part, max int) []string {
+	var out []string
+	matched := 0
+	for _, pl := range local {
+		name := shortName(pl.Name, max)
+		found := false
+		for _, pr := range remote {
+			if pr.Name == name {
+				found = true
+				matched++
+				if pr.Sum != pl.Sum {
+					out = append(out, pl.Name)
+				}
+				break
+			}
+		}
+		if !found {
+			out = append(out, pl.Name)
+		}
+	}
+	if matched == len(remote) {
+		return out
+	}
+	for _, pr := range remote {
+		found := false
+		for _, pl := range local {
+			if shortName(pl.Name, max) == pr.Name {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, pr.Name)
+		}
+	}
+	return out
+}

@@ -120,3 +120,42 @@ func TestLockstepDesyncDetected(t *testing.T) {
 		}
 	})
 }
+
+// TestDesyncNamesLongTypes: part names longer than a Parts message carries
+// (wire.MaxNameLen, 64 bytes; Go type names with their package path often
+// are) still name exactly the differing type, by its full name. Two long
+// names sharing their first 64 bytes stay apart. Before, names were cut to
+// 64 bytes on the wire and compared with the full local names, so every
+// long name was reported twice (full and cut), differing or not.
+func TestDesyncNamesLongTypes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := transport.NewNetwork(transport.NetworkConfig{Seed: 4, Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
+		defer net.Close()
+		prefix := "resource github.com/rewindgo/rewind/examples/boxgame/internal/sim."
+		names := [2]string{prefix + "Position", prefix + "Accumulator"}
+		peers := newMatch(t, net, 2, rollback.Config{DesyncInterval: 50, EndFrame: 100})
+		for _, p := range peers {
+			p.g.names = names
+		}
+		peers[1].g.corrupt = func(s *stubState) {
+			if s.Frame == 40 {
+				s.Acc ^= 1
+			}
+		}
+		runToEnd(t, peers, nil, nil, time.Minute)
+		for i, p := range peers {
+			n := 0
+			for _, e := range p.events {
+				if e.Kind == rollback.EventDesyncDetected {
+					n++
+					if !slices.Equal(e.Types, []string{names[1]}) {
+						t.Errorf("peer %d: frame %d names %q, want only %q", i, e.Frame, e.Types, names[1])
+					}
+				}
+			}
+			if n != 2 { // frames 50 and 100
+				t.Errorf("peer %d: %d desync events, want 2", i, n)
+			}
+		}
+	})
+}

@@ -77,7 +77,9 @@ func Example_endFrame() {
 			}
 		}
 	}
+	// 30 frames, then 3 calls at frame 30: SyncTest saves the final state
+	// and re-simulates the last CheckDistance (2) frames to check them.
 	fmt.Println("frame", s.CurrentFrame(), "x", x, "calls", calls)
 	_ = s.Close()
-	// Output: frame 30 x 30 calls 30
+	// Output: frame 30 x 30 calls 33
 }

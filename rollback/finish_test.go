@@ -3,7 +3,9 @@ package rollback_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -158,9 +160,11 @@ func TestPollConfirmsTail(t *testing.T) {
 }
 
 // TestEndFrameNeedsNoInput: at EndFrame AdvanceFrame no longer asks for
-// local inputs and does not advance.
+// local inputs and does not advance past it; a SyncTest session then saves
+// the final state and re-simulates its last CheckDistance frames, so every
+// state 0..N is compared and confirmed before it is Finished.
 func TestEndFrameNeedsNoInput(t *testing.T) {
-	s, err := rollback.NewSyncTest(rollback.Config{EndFrame: 5, NumPlayers: 1})
+	s, err := rollback.NewSyncTest(rollback.Config{EndFrame: 5, NumPlayers: 1, CheckDistance: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,9 +174,27 @@ func TestEndFrameNeedsNoInput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	reqs, err := s.AdvanceFrame()
-	if err != nil || len(reqs) != 0 || s.CurrentFrame() != 5 || !s.Finished() {
-		t.Fatalf("at the end: %v, %v, frame %d, finished %v", reqs, err, s.CurrentFrame(), s.Finished())
+	kinds := func(reqs []rollback.Request) string {
+		var b strings.Builder
+		for _, q := range reqs {
+			fmt.Fprintf(&b, "%c%d ", " SLA"[q.Kind], q.Frame)
+		}
+		return b.String()
+	}
+	for i, want := range []string{"S5 ", "L3 A3 S4 A4 S5 ", "L4 A4 S5 "} {
+		if s.Finished() {
+			t.Fatalf("finished before call %d at the end", i)
+		}
+		reqs, err := s.AdvanceFrame()
+		if got := kinds(reqs); err != nil || got != want || s.CurrentFrame() != 5 {
+			t.Fatalf("call %d at the end: %q, %v, frame %d; want %q", i, got, err, s.CurrentFrame(), want)
+		}
+	}
+	if !s.Finished() || s.ConfirmedFrame() != 4 {
+		t.Fatalf("finished %v, confirmed frame %d; want true, 4 (every state 0..5 final)", s.Finished(), s.ConfirmedFrame())
+	}
+	if reqs, err := s.AdvanceFrame(); len(reqs) != 0 || err != nil {
+		t.Fatalf("after finishing: %v, %v", reqs, err)
 	}
 	if _, err := rollback.NewSyncTest(rollback.Config{EndFrame: -1}); !errors.Is(err, rollback.ErrInvalidConfig) {
 		t.Errorf("EndFrame -1: %v", err)

@@ -51,6 +51,7 @@ type stubGame struct {
 	saved    map[rollback.Frame]stubState
 	confirm  map[rollback.Frame]uint64 // checksum of the state at each frame once final
 	corrupt  func(*stubState)          // optional: deliberate non-determinism
+	names    [2]string                 // names of the Pos and Acc parts; default "Pos", "Acc"
 	loads    int
 	saves    int
 	advances int
@@ -60,7 +61,7 @@ type stubGame struct {
 }
 
 func newStubGame(t testing.TB) *stubGame {
-	return &stubGame{t: t, saved: map[rollback.Frame]stubState{}, confirm: map[rollback.Frame]uint64{}}
+	return &stubGame{t: t, saved: map[rollback.Frame]stubState{}, confirm: map[rollback.Frame]uint64{}, names: [2]string{"Pos", "Acc"}}
 }
 
 type reporter interface {
@@ -79,7 +80,7 @@ func (g *stubGame) run(reqs []rollback.Request, r reporter) {
 			g.saves++
 			if r != nil {
 				sum := g.state.checksum()
-				r.ReportChecksum(q.Frame, sum, []rollback.Part{{Name: "Pos", Sum: xxh64.Mix64(uint64(g.state.Pos[0]) ^ uint64(g.state.Pos[1])<<20)}, {Name: "Acc", Sum: g.state.Acc}})
+				r.ReportChecksum(q.Frame, sum, []rollback.Part{{Name: g.names[0], Sum: xxh64.Mix64(uint64(g.state.Pos[0]) ^ uint64(g.state.Pos[1])<<20)}, {Name: g.names[1], Sum: g.state.Acc}})
 			}
 		case rollback.LoadRequest:
 			st, ok := g.saved[q.Frame]

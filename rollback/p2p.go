@@ -865,7 +865,7 @@ func (s *P2PSession) onMessage(e *endpoint, m *wire.Message) {
 		}
 		local, _ := s.sums.getParts(x.frame)
 		if len(x.parts) >= len(local) {
-			s.endExchange(e, i, diffParts(local, x.parts))
+			s.endExchange(e, i, diffShort(local, x.parts, wire.MaxNameLen))
 		}
 	default:
 		s.net.malformedFrom(s, e, "unexpected message", nil)
@@ -954,10 +954,7 @@ func (s *P2PSession) sendParts(e *endpoint, f Frame, parts []Part) {
 		m.Frame = int32(f)
 		size := wire.HeaderSize + 10
 		for len(parts) > 0 && len(m.Parts) < wire.MaxParts {
-			name := parts[0].Name
-			if len(name) > wire.MaxNameLen {
-				name = name[:wire.MaxNameLen]
-			}
+			name := shortName(parts[0].Name, wire.MaxNameLen)
 			if size+len(name)+10 > transport.MaxPacketSize {
 				break
 			}

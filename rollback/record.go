@@ -31,6 +31,7 @@ const (
 	maxRecordMeta = 1 << 16
 	maxBlockBytes = 1 << 20
 	maxFileParts  = 256
+	maxFileName   = 255 // longest part name in a recording (shortName)
 
 	blockInputs   = 1
 	blockChecksum = 2
@@ -149,10 +150,7 @@ func (r *recorder) checksum(c Frame, sum uint64, parts []Part) {
 	}
 	b = binary.AppendUvarint(b, uint64(len(parts)))
 	for _, p := range parts {
-		name := p.Name
-		if len(name) > 255 {
-			name = name[:255]
-		}
+		name := shortName(p.Name, maxFileName)
 		b = binary.AppendUvarint(b, uint64(len(name)))
 		b = append(b, name...)
 		b = binary.LittleEndian.AppendUint64(b, p.Sum)

@@ -267,7 +267,7 @@ func (s *ReplaySession) ReportChecksum(f Frame, sum uint64, parts []Part) {
 		s.sums = append(s.sums[:i], s.sums[i+1:]...)
 		s.verified++
 		if fs.sum != sum && s.mismatch == nil {
-			s.mismatch = &MismatchError{CurrentFrame: s.current, Frame: f, Want: fs.sum, Got: sum, Types: diffParts(fs.parts, parts)}
+			s.mismatch = &MismatchError{CurrentFrame: s.current, Frame: f, Want: fs.sum, Got: sum, Types: diffShort(parts, fs.parts, maxFileName)}
 		}
 		return
 	}

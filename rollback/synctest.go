@@ -18,6 +18,10 @@ type SyncTestSession struct {
 	mismatch *MismatchError
 	checked  int
 	handles  []PlayerHandle
+	// tail counts the AdvanceFrame calls made at Config.EndFrame: the
+	// first saves the final state, the next CheckDistance re-simulate the
+	// last frames, so they are checked and confirmed like the others.
+	tail int
 }
 
 type stEntry struct {
@@ -89,13 +93,18 @@ func (s *SyncTestSession) SetInputDelay(h PlayerHandle, delay int) error {
 // get [Save, Advance]; later ones [Load(f-d), Advance, (Save, Advance)×(d-1),
 // Save(f), Advance]; with NoCheck just [Advance]. A mismatch found in the
 // checksums reported since the previous call is returned instead (once).
+//
+// At Config.EndFrame N it needs no input: the first call returns [Save(N)],
+// the next d calls re-simulate the last frames without going past N
+// ([Load(N-d+k), (Advance, Save)×(d-k)] for k = 0..d-1), so that every state
+// 0..N is compared and confirmed; later calls return nothing.
 func (s *SyncTestSession) AdvanceFrame() ([]Request, error) {
 	if m := s.mismatch; m != nil {
 		s.mismatch = nil
 		return nil, m
 	}
 	if s.ending() {
-		return nil, nil
+		return s.advanceTail(), nil
 	}
 	for h := range s.have {
 		if !s.have[h] {
@@ -130,6 +139,28 @@ func (s *SyncTestSession) AdvanceFrame() ([]Request, error) {
 		q.discard(s.current - d - 2)
 	}
 	return s.reqs, nil
+}
+
+// advanceTail returns the requests of a call at EndFrame (see AdvanceFrame).
+func (s *SyncTestSession) advanceTail() []Request {
+	d := Frame(max(s.cfg.CheckDistance, 0))
+	if d == 0 || Frame(s.tail) > d {
+		return nil
+	}
+	s.reqs, s.inBuf = s.reqs[:0], s.inBuf[:0]
+	if s.tail > 0 {
+		target := max(s.current-d+Frame(s.tail-1), 0)
+		s.reqs = append(s.reqs, Request{Kind: LoadRequest, Frame: target})
+		for f := target; f < s.current; f++ {
+			if f > target {
+				s.reqs = append(s.reqs, Request{Kind: SaveRequest, Frame: f})
+			}
+			s.advance(f)
+		}
+	}
+	s.reqs = append(s.reqs, Request{Kind: SaveRequest, Frame: s.current})
+	s.tail++
+	return s.reqs
 }
 
 func (s *SyncTestSession) advance(f Frame) {
@@ -168,7 +199,13 @@ func (s *SyncTestSession) CurrentFrame() Frame { return s.current }
 
 // ConfirmedFrame is the newest frame no longer re-simulated.
 func (s *SyncTestSession) ConfirmedFrame() Frame {
-	return s.current - Frame(max(s.cfg.CheckDistance, 0)) - 1
+	d := Frame(max(s.cfg.CheckDistance, 0))
+	if s.ending() && d > 0 {
+		// After the k-th re-simulation of the tail (tail = k+1), frame
+		// N-d+k-1 is loaded no more.
+		return min(s.current-d-1+Frame(max(s.tail-1, 0)), s.current-1)
+	}
+	return s.current - d - 1
 }
 
 // NumPlayers is the number of (local) players.
@@ -202,9 +239,13 @@ func (s *SyncTestSession) ending() bool {
 	return s.cfg.EndFrame > 0 && s.current >= Frame(s.cfg.EndFrame)
 }
 
-// Finished reports whether the session reached Config.EndFrame (after it,
-// AdvanceFrame returns no requests) and every mismatch was returned.
-func (s *SyncTestSession) Finished() bool { return s.ending() && s.mismatch == nil }
+// Finished reports whether the session reached Config.EndFrame, checked
+// and confirmed every state 0..N (the calls at N, see AdvanceFrame; after
+// them AdvanceFrame returns no requests) and returned every mismatch.
+func (s *SyncTestSession) Finished() bool {
+	d := max(s.cfg.CheckDistance, 0)
+	return s.ending() && (d == 0 || s.tail > d) && s.mismatch == nil
+}
 
 // Close does nothing; it exists for the Session contract.
 func (s *SyncTestSession) Close() error { return nil }

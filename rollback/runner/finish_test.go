@@ -111,3 +111,77 @@ func TestRunnerFinishesMatch(t *testing.T) {
 		}
 	})
 }
+
+// TestSyncTestRunnerFinishes: a Runner driving a SyncTest session with
+// EndFrame reports Finished only after Confirmed was called exactly once
+// for every state 0..N, in order; each of the last CheckDistance states was
+// re-simulated and compared like the others. Before, a SyncTest session was
+// Finished at frame N with its last CheckDistance states never confirmed.
+func TestSyncTestRunnerFinishes(t *testing.T) {
+	const end = 50
+	s, err := rollback.NewSyncTest(rollback.Config{NumPlayers: 2, CheckDistance: 3, EndFrame: end})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := ecs.New()
+	reg := snapshot.NewRegistry(w)
+	if err := snapshot.CopyResource[marker](reg); err != nil {
+		t.Fatal(err)
+	}
+	m := ecs.ResourceOf[marker](w)
+	m.Set(marker{})
+	var confirmed []rollback.Frame
+	saves := &countSaves{Session: s, n: map[rollback.Frame]int{}}
+	r, err := runner.New(runner.Config{World: w, Registry: reg, Session: saves,
+		ReadInput: func(h rollback.PlayerHandle) []byte { return botInput(s.CurrentFrame(), h) },
+		Step: func(ctx *runner.Context) {
+			old, _ := m.Get()
+			m.Set(marker{old.V*31 + int64(ctx.Frame) + int64(len(ctx.Inputs[0].Bytes))})
+		},
+		Confirmed: func(f rollback.Frame, _ uint64) { confirmed = append(confirmed, f) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for calls := 0; !r.Finished(); calls++ {
+		if calls > end+10 {
+			t.Fatalf("not finished after %d frames", calls)
+		}
+		if err := r.RunFrame(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(confirmed) != end+1 {
+		t.Fatalf("Confirmed called for %d states, want %d (0..%d)", len(confirmed), end+1, end)
+	}
+	for i, f := range confirmed {
+		if f != rollback.Frame(i) {
+			t.Fatalf("Confirmed #%d is frame %d", i, f)
+		}
+	}
+	// Every state after the first CheckDistance ones, the last included,
+	// is saved again after a re-simulation, so it is compared.
+	for f := rollback.Frame(4); f <= end; f++ {
+		if saves.n[f] < 2 {
+			t.Fatalf("state %d saved %d times: never compared", f, saves.n[f])
+		}
+	}
+	if s.Checked() == 0 {
+		t.Fatal("nothing compared")
+	}
+}
+
+// countSaves counts the Save requests of each frame.
+type countSaves struct {
+	runner.Session
+	n map[rollback.Frame]int
+}
+
+func (c *countSaves) AdvanceFrame() ([]rollback.Request, error) {
+	reqs, err := c.Session.AdvanceFrame()
+	for _, q := range reqs {
+		if q.Kind == rollback.SaveRequest {
+			c.n[q.Frame]++
+		}
+	}
+	return reqs, err
+}
