@@ -1,0 +1,337 @@
+package predict_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// Lightyear's prediction cases that need no inputs (reference section 6.3).
+
+type Buff struct{ Level int32 }
+
+// A component the simulation removed at tick 3 is back when a rollback
+// restores tick 2, and the re-simulation removes it again.
+func TestPredictedRemoveRestoredOnRollback(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	buff, err := predict.Register[Buff](g.tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := g.spawn(10)
+	g.must(buff.Insert(e, 0, Buff{1}))
+	seen := false
+	g.extra = func(tk tick.Tick) {
+		if tk == 3 {
+			if g.tl.InRollback() && buff.Store().Has(e) {
+				seen = true
+			}
+			g.must(buff.Store().Remove(e))
+		}
+	}
+	g.stepTo(5)
+	g.must(g.health.Authoritative(e, 2, 100))
+	g.must(g.tl.Complete(2))
+	g.tl.Step(g.sim)
+	if !seen {
+		t.Fatal("Buff was not restored for the re-simulation of tick 3")
+	}
+	if _, ok := buff.At(e, 2); !ok || buff.Store().Has(e) {
+		t.Fatalf("Buff at 2: %v, now: %v; want present, absent", ok, buff.Store().Has(e))
+	}
+}
+
+// An entity the simulation despawned (marker) comes back for good when the
+// re-simulation no longer kills it.
+func TestPredictedDespawnRestoredOnRollback(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	e := g.spawn(10)
+	g.extra = func(tick.Tick) {
+		if h, ok := g.hs.Get(e); ok && h <= 7 {
+			g.must(g.tl.Despawn(e))
+		}
+	}
+	g.stepTo(5)
+	if g.hs.Has(e) || !g.tl.Despawned(e) {
+		t.Fatal("the simulation's despawn did not take")
+	}
+	g.must(g.health.Authoritative(e, 2, 100))
+	g.must(g.tl.Complete(2))
+	g.tl.Step(g.sim)
+	if !g.w.Alive(e) || g.tl.Despawned(e) || g.now(e) != 96 {
+		t.Fatalf("alive %v marked %v health %d; want true false 96", g.w.Alive(e), g.tl.Despawned(e), g.now(e))
+	}
+	g.stepTo(30) // far past the window: the entity is not despawned later
+	if !g.w.Alive(e) || g.now(e) != 72 {
+		t.Fatalf("alive %v health %d at 30; want true 72", g.w.Alive(e), g.now(e))
+	}
+}
+
+// A component the server inserted in the past appears on rollback.
+func TestRemoteInsertAppliedOnRollback(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	buff, _ := predict.Register[Buff](g.tl)
+	e := g.spawn(10)
+	g.stepTo(6)
+	g.must(buff.Authoritative(e, 2, Buff{7}))
+	g.must(g.tl.Complete(2))
+	g.tl.Step(g.sim)
+	if v, ok := buff.At(e, 3); !ok || v.Level != 7 {
+		t.Fatalf("Buff at 3 = %v %v, want {7} true", v, ok)
+	}
+	if v, ok := buff.Store().Get(e); !ok || v.Level != 7 {
+		t.Fatalf("Buff now = %v %v, want {7} true", v, ok)
+	}
+}
+
+// Several mismatches and requests in one receive phase: one rollback, from
+// the earliest.
+func TestEarliestMismatchWins(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	a, b := g.spawn(10), g.spawn(20)
+	g.stepTo(8)
+	g.must(g.health.Authoritative(a, 6, 0))
+	g.must(g.health.Authoritative(b, 3, 0))
+	g.must(g.health.Authoritative(a, 5, 5)) // matches the prediction
+	for _, tk := range []tick.Tick{6, 5, 3} {
+		g.must(g.tl.Complete(tk))
+	}
+	g.tl.Request(7)
+	g.tl.Step(g.sim)
+	st := g.tl.Stats()
+	if st.Rollbacks != 1 || st.TicksResimulated != 5 || st.Types[0].Mispredictions != 2 {
+		t.Fatalf("rollbacks %d resimulated %d mispredictions %d; want 1, 5 (from 3 to 8), 2", st.Rollbacks, st.TicksResimulated, st.Types[0].Mispredictions)
+	}
+	if g.now(a) != -3 || g.now(b) != -6 {
+		t.Fatalf("health now %d %d, want -3 -6", g.now(a), g.now(b))
+	}
+}
+
+type Score struct{ Points int64 }
+
+// Resources roll back: presence and value.
+func TestResourceRollback(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	score, err := predict.RegisterResource[Score](g.tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.must(score.Set(0, Score{0}))
+	res := score.Resource()
+	g.extra = func(tick.Tick) {
+		if p := res.Ptr(); p != nil {
+			p.Points += 10
+		}
+	}
+	g.stepTo(6)
+	if v, _ := res.Get(); v.Points != 60 {
+		t.Fatalf("score at 6 = %d, want 60", v.Points)
+	}
+	g.must(score.Authoritative(2, Score{1000}))
+	g.must(g.tl.Complete(2))
+	g.tl.Step(g.sim)
+	if v, _ := res.Get(); v.Points != 1050 {
+		t.Fatalf("score at 7 after the rollback = %d, want 1050", v.Points)
+	}
+	// The server had no score at 5: absent at 5, and the simulation cannot
+	// add to an absent score, so it stays absent.
+	g.must(score.AuthoritativeRemove(5))
+	g.must(g.tl.Complete(5))
+	g.tl.Step(g.sim)
+	if res.Present() {
+		t.Fatal("score present after an authoritative removal at 5")
+	}
+	if v, ok := score.At(4); !ok || v.Points != 1020 {
+		t.Fatalf("score at 4 = %v %v, want 1020", v, ok)
+	}
+	if g.tl.Stats().Types[2].Mispredictions != 2 {
+		t.Fatalf("resource mispredictions = %d, want 2", g.tl.Stats().Types[2].Mispredictions)
+	}
+}
+
+// Issue item 8: entities and components applied by replication (outside
+// the predicted types) survive a prediction rollback, including entities
+// spawned after the tick rolled back to and entities despawned since.
+func TestReplicatedStructureSurvivesRollback(t *testing.T) {
+	type Name struct{ ID int32 } // replicated, not predicted
+	g := newGame(t, predict.Config{})
+	names := ecs.Register[Name](g.w)
+	e := g.spawn(10)
+	g.stepTo(3)
+	late := g.w.Spawn() // replication spawns an entity at 3
+	g.must(names.Set(late, Name{7}))
+	g.must(g.health.Insert(late, 3, 40))
+	gone := g.spawn(30)
+	g.stepTo(6)
+	g.must(g.w.Despawn(gone)) // replication despawns one with history
+	g.must(g.health.Authoritative(e, 2, 100))
+	g.must(g.tl.Complete(2))
+	n := g.w.Len()
+	g.tl.Step(g.sim)
+	g.wantRollbacks(1)
+	if !g.w.Alive(late) || g.w.Alive(gone) || g.w.Len() != n {
+		t.Fatalf("late alive %v, despawned alive %v, %d entities (want %d)", g.w.Alive(late), g.w.Alive(gone), g.w.Len(), n)
+	}
+	if v, ok := names.Get(late); !ok || v.ID != 7 {
+		t.Fatalf("replicated component lost: %v %v", v, ok)
+	}
+	if g.now(late) != 36 || g.now(e) != 95 {
+		t.Fatalf("health late %d e %d, want 36 95", g.now(late), g.now(e))
+	}
+}
+
+// Values older than the window are snapped and counted.
+func TestRangeFault(t *testing.T) {
+	g := newGame(t, predict.Config{Window: 4})
+	e := g.spawn(10)
+	g.stepTo(10)
+	g.must(g.health.Authoritative(e, 5, 100))
+	st := g.tl.Stats()
+	if st.RangeFaults != 1 || st.LastRangeFault != 5 || g.now(e) != 100 {
+		t.Fatalf("range faults %d (last %v), health %d; want 1, 5, 100", st.RangeFaults, st.LastRangeFault, g.now(e))
+	}
+	if err := g.health.Authoritative(e, 15, 1); !errors.Is(err, predict.ErrTooFarAhead) {
+		t.Fatalf("value 5 ticks ahead with window 4: %v, want ErrTooFarAhead", err)
+	}
+	// A value for a tick not simulated yet applies when it is.
+	g.must(g.health.Authoritative(e, 12, 50))
+	g.must(g.tl.Complete(12))
+	g.stepTo(12)
+	if g.now(e) != 50 {
+		t.Fatalf("health at 12 = %d, want 50", g.now(e))
+	}
+}
+
+// Changes from outside the simulation made inside it are refused.
+func TestExternalChangeInStep(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	e := g.spawn(10)
+	var err error
+	g.extra = func(tk tick.Tick) { err = g.health.Insert(e, tk, 1) }
+	g.tl.Step(g.sim)
+	if !errors.Is(err, predict.ErrInStep) {
+		t.Fatalf("Insert from the simulation: %v, want ErrInStep", err)
+	}
+}
+
+// server is an authoritative simulation of the same game plus events the
+// client cannot predict (random heals, shields and removals): the source
+// of the authoritative values of the property tests.
+type server struct {
+	g   *game
+	rnd *rand.Rand
+}
+
+func (s *server) step() {
+	s.g.tl.Step(func(t tick.Tick) {
+		s.g.sim(t)
+		for _, e := range s.g.hs.Column().Entities {
+			if s.rnd.IntN(8) == 0 {
+				*s.g.hs.Ptr(e) += Health(s.rnd.IntN(5))
+			}
+		}
+	})
+	w := s.g.w
+	for e := range w.Entities() {
+		if s.rnd.IntN(20) == 0 {
+			if s.g.shield.Store().Has(e) {
+				_ = s.g.shield.Store().Remove(e)
+			} else {
+				_ = s.g.shield.Store().Set(e, Shield{1})
+			}
+		}
+	}
+}
+
+// runProperty plays a client against the server for 150 ticks: the
+// server's values of each tick arrive 2 to 6 ticks later, and one tick in
+// six is lost (never complete). After every Step, the client's history at
+// every complete tick it holds must equal the server's state at that tick.
+// It returns the client's final health and its stats.
+func runProperty(t *testing.T, seed uint64, forced bool) ([]Health, predict.Stats) {
+	t.Helper()
+	const window = 16
+	rnd := rand.New(rand.NewPCG(seed, 1))
+	srv := &server{g: newGame(t, predict.Config{Window: window}), rnd: rand.New(rand.NewPCG(seed, 2))}
+	cli := newGame(t, predict.Config{Window: window, Forced: forced})
+	type state struct {
+		health []Health
+		shield []bool
+	}
+	var ents []ecs.Entity
+	for i := range 6 {
+		se, ce := srv.g.spawn(Health(50+i)), cli.spawn(Health(50+i))
+		if se != ce {
+			t.Fatal("entity identities differ")
+		}
+		ents = append(ents, se)
+	}
+	sent := map[tick.Tick]state{}
+	complete := map[tick.Tick]bool{}
+	for range 150 {
+		srv.step()
+		now := srv.g.tl.Now()
+		var st state
+		for _, e := range ents {
+			h, _ := srv.g.hs.Get(e)
+			st.health = append(st.health, h)
+			st.shield = append(st.shield, srv.g.shield.Store().Has(e))
+		}
+		sent[now] = st
+		lost := rnd.IntN(6) == 0
+		if at := now - tick.Tick(2+rnd.IntN(5)); !lost && at.After(0) && cli.tl.Now().Sub(at) < window {
+			m := sent[at]
+			for i, e := range ents {
+				cli.must(cli.health.Authoritative(e, at, m.health[i]))
+				if m.shield[i] {
+					cli.must(cli.shield.Authoritative(e, at, Shield{1}))
+				} else {
+					cli.must(cli.shield.AuthoritativeRemove(e, at))
+				}
+			}
+			cli.must(cli.tl.Complete(at))
+			complete[at] = true
+		}
+		cli.tl.Step(cli.sim)
+		for at := cli.tl.Now() - window; at != cli.tl.Now(); at++ {
+			if !complete[at] {
+				continue
+			}
+			m := sent[at]
+			for i, e := range ents {
+				h, _ := cli.health.At(e, at)
+				_, sh := cli.shield.At(e, at)
+				if h != m.health[i] || sh != m.shield[i] {
+					t.Fatalf("seed %d forced %v: tick %v entity %v: client %d/%v, server %d/%v", seed, forced, at, e, h, sh, m.health[i], m.shield[i])
+				}
+			}
+		}
+	}
+	var out []Health
+	for _, e := range ents {
+		out = append(out, cli.now(e))
+	}
+	return out, cli.tl.Stats()
+}
+
+// The client's state at every complete tick equals the server's, under
+// loss and late delivery; forced mode gives the same outcome with more
+// rollbacks.
+func TestCompleteTicksMatchServer(t *testing.T) {
+	for seed := range uint64(20) {
+		normal, ns := runProperty(t, seed, false)
+		forced, fs := runProperty(t, seed, true)
+		for i := range normal {
+			if normal[i] != forced[i] {
+				t.Fatalf("seed %d: forced mode ended with %v, normal with %v", seed, forced, normal)
+			}
+		}
+		if ns.Rollbacks == 0 || fs.Rollbacks <= ns.Rollbacks {
+			t.Fatalf("seed %d: rollbacks normal %d forced %d; want 0 < normal < forced", seed, ns.Rollbacks, fs.Rollbacks)
+		}
+	}
+}
