@@ -120,13 +120,19 @@ func (b *layoutBuf) pos(e ecs.Entity) int {
 	return -1
 }
 
-// frame is one type's saved state at one tick.
+// frame is one type's saved state at one tick. Frames that saved the same
+// values (a store unwritten between two saves) share one valBuf.
 type frame[T any] struct {
 	t      tick.Tick
 	held   bool
 	saved  uint64 // the World's change tick at the save
 	layout *layoutBuf
-	vals   []T
+	buf    *valBuf[T]
+}
+
+type valBuf[T any] struct {
+	vals []T
+	refs int
 }
 
 type opKind uint8
@@ -160,6 +166,7 @@ type Component[T any] struct {
 	log     bool
 	hist    []frame[T] // W+1, by tick
 	layouts []*layoutBuf
+	bufs    []*valBuf[T]
 	patches []bucket[T] // 2(W+1), by tick
 	before  frame[T]
 	corr    []Correction[T]
@@ -212,7 +219,7 @@ func (c *Component[T]) At(e ecs.Entity, t tick.Tick) (T, bool) {
 		return zero, false
 	}
 	if p := f.layout.pos(e); p >= 0 {
-		return f.vals[p], true
+		return f.buf.vals[p], true
 	}
 	return zero, false
 }
@@ -317,7 +324,7 @@ func (c *Component[T]) check(t tick.Tick) int {
 		switch {
 		case o.kind == opRemove && p >= 0,
 			o.kind == opSet && p < 0,
-			o.kind == opSet && !c.p.matches(&f.vals[p], &o.v):
+			o.kind == opSet && !c.p.matches(&f.buf.vals[p], &o.v):
 			n++
 		}
 	}
@@ -354,6 +361,8 @@ func release(b **layoutBuf) {
 	}
 }
 
+// save saves the store as tick t. When the store kept its layout and was
+// not written since tick t-1 was saved, the frame shares t-1's values.
 func (c *Component[T]) save(t tick.Tick, savedTick uint64) {
 	f := &c.hist[c.tl.slot(t)]
 	col := c.s.Column()
@@ -361,8 +370,42 @@ func (c *Component[T]) save(t tick.Tick, savedTick uint64) {
 		release(&f.layout)
 		f.layout = c.acquire(col.Layout, col.Entities)
 	}
-	f.vals = append(f.vals[:0], col.Values...)
-	f.t, f.held, f.saved = t, true, savedTick
+	f.t, f.held = t, true
+	if prev := &c.hist[c.tl.slot(t-1)]; prev.held && prev.t == t-1 && prev.buf != nil &&
+		prev.layout.id == col.Layout && col.MaxChanged <= prev.saved {
+		if f.buf != prev.buf {
+			c.releaseVals(&f.buf)
+			f.buf = prev.buf
+			f.buf.refs++
+		}
+		f.saved = prev.saved
+		return
+	}
+	f.saved = savedTick
+	if f.buf == nil || f.buf.refs > 1 {
+		c.releaseVals(&f.buf)
+		f.buf = c.acquireVals()
+	}
+	f.buf.vals = append(f.buf.vals[:0], col.Values...)
+}
+
+func (c *Component[T]) acquireVals() *valBuf[T] {
+	for _, b := range c.bufs {
+		if b.refs == 0 {
+			b.refs = 1
+			return b
+		}
+	}
+	b := &valBuf[T]{refs: 1}
+	c.bufs = append(c.bufs, b)
+	return b
+}
+
+func (c *Component[T]) releaseVals(b **valBuf[T]) {
+	if *b != nil {
+		(*b).refs--
+		*b = nil
+	}
 }
 
 // allAlive reports whether every entity of b is alive, remembering a yes.
@@ -398,7 +441,7 @@ func (c *Component[T]) restore(rs *ecs.Restore, t tick.Tick) {
 		return
 	}
 	now := c.tl.w.Tick()
-	src := f.vals[:len(dst)]
+	src := f.buf.vals[:len(dst)]
 	for p := range dst {
 		if changed[p] > f.saved && !c.p.same(&dst[p], &src[p]) {
 			dst[p] = src[p]
@@ -423,10 +466,10 @@ func (c *Component[T]) restoreSome(f *frame[T]) {
 		if !c.tl.w.Alive(e) {
 			continue
 		}
-		if cur, ok := c.s.Get(e); ok && c.p.same(&cur, &f.vals[j]) {
+		if cur, ok := c.s.Get(e); ok && c.p.same(&cur, &f.buf.vals[j]) {
 			continue
 		}
-		_ = c.s.Set(e, f.vals[j])
+		_ = c.s.Set(e, f.buf.vals[j])
 	}
 }
 
@@ -443,7 +486,8 @@ func (c *Component[T]) beginCorrections(now tick.Tick) {
 	}
 	f.layout.refs++
 	c.before.layout = f.layout
-	c.before.vals = append(c.before.vals[:0], f.vals...)
+	f.buf.refs++
+	c.before.buf = f.buf
 }
 
 func (c *Component[T]) endCorrections(now tick.Tick) {
@@ -453,11 +497,12 @@ func (c *Component[T]) endCorrections(now tick.Tick) {
 	col := c.s.Column()
 	for p, e := range col.Entities {
 		j := c.before.layout.pos(e)
-		if j >= 0 && !c.p.same(&c.before.vals[j], &col.Values[p]) {
-			c.corr = append(c.corr, Correction[T]{Entity: e, Tick: now, Before: c.before.vals[j], After: col.Values[p]})
+		if j >= 0 && !c.p.same(&c.before.buf.vals[j], &col.Values[p]) {
+			c.corr = append(c.corr, Correction[T]{Entity: e, Tick: now, Before: c.before.buf.vals[j], After: col.Values[p]})
 		}
 	}
 	release(&c.before.layout)
+	c.releaseVals(&c.before.buf)
 	c.ts.Corrections += uint64(len(c.corr))
 	c.tl.stats.Corrections += uint64(len(c.corr))
 }
@@ -470,10 +515,9 @@ func (c *Component[T]) Corrections() []Correction[T] { return c.corr }
 func (c *Component[T]) stats() TypeStats {
 	s := c.ts
 	s.HistoryBytes = 0
-	for i := range c.hist {
-		s.HistoryBytes += cap(c.hist[i].vals) * c.p.size
+	for _, b := range c.bufs {
+		s.HistoryBytes += cap(b.vals) * c.p.size
 	}
-	s.HistoryBytes += cap(c.before.vals) * c.p.size
 	for _, b := range c.layouts {
 		s.HistoryBytes += 8*cap(b.ents) + 4*cap(b.idx)
 	}
