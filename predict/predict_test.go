@@ -2,8 +2,10 @@ package predict_test
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
@@ -333,5 +335,22 @@ func TestCompleteTicksMatchServer(t *testing.T) {
 		if ns.Rollbacks == 0 || fs.Rollbacks <= ns.Rollbacks {
 			t.Fatalf("seed %d: rollbacks normal %d forced %d; want 0 < normal < forced", seed, ns.Rollbacks, fs.Rollbacks)
 		}
+	}
+}
+
+// Decay does not depend on the frame rate: two 50 ms frames shrink an
+// offset as much as one 100 ms frame; the zero Decay halves in 200 ms.
+func TestDecayFramerateIndependent(t *testing.T) {
+	d := predict.Decay{Period: 100 * time.Millisecond, Ratio: 0.25}
+	one := d.Apply(8, 100*time.Millisecond)
+	two := d.Apply(d.Apply(8, 50*time.Millisecond), 50*time.Millisecond)
+	if math.Abs(one-2) > 1e-12 || math.Abs(two-2) > 1e-12 {
+		t.Fatalf("one frame %v, two frames %v; want 2", one, two)
+	}
+	if got := (predict.Decay{}).Factor(200 * time.Millisecond); math.Abs(got-0.5) > 1e-12 {
+		t.Fatalf("default factor after 200ms = %v, want 0.5", got)
+	}
+	if got := d.Apply(1e-10, time.Millisecond); got != 0 {
+		t.Fatalf("tiny offset = %v, want 0", got)
 	}
 }
