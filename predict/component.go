@@ -262,11 +262,11 @@ func (c *Component[T]) add(t tick.Tick, o op[T]) error {
 	if err != nil {
 		return err
 	}
-	if w == wOld || w == wNow && !o.auth {
-		c.do(&o)
+	if w == wOld { // a snap: a change at Now, replayed by later rollbacks
+		t, w, o.auth = c.tl.now, wNow, false
 	}
-	if w == wOld {
-		return nil
+	if w == wNow && !o.auth {
+		c.do(&o)
 	}
 	b := &c.patches[c.tl.pslot(t)]
 	if !b.used || b.t != t {

@@ -354,3 +354,109 @@ func TestDecayFramerateIndependent(t *testing.T) {
 		t.Fatalf("tiny offset = %v, want 0", got)
 	}
 }
+
+// A snapped value (older than the window) is a change at Now: a later
+// rollback to a tick before it replays it rather than losing it.
+func TestRangeFaultSurvivesLaterRollback(t *testing.T) {
+	g := newGame(t, predict.Config{Window: 4})
+	a, b := g.spawn(10), g.spawn(20)
+	g.stepTo(10)
+	g.must(g.health.Authoritative(a, 2, 100)) // snapped at 10
+	g.stepTo(12)
+	g.must(g.health.Authoritative(b, 9, 0))
+	g.must(g.tl.Complete(9))
+	g.tl.Step(g.sim) // rolls back to 9, re-simulates 10..12
+	g.wantRollbacks(1)
+	if g.now(a) != 97 || g.now(b) != -4 {
+		t.Fatalf("health %d %d, want 97 -4", g.now(a), g.now(b))
+	}
+}
+
+// Ticks wrap around 2^32: the rings stay consecutive across the wrap.
+func TestRollbackAcrossTickWrap(t *testing.T) {
+	w := ecs.New()
+	start := tick.Tick(1<<32 - 3)
+	tl := predict.New(w, start, predict.Config{Window: 6})
+	hp, _ := predict.Register[Health](tl)
+	q := ecs.NewQuery1(hp.Store().Write())
+	sim := func(tick.Tick) {
+		for _, h := range q.All() {
+			*h--
+		}
+	}
+	e := w.Spawn()
+	if err := hp.Insert(e, start, 10); err != nil {
+		t.Fatal(err)
+	}
+	for range 6 { // ticks 2^32-2 .. 3
+		tl.Step(sim)
+	}
+	at := start + 2 // 2^32-1
+	if v, ok := hp.At(e, at); !ok || v != 8 {
+		t.Fatalf("history at %v = %v %v, want 8", at, v, ok)
+	}
+	_ = hp.Authoritative(e, at, 100)
+	_ = tl.Complete(at)
+	tl.Step(sim) // rolls back across the wrap: 100 at 2^32-1, 96 at 4
+	if v, _ := hp.Store().Get(e); v != 95 || tl.Now() != 4 || tl.Stats().Rollbacks != 1 {
+		t.Fatalf("health %d at %v after %d rollbacks, want 95 at 4 after 1", v, tl.Now(), tl.Stats().Rollbacks)
+	}
+	if v, ok := hp.At(e, 0); !ok || v != 99 {
+		t.Fatalf("history at 0 = %v %v, want 99", v, ok)
+	}
+}
+
+type Pos struct{ X float64 }
+
+// A compare function with a tolerance decides what is a misprediction.
+func TestCompareTolerance(t *testing.T) {
+	w := ecs.New()
+	tl := predict.New(w, 0, predict.Config{})
+	pos, err := predict.Register[Pos](tl, predict.Compare(func(a, b Pos) bool { return math.Abs(a.X-b.X) < 0.01 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := w.Spawn()
+	_ = pos.Insert(e, 0, Pos{1})
+	sim := func(tick.Tick) {}
+	tl.Step(sim)
+	tl.Step(sim)
+	_ = pos.Authoritative(e, 1, Pos{1.001}) // within tolerance
+	_ = tl.Complete(1)
+	tl.Step(sim)
+	if tl.Stats().Rollbacks != 0 {
+		t.Fatal("a value within tolerance rolled back")
+	}
+	_ = pos.Authoritative(e, 2, Pos{1.5})
+	_ = tl.Complete(2)
+	tl.Step(sim)
+	if v, _ := pos.Store().Get(e); tl.Stats().Rollbacks != 1 || v.X != 1.5 {
+		t.Fatalf("%d rollbacks, x = %v; want 1, 1.5", tl.Stats().Rollbacks, v.X)
+	}
+}
+
+// Registration refuses what it cannot keep a history of, and misuse.
+func TestRegisterErrors(t *testing.T) {
+	w := ecs.New()
+	tl := predict.New(w, 0, predict.Config{})
+	type withSlice struct{ S []int }
+	if _, err := predict.Register[withSlice](tl); err == nil {
+		t.Fatal("a type holding a slice was accepted")
+	}
+	if _, err := predict.Register[Pos](tl, predict.Compare(func(a, b Health) bool { return a == b })); !errors.Is(err, predict.ErrCompareType) {
+		t.Fatalf("compare of another type: %v", err)
+	}
+	if _, err := predict.Register[Pos](tl); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := predict.Register[Pos](tl); !errors.Is(err, predict.ErrRegistered) {
+		t.Fatalf("second registration: %v", err)
+	}
+	tl.Step(func(tick.Tick) {})
+	if _, err := predict.RegisterResource[Score](tl); !errors.Is(err, predict.ErrStarted) {
+		t.Fatalf("registration after Step: %v", err)
+	}
+	if tl.Window() != predict.DefaultWindow {
+		t.Fatalf("default window %d, want %d", tl.Window(), predict.DefaultWindow)
+	}
+}

@@ -98,11 +98,11 @@ func (r *Resource[T]) add(t tick.Tick, o resOp[T]) error {
 	if err != nil {
 		return err
 	}
-	if w == wOld || w == wNow && !o.auth {
-		r.do(&o)
+	if w == wOld { // a snap: a change at Now, replayed by later rollbacks
+		t, w, o.auth = r.tl.now, wNow, false
 	}
-	if w == wOld {
-		return nil
+	if w == wNow && !o.auth {
+		r.do(&o)
 	}
 	o.t, o.used = t, true
 	r.patches[r.tl.pslot(t)] = o

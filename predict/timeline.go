@@ -111,6 +111,7 @@ type Timeline struct {
 	window int
 	start  tick.Tick
 	now    tick.Tick // newest simulated tick: the World holds its state
+	nowAbs uint64    // now as a count that does not wrap (see abs)
 	cur    tick.Tick // the tick being simulated during Step
 	inStep bool
 	inRB   bool
@@ -137,7 +138,7 @@ func New(w *ecs.World, start tick.Tick, cfg Config) *Timeline {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	tl := &Timeline{
-		w: w, cfg: cfg, window: cfg.Window, start: start, now: start, cur: start,
+		w: w, cfg: cfg, window: cfg.Window, start: start, now: start, cur: start, nowAbs: 1 << 40,
 		names: make(map[string]bool),
 		ticks: make([]tickInfo, 2*(cfg.Window+1)),
 	}
@@ -181,12 +182,18 @@ func (tl *Timeline) Stats() Stats {
 	return s
 }
 
+// abs returns t as a count of ticks that does not wrap (nowAbs for Now),
+// so ring positions stay consecutive when the tick wraps around.
+func (tl *Timeline) abs(t tick.Tick) uint64 {
+	return tl.nowAbs + uint64(int64(t.Sub(tl.now)))
+}
+
 // slot is t's place in the history rings (W+1 ticks).
-func (tl *Timeline) slot(t tick.Tick) int { return int(uint32(t) % uint32(tl.window+1)) }
+func (tl *Timeline) slot(t tick.Tick) int { return int(tl.abs(t) % uint64(tl.window+1)) }
 
 // pslot is t's place in the per-tick rings (2(W+1) ticks: the window and as
 // many ticks ahead).
-func (tl *Timeline) pslot(t tick.Tick) int { return int(uint32(t) % uint32(len(tl.ticks))) }
+func (tl *Timeline) pslot(t tick.Tick) int { return int(tl.abs(t) % uint64(len(tl.ticks))) }
 
 // low returns the oldest tick held in the history.
 func (tl *Timeline) low() tick.Tick {
@@ -321,15 +328,15 @@ func (tl *Timeline) DespawnAt(e ecs.Entity, t tick.Tick) error {
 	if err != nil {
 		return err
 	}
-	switch w {
-	case wOld, wNow:
-		tl.mark(e, tl.now)
+	if w == wOld { // a snap: a despawn at Now
+		t, w = tl.now, wNow
 	}
-	if w != wOld {
-		in := tl.info(t)
-		in.despawns = append(in.despawns, e)
-		tl.noted(t, w, false)
+	if w == wNow {
+		tl.mark(e, t)
 	}
+	in := tl.info(t)
+	in.despawns = append(in.despawns, e)
+	tl.noted(t, w, false)
 	return nil
 }
 
@@ -427,6 +434,7 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	}
 	tl.inStep = true
 	tl.now++
+	tl.nowAbs++
 	tl.cur = tl.now
 	sim(tl.now)
 	tl.inStep = false
