@@ -460,3 +460,54 @@ func TestRegisterErrors(t *testing.T) {
 		t.Fatalf("default window %d, want %d", tl.Window(), predict.DefaultWindow)
 	}
 }
+
+// A rollback restores the entities without authoritative values too (the
+// word-compare path for 8-byte-word types and the generic one), and an
+// entity whose restored value is unchanged is not stamped by the restore.
+func TestRollbackRestoresEveryEntity(t *testing.T) {
+	type Wide struct{ X, Y float64 }
+	type Odd struct {
+		A int8
+		B int32
+	} // padding: generic path
+	w := ecs.New()
+	tl := predict.New(w, 0, predict.Config{})
+	wide, _ := predict.Register[Wide](tl)
+	odd, _ := predict.Register[Odd](tl)
+	frozen := w.Spawn()
+	var moving [3]ecs.Entity
+	for i := range moving {
+		moving[i] = w.Spawn()
+		_ = wide.Insert(moving[i], 0, Wide{X: float64(i)})
+		_ = odd.Insert(moving[i], 0, Odd{A: int8(i)})
+	}
+	_ = wide.Insert(frozen, 0, Wide{X: 42})
+	sim := func(tick.Tick) {
+		for _, e := range moving {
+			wide.Store().Ptr(e).X += 1.5
+			odd.Store().Ptr(e).B += 2
+		}
+	}
+	for range 6 {
+		tl.Step(sim)
+	}
+	stamp, _ := wide.Store().Ticks(frozen)
+	_ = wide.Authoritative(moving[0], 2, Wide{X: 100})
+	_ = tl.Complete(2)
+	tl.Step(sim)
+	for i, e := range moving {
+		wantX := float64(i) + 7*1.5
+		if i == 0 {
+			wantX = 100 + 5*1.5
+		}
+		if v, _ := wide.Store().Get(e); v.X != wantX {
+			t.Errorf("entity %d: x = %v, want %v", i, v.X, wantX)
+		}
+		if v, _ := odd.Store().Get(e); v.B != 14 || v.A != int8(i) {
+			t.Errorf("entity %d: odd = %+v, want {%d 14}", i, v, i)
+		}
+	}
+	if st, _ := wide.Store().Ticks(frozen); st != stamp {
+		t.Errorf("unchanged entity stamped by the rollback: %+v, was %+v", st, stamp)
+	}
+}
