@@ -263,6 +263,19 @@ func (c *Component[T]) Authoritative(e ecs.Entity, t tick.Tick, v T) error {
 	return c.add(t, op[T]{e: e, v: v, kind: opSet, auth: true})
 }
 
+// ReceiveHook returns Authoritative in the form of replicate's receive hook
+// (replicate.SetReceiveHook[T]): it takes every value (true), so none is
+// written straight into the World; a value the Timeline refuses (more than
+// the window ahead) is dropped and counted in Stats.Refused.
+func (c *Component[T]) ReceiveHook() func(e ecs.Entity, t tick.Tick, v T) bool {
+	return func(e ecs.Entity, t tick.Tick, v T) bool {
+		if c.Authoritative(e, t, v) != nil {
+			c.tl.stats.Refused++
+		}
+		return true
+	}
+}
+
 // AuthoritativeRemove records that the server's e had no T at the end of
 // tick t (a removal in the past), like Authoritative.
 func (c *Component[T]) AuthoritativeRemove(e ecs.Entity, t tick.Tick) error {

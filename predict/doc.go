@@ -89,8 +89,9 @@
 //     despawned from the World since are skipped, never resurrected.
 //  2. After a Step, the history at every complete tick it holds equals the
 //     authoritative values received for that tick (for the predicted types
-//     the server sent). TestCompleteTicksMatchServer checks it under loss
-//     and late delivery.
+//     the server sent; with a tolerant compare function, within the
+//     tolerance). TestCompleteTicksMatchServer checks it under loss and
+//     late delivery.
 //  3. Forced mode reaches the same state as the normal mode.
 //  4. One rollback per Step at most, to the oldest tick needing it.
 //  5. A rollback stamps change ticks only on values whose bytes it changes
@@ -114,8 +115,8 @@
 //
 // # Integration with replicate
 //
-// A replicate.Client hook maps one to one: SetReceiveHook[T] calls
-// Component[T].Authoritative(e, t, v) and returns true;
+// A replicate.Client hook maps one to one: SetReceiveHook[T] takes
+// Component[T].ReceiveHook() (Authoritative(e, t, v), returning true);
 // ClientConfig.TickComplete calls Timeline.Complete(t); a server despawn
 // calls DespawnAt(e, t), a removal AuthoritativeRemove(e, t). Splitting
 // replicate's receive and send phases and its insert/remove/spawn/despawn

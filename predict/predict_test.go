@@ -511,3 +511,23 @@ func TestRollbackRestoresEveryEntity(t *testing.T) {
 		t.Errorf("unchanged entity stamped by the rollback: %+v, was %+v", st, stamp)
 	}
 }
+
+// ReceiveHook takes every value for the Timeline (never the World) and
+// counts those it refuses.
+func TestReceiveHook(t *testing.T) {
+	g := newGame(t, predict.Config{Window: 4})
+	e := g.spawn(10)
+	g.stepTo(3)
+	hook := g.health.ReceiveHook()
+	if !hook(e, 2, 100) || !hook(e, 20, 5) {
+		t.Fatal("hook returned false: replicate would write the value into the World")
+	}
+	if g.now(e) != 7 || g.tl.Stats().Refused != 1 {
+		t.Fatalf("health %d, refused %d; want 7 (untouched), 1", g.now(e), g.tl.Stats().Refused)
+	}
+	g.must(g.tl.Complete(2))
+	g.tl.Step(g.sim)
+	if g.now(e) != 98 {
+		t.Fatalf("health after the rollback = %d, want 98", g.now(e))
+	}
+}

@@ -47,6 +47,9 @@ type Stats struct {
 	// Dropped counts authoritative values or changes for entities that no
 	// longer exist when they are applied.
 	Dropped uint64
+	// Refused counts authoritative values dropped by ReceiveHook because
+	// their tick was more than the window ahead.
+	Refused uint64
 	// HistoryBytes is the memory held by the history of every registered
 	// type (values and entity layouts of W+1 ticks).
 	HistoryBytes int
