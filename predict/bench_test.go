@@ -98,6 +98,36 @@ func BenchmarkPredictRollback(b *testing.B) {
 	}
 }
 
+// BenchmarkPredictStep measures a Step without rollback (save the state of
+// Now, simulate one tick) beside simonly, one tick simulated without
+// prediction: the per-tick cost of keeping the history.
+func BenchmarkPredictStep(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("entities=%d/simonly", n), func(b *testing.B) {
+			bw := newBenchWorld(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				bw.sim(0)
+			}
+		})
+		b.Run(fmt.Sprintf("entities=%d", n), func(b *testing.B) {
+			bw := newBenchWorld(n)
+			tl := predict.New(bw.w, 0, predict.Config{})
+			_, _ = predict.Register[bpos](tl)
+			_, _ = predict.Register[bvel](tl)
+			_, _ = predict.Register[bhp](tl)
+			for range 40 {
+				tl.Step(bw.sim)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				tl.Step(bw.sim)
+			}
+			b.ReportMetric(float64(tl.Stats().HistoryBytes), "historyB")
+		})
+	}
+}
+
 // TestStepAllocatesNothing: in steady state a Step, with or without a
 // rollback, allocates nothing.
 func TestStepAllocatesNothing(t *testing.T) {
