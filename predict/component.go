@@ -155,6 +155,10 @@ type frame[T any] struct {
 	saved  uint64 // the World's change tick at the save
 	layout *layoutBuf
 	buf    *valBuf[T]
+	// restored: a rollback just made the store equal to this frame as of
+	// change tick saved, so saving the tick again copies only the values
+	// written since (the tick's authoritative values).
+	restored bool
 }
 
 type valBuf[T any] struct {
@@ -406,11 +410,23 @@ func release(b **layoutBuf) {
 func (c *Component[T]) save(t tick.Tick, savedTick uint64) {
 	f := &c.hist[c.tl.slot(t)]
 	col := c.s.Column()
+	if f.restored && f.held && f.t == t && f.buf != nil && f.buf.refs == 1 &&
+		f.layout != nil && f.layout.id == col.Layout && len(f.buf.vals) == len(col.Values) {
+		f.restored = false
+		vals, changed := f.buf.vals, col.Changed[:len(col.Values)]
+		for p, k := range changed {
+			if k > f.saved {
+				vals[p] = col.Values[p]
+			}
+		}
+		f.saved = savedTick
+		return
+	}
+	f.t, f.held, f.restored = t, true, false
 	if f.layout == nil || f.layout.id != col.Layout {
 		release(&f.layout)
 		f.layout = c.acquire(col.Layout, col.Entities)
 	}
-	f.t, f.held = t, true
 	if prev := &c.hist[c.tl.slot(t-1)]; prev.held && prev.t == t-1 && prev.buf != nil &&
 		prev.layout.id == col.Layout && col.MaxChanged <= prev.saved {
 		if f.buf != prev.buf {
@@ -476,18 +492,20 @@ func (c *Component[T]) restore(rs *ecs.Restore, t tick.Tick) {
 		c.restoreSome(f)
 		return
 	}
-	dst, changed, write := ecs.RestoreStore(rs, c.s, f.layout.id, f.layout.ents, f.saved)
+	saved := f.saved
+	dst, changed, write := ecs.RestoreStore(rs, c.s, f.layout.id, f.layout.ents, saved)
+	now := c.tl.w.Tick()
+	f.restored, f.saved = true, now // the Timeline advances the tick next
 	if !write {
 		return
 	}
-	now := c.tl.w.Tick()
 	src := f.buf.vals[:len(dst)]
 	if c.p.w8 > 0 && len(dst) > 0 {
-		restoreWords(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), c.p.w8, changed, f.saved, now)
+		restoreWords(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), c.p.w8, changed, saved, now)
 		return
 	}
 	for p := range dst {
-		if changed[p] > f.saved && !c.p.same(&dst[p], &src[p]) {
+		if changed[p] > saved && !c.p.same(&dst[p], &src[p]) {
 			dst[p] = src[p]
 			changed[p] = now
 		}

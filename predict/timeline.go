@@ -457,6 +457,7 @@ func (tl *Timeline) rollback(from tick.Tick, sim func(t tick.Tick)) {
 		h.restore(rs, from)
 	}
 	rs.Finish()
+	tl.w.AdvanceTick() // writes after the restore are newer than it (see frame.restored)
 	k := 0
 	for _, m := range tl.markers { // markers made after from are undone
 		if !m.t.After(from) {
