@@ -500,8 +500,14 @@ func (c *Component[T]) restore(rs *ecs.Restore, t tick.Tick) {
 		return
 	}
 	src := f.buf.vals[:len(dst)]
-	if c.p.w8 > 0 && len(dst) > 0 {
-		restoreWords(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), c.p.w8, changed, saved, now)
+	switch {
+	case len(dst) == 0:
+		return
+	case c.p.w8 > 0:
+		restoreWords[uint64](unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), c.p.w8, changed, saved, now)
+		return
+	case c.p.w4 > 0:
+		restoreWords[uint32](unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), c.p.w4, changed, saved, now)
 		return
 	}
 	for p := range dst {
@@ -512,15 +518,17 @@ func (c *Component[T]) restore(rs *ecs.Restore, t tick.Tick) {
 	}
 }
 
-// restoreWords is restore's loop for values of w 8-byte words: values
-// written since the save whose words differ are copied and stamped.
-func restoreWords(dst, src unsafe.Pointer, w int, changed []uint64, saved, now uint64) {
+// restoreWords is restore's loop for values of w words of type W (values
+// whose size and alignment allow it): values written since the save whose
+// words differ are copied and stamped.
+func restoreWords[W uint32 | uint64](dst, src unsafe.Pointer, w int, changed []uint64, saved, now uint64) {
+	size := w * int(unsafe.Sizeof(W(0)))
 	for p := range changed {
 		if changed[p] <= saved {
 			continue
 		}
-		d := unsafe.Slice((*uint64)(unsafe.Add(dst, p*8*w)), w)
-		s := unsafe.Slice((*uint64)(unsafe.Add(src, p*8*w)), w)
+		d := unsafe.Slice((*W)(unsafe.Add(dst, p*size)), w)
+		s := unsafe.Slice((*W)(unsafe.Add(src, p*size)), w)
 		for i := range d {
 			if d[i] != s[i] {
 				copy(d, s)

@@ -109,7 +109,10 @@
 // undone), and must not spawn or despawn World entities (a re-simulation
 // would do it again; predicted spawns are a later part); it despawns with
 // Timeline.Despawn. Changes from outside the simulation (Insert,
-// Authoritative, DespawnAt...) are refused inside it with ErrInStep. Exact
+// Authoritative, DespawnAt...) are refused inside it with ErrInStep, and
+// outside it they must go through those calls, not straight into the
+// predicted stores: a direct write is kept only until a rollback to an
+// earlier tick, which does not replay it. Exact
 // equality compares canonical bytes, so floats mismatch on any bit: give a
 // tolerance with Compare, or use package fixed.
 //
