@@ -238,8 +238,6 @@ func Register[T any](tl *Timeline, opts ...Option) (*Component[T], error) {
 // writes.
 func (c *Component[T]) Store() *ecs.Store[T] { return c.s }
 
-func (c *Component[T]) name() string { return c.ts.Name }
-
 // At returns e's predicted value at tick t as held in the history (false
 // when e had no T then, or t is not held). The history of tick Now is
 // saved at the start of the next Step.

@@ -62,8 +62,6 @@ func RegisterResource[T any](tl *Timeline, opts ...Option) (*Resource[T], error)
 // Resource returns the World's resource.
 func (r *Resource[T]) Resource() *ecs.Resource[T] { return r.r }
 
-func (r *Resource[T]) name() string { return r.ts.Name }
-
 // At returns the predicted value at tick t (false when absent then or not
 // held).
 func (r *Resource[T]) At(t tick.Tick) (T, bool) {

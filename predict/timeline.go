@@ -45,7 +45,8 @@ type Stats struct {
 	// with LogCorrections).
 	Corrections uint64
 	// Dropped counts authoritative values or changes for entities that no
-	// longer exist when they are applied.
+	// longer exist when they are applied (each time: a re-simulation
+	// through their tick counts them again).
 	Dropped uint64
 	// Refused counts authoritative values dropped by ReceiveHook because
 	// their tick was more than the window ahead.
@@ -73,7 +74,6 @@ type TypeStats struct {
 
 // history is the type-erased side of a registered component or resource.
 type history interface {
-	name() string
 	save(t tick.Tick, savedTick uint64)
 	restore(rs *ecs.Restore, t tick.Tick)
 	check(t tick.Tick) int // mismatching authoritative values at t
