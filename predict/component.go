@@ -202,6 +202,7 @@ type Component[T any] struct {
 	before  frame[T]
 	corr    []Correction[T]
 	gone    []ecs.Entity
+	cur     T // check's copy of a live value
 	ts      TypeStats
 }
 
@@ -350,9 +351,12 @@ func (c *Component[T]) apply(t tick.Tick) {
 	}
 }
 
+// check counts the authoritative values of t that differ from the
+// prediction: the history of t, or the World for Now before it is saved.
 func (c *Component[T]) check(t tick.Tick) int {
+	live := c.tl.unsaved && t == c.tl.now
 	f := &c.hist[c.tl.slot(t)]
-	if !f.held || f.t != t {
+	if !live && (!f.held || f.t != t) {
 		return 0
 	}
 	n := 0
@@ -362,11 +366,19 @@ func (c *Component[T]) check(t tick.Tick) int {
 		if !o.auth {
 			continue
 		}
-		p := f.layout.pos(o.e)
+		var pred *T
+		if live {
+			var ok bool
+			if c.cur, ok = c.s.Get(o.e); ok {
+				pred = &c.cur
+			}
+		} else if p := f.layout.pos(o.e); p >= 0 {
+			pred = &f.buf.vals[p]
+		}
 		switch {
-		case o.kind == opRemove && p >= 0,
-			o.kind == opSet && p < 0,
-			o.kind == opSet && !c.p.matches(&f.buf.vals[p], &o.v):
+		case o.kind == opRemove && pred != nil,
+			o.kind == opSet && pred == nil,
+			o.kind == opSet && !c.p.matches(pred, &o.v):
 			n++
 		}
 	}
@@ -566,15 +578,12 @@ func (c *Component[T]) beginCorrections(now tick.Tick) {
 	if !c.log {
 		return
 	}
-	f := &c.hist[c.tl.slot(now)]
 	release(&c.before.layout)
-	if !f.held || f.t != now {
-		return
-	}
-	f.layout.refs++
-	c.before.layout = f.layout
-	f.buf.refs++
-	c.before.buf = f.buf
+	c.releaseVals(&c.before.buf)
+	col := c.s.Column() // the state of now, saved or not
+	c.before.layout = c.acquire(col.Layout, col.Entities)
+	c.before.buf = c.acquireVals()
+	c.before.buf.vals = append(c.before.buf.vals[:0], col.Values...)
 }
 
 func (c *Component[T]) endCorrections(now tick.Tick) {

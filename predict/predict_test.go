@@ -531,3 +531,30 @@ func TestReceiveHook(t *testing.T) {
 		t.Fatalf("health after the rollback = %d, want 98", g.now(e))
 	}
 }
+
+// A complete tick equal to Now (a client not ahead of the server) is
+// checked against the World: a mismatch snaps it without re-simulating, a
+// match changes nothing and stamps nothing.
+func TestValueForNow(t *testing.T) {
+	g := newGame(t, predict.Config{}, predict.LogCorrections())
+	e := g.spawn(10)
+	g.stepTo(4)
+	g.must(g.health.Authoritative(e, 4, 6)) // matches
+	g.must(g.tl.Complete(4))
+	g.tl.Step(g.sim)
+	g.wantRollbacks(0)
+	if g.now(e) != 5 {
+		t.Fatalf("health %d, want 5", g.now(e))
+	}
+	g.must(g.health.Authoritative(e, 5, 50))
+	g.must(g.tl.Complete(5))
+	g.tl.Step(g.sim)
+	g.wantRollbacks(1)
+	st := g.tl.Stats()
+	if st.TicksResimulated != 0 || g.at(e, 5) != 50 || g.now(e) != 49 {
+		t.Fatalf("resimulated %d, health %d at 5, %d now; want 0, 50, 49", st.TicksResimulated, g.at(e, 5), g.now(e))
+	}
+	if c := g.health.Corrections(); len(c) != 1 || c[0].Before != 5 || c[0].After != 50 {
+		t.Fatalf("corrections %+v, want one from 5 to 50", c)
+	}
+}

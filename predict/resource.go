@@ -134,12 +134,20 @@ func (r *Resource[T]) apply(t tick.Tick) {
 }
 
 func (r *Resource[T]) check(t tick.Tick) int {
-	f := &r.hist[r.tl.slot(t)]
 	o := r.op(t)
-	if o == nil || !o.auth || !f.held || f.t != t {
+	if o == nil || !o.auth {
 		return 0
 	}
-	if o.present == f.present && (!o.present || r.p.matches(&f.v, &o.v)) {
+	var v T
+	var present bool
+	if r.tl.unsaved && t == r.tl.now {
+		v, present = r.r.Get()
+	} else if f := &r.hist[r.tl.slot(t)]; f.held && f.t == t {
+		v, present = f.v, f.present
+	} else {
+		return 0
+	}
+	if o.present == present && (!o.present || r.p.matches(&v, &o.v)) {
 		return 0
 	}
 	r.ts.Mispredictions++

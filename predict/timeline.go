@@ -127,6 +127,7 @@ type Timeline struct {
 	hasReq  bool
 	deaths  uint64 // World despawns seen (see layoutBuf.deaths)
 	started bool
+	unsaved bool // during decide: the state of Now is the World's, not yet saved
 	stats   Stats
 }
 
@@ -412,9 +413,9 @@ func (tl *Timeline) decide() (tick.Tick, bool) {
 	return from, ok
 }
 
-// Step runs one fixed step: it saves the current state as tick Now in the
-// history; decides whether to roll back (requests and mismatching complete
-// authoritative ticks, consolidated into the oldest tick T); if so it
+// Step runs one fixed step: it decides whether to roll back (requests and
+// mismatching complete authoritative ticks, consolidated into the oldest
+// tick T) and saves the current state as tick Now in the history; if so it
 // restores T's predicted state with T's authoritative values and external
 // changes applied and re-simulates T+1 .. Now with InRollback true, applying
 // each tick's values and changes after simulating it and saving it again;
@@ -431,8 +432,16 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	for _, h := range tl.types {
 		h.clearCorrections()
 	}
-	tl.saveAll(tl.now)
-	if from, ok := tl.decide(); ok {
+	// Decide before saving Now: a rollback to an earlier tick saves Now
+	// again anyway, so the save is skipped then (ticks at Now are checked
+	// against the World itself).
+	tl.unsaved = true
+	from, ok := tl.decide()
+	tl.unsaved = false
+	if !ok || from == tl.now {
+		tl.saveAll(tl.now)
+	}
+	if ok {
 		tl.rollback(from, sim)
 	}
 	tl.inStep = true
