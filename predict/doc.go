@@ -36,13 +36,14 @@
 //     complete tick as Timeline.Complete(T). Game code makes its own
 //     changes from outside the simulation the same way (Component.Insert,
 //     Remove at a tick).
-//  2. Timeline.Step(sim): saves the current state as tick Now; decides
-//     whether to roll back: every complete tick with authoritative values
-//     not yet checked is compared with the history (the type's compare
-//     function, exact equality by default; every such tick in Forced
-//     mode), and requests (Timeline.Request, changes made in the past) are
-//     added; all of them consolidate into one rollback to the oldest tick
-//     T. The rollback restores T's predicted state, applies T's
+//  2. Timeline.Step(sim): decides whether to roll back: every complete
+//     tick with authoritative values not yet checked is compared with the
+//     history (with the World for Now; the type's compare function, exact
+//     equality by default; every such tick in Forced mode), and requests
+//     (Timeline.Request, changes made in the past) are added; all of them
+//     consolidate into one rollback to the oldest tick T. The current
+//     state is saved as tick Now (by the re-simulation when T is earlier).
+//     The rollback restores T's predicted state, applies T's
 //     authoritative values and changes, then re-simulates T+1 .. Now with
 //     InRollback true and Tick the tick being re-simulated, applying each
 //     tick's values and changes after simulating it and saving it again.
