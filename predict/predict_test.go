@@ -150,6 +150,13 @@ func TestResourceRollback(t *testing.T) {
 	if v, ok := score.At(4); !ok || v.Points != 1020 {
 		t.Fatalf("score at 4 = %v %v, want 1020", v, ok)
 	}
+	// A removal from outside the simulation in the past is replayed.
+	g.must(score.Set(g.tl.Now(), Score{5}))
+	g.must(score.Remove(g.tl.Now() - 1))
+	g.tl.Step(g.sim)
+	if v, ok := res.Get(); !ok || v.Points != 15 {
+		t.Fatalf("score = %v %v after a past removal and a set at Now, want 15", v, ok)
+	}
 	if g.tl.Stats().Types[2].Mispredictions != 2 {
 		t.Fatalf("resource mispredictions = %d, want 2", g.tl.Stats().Types[2].Mispredictions)
 	}

@@ -91,6 +91,12 @@ func (r *Resource[T]) Set(t tick.Tick, v T) error {
 	return r.add(t, resOp[T]{present: true, v: v})
 }
 
+// Remove removes the resource at the end of tick t, a change from outside
+// the simulation (see Component.Insert).
+func (r *Resource[T]) Remove(t tick.Tick) error {
+	return r.add(t, resOp[T]{})
+}
+
 func (r *Resource[T]) add(t tick.Tick, o resOp[T]) error {
 	w, err := r.tl.where(t)
 	if err != nil {
