@@ -481,9 +481,7 @@ func (tl *Timeline) rollback(from tick.Tick, sim func(t tick.Tick)) {
 	for t := from + 1; !t.After(now); t++ {
 		tl.cur = t
 		sim(t)
-		tl.inStep = false
 		tl.applyTick(t)
-		tl.inStep = true
 		tl.saveAll(t)
 		tl.stats.TicksResimulated++
 	}
