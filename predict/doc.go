@@ -1,0 +1,129 @@
+// Package predict is client-side prediction on top of server-authoritative
+// replication (the bevy_timewarp / lightyear model): the client simulates
+// ahead of the server, keeps the history of what it predicted, and when an
+// authoritative value for a past tick differs, rolls back to that tick,
+// re-simulates to the present, and reports the correction so a renderer can
+// blend it away.
+//
+// # Pieces
+//
+// A Timeline runs the client's fixed steps over an ecs.World. Predicted
+// component types are registered with Register (a Component handle),
+// predicted resources with RegisterResource; everything else in the World
+// (replicated but not predicted components, render state, the entity
+// allocator) is never rolled back. Each registered type keeps its history
+// for the rollback window W (Config.Window, default 30 ticks): the store's
+// values at each of the ticks Now-W .. Now, saved with a memory copy (the
+// copy strategy of package snapshot: plain data only), entity layouts and
+// unchanged value buffers shared between ticks, no allocation per tick once
+// the buffers have grown. An entity's history starts at the tick its
+// component appeared.
+//
+// # The frame
+//
+// Server (replicate's job; the tick is the game's simulation tick): receive
+// inputs and messages for tick F, simulate F, then send the values after
+// simulating F. So a value for tick T is the server's state at the end of T.
+//
+// Client, once per fixed step:
+//
+//  1. Receive phase (replicate.Client.Update). Structure is applied to the
+//     World at once (spawns of server entities, non-predicted components);
+//     it is never undone by a rollback. Predicted values go to the
+//     Timeline as "server values at T" (Component.Authoritative,
+//     AuthoritativeRemove, Resource.Authoritative), never straight into the
+//     predicted components; despawns as Timeline.DespawnAt(e, T); a
+//     complete tick as Timeline.Complete(T). Game code makes its own
+//     changes from outside the simulation the same way (Component.Insert,
+//     Remove at a tick).
+//  2. Timeline.Step(sim): decides whether to roll back: every complete
+//     tick with authoritative values not yet checked is compared with the
+//     history (with the World for Now; the type's compare function, exact
+//     equality by default; every such tick in Forced mode), and requests
+//     (Timeline.Request, changes made in the past) are added; all of them
+//     consolidate into one rollback to the oldest tick T. The current
+//     state is saved as tick Now (by the re-simulation when T is earlier).
+//     The rollback restores T's predicted state, applies T's
+//     authoritative values and changes, then re-simulates T+1 .. Now with
+//     InRollback true and Tick the tick being re-simulated, applying each
+//     tick's values and changes after simulating it and saving it again.
+//     Then Step simulates the next tick, applies the values already
+//     received for it (a client behind the server), and makes it Now.
+//  3. Send phase: the game sends its input for the tick (not during
+//     rollbacks).
+//
+// A value for T applies at the end of T: its tick's state includes it, the
+// simulation of T+1 starts from it. So a blueprint or spawn received for T
+// exists at the start of T+1, as in bevy_timewarp.
+//
+// # Changes in the past
+//
+// Inserting a component in the past is an authoritative value for a
+// component the history lacks at T (a mismatch); removing one is
+// AuthoritativeRemove. Spawning in the past is a World spawn now (identity
+// is structure) plus values at T: before T the entity has no predicted
+// components in any re-simulation. Despawn is a marker (Timeline.Despawn
+// from the simulation, DespawnAt from outside): the entity's predicted
+// components are removed at once, its identity and history stay, a
+// rollback to an earlier tick revives it, and the World despawn happens
+// when the marker's tick leaves the window. A marker the simulation made is
+// predicted state: a rollback before it drops it, and the re-simulation
+// makes it again only if it still happens.
+//
+// Values older than the window are applied to the current state as a snap
+// and counted (Stats.RangeFaults, LastRangeFault): the game can resync
+// from there. Values more than W ticks ahead are refused (ErrTooFarAhead).
+//
+// # Corrections
+//
+// Types registered with LogCorrections get a Correction (entity, tick,
+// before, after) for every entity whose value at Now a rollback changed;
+// Decay is a frame-rate independent exponential decay of the visual
+// offset for blending them away.
+//
+// # Invariants
+//
+//  1. A rollback never undoes entity identity or structure applied from
+//     outside the predicted types: the entity allocator is not part of the
+//     history, entities spawned after the tick rolled back to stay alive
+//     (without predicted components before their first value), entities
+//     despawned from the World since are skipped, never resurrected.
+//  2. After a Step, the history at every complete tick it holds equals the
+//     authoritative values received for that tick (for the predicted types
+//     the server sent; with a tolerant compare function, within the
+//     tolerance). TestCompleteTicksMatchServer checks it under loss and
+//     late delivery.
+//  3. Forced mode reaches the same state as the normal mode.
+//  4. One rollback per Step at most, to the oldest tick needing it.
+//  5. A rollback stamps change ticks only on values whose bytes it changes
+//     (like a snapshot load), so observers see no phantom changes.
+//  6. Steady-state Steps allocate nothing; history memory is bounded by
+//     W+1 copies of each predicted store (less when stores are unchanged).
+//
+// # Determinism
+//
+// The simulation function passed to Step must be deterministic, as for
+// P2P rollback: it reads only the World, the inputs stored for Tick(),
+// deterministic time and the World's RNG (a predicted resource); no wall
+// clock, no global RNG, no map iteration, no goroutines. It writes only
+// predicted components and resources (writes to other types are not
+// undone), and must not spawn or despawn World entities (a re-simulation
+// would do it again; predicted spawns are a later part); it despawns with
+// Timeline.Despawn. Changes from outside the simulation (Insert,
+// Authoritative, DespawnAt...) are refused inside it with ErrInStep, and
+// outside it they must go through those calls, not straight into the
+// predicted stores: a direct write is kept only until a rollback to an
+// earlier tick, which does not replay it. Exact
+// equality compares canonical bytes, so floats mismatch on any bit: give a
+// tolerance with Compare, or use package fixed.
+//
+// # Integration with replicate
+//
+// A replicate.Client hook maps one to one: SetReceiveHook[T] takes
+// Component[T].ReceiveHook() (Authoritative(e, t, v), returning true);
+// ClientConfig.TickComplete calls Timeline.Complete(t); a server despawn
+// calls DespawnAt(e, t), a removal AuthoritativeRemove(e, t). Splitting
+// replicate's receive and send phases and its insert/remove/spawn/despawn
+// hooks are the next step, not part of this package. Inputs, tick
+// synchronisation, predicted spawns and interpolation are part 2.
+package predict

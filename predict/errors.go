@@ -1,0 +1,24 @@
+package predict
+
+import "errors"
+
+// Errors of package predict. Compare with errors.Is.
+var (
+	// ErrTooFarAhead: a value, removal, despawn or completeness report names
+	// a tick more than the rollback window ahead of the timeline's newest
+	// tick. Nothing is stored.
+	ErrTooFarAhead = errors.New("predict: tick too far ahead of the timeline")
+	// ErrInStep: a change from outside the simulation (Insert, Authoritative,
+	// DespawnAt...) was made from inside Step's simulation function. The
+	// simulation writes predicted components directly, and despawns with
+	// Timeline.Despawn.
+	ErrInStep = errors.New("predict: external change made during Step")
+	// ErrRegistered: the type is already registered with the Timeline.
+	ErrRegistered = errors.New("predict: type already registered")
+	// ErrStarted: a type was registered after the first Step; every type
+	// must be registered before the timeline runs.
+	ErrStarted = errors.New("predict: register types before the first Step")
+	// ErrCompareType: a Compare option was given for another type than the
+	// one being registered.
+	ErrCompareType = errors.New("predict: compare function of another type")
+)

@@ -1,0 +1,522 @@
+package predict
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// DefaultWindow is the rollback window used when Config.Window is 0: 30
+// ticks, half a second at 60 Hz (bevy_timewarp's documented default).
+const DefaultWindow = 30
+
+// Config configures a Timeline. The zero Config is valid.
+type Config struct {
+	// Window is the rollback window W in ticks: the timeline keeps the
+	// predicted state of the last W+1 ticks (now-W .. now) and can roll back
+	// to any of them. Authoritative values older than that are applied as a
+	// snap and counted as range faults. Default DefaultWindow (30).
+	Window int
+	// Forced rolls back to every complete tick that received authoritative
+	// values, whether or not they differ from the prediction: the worst
+	// case, for tests (like rollback's SyncTest for P2P). The outcome equals
+	// that of the normal mode; only the work differs. Default false.
+	Forced bool
+	// Logger receives diagnostics (range faults, values for entities that
+	// no longer exist). Nil is silent.
+	Logger *slog.Logger
+}
+
+// Stats counts what a Timeline did since it was created.
+type Stats struct {
+	// Rollbacks is the number of Steps that rolled back.
+	Rollbacks uint64
+	// TicksResimulated counts the ticks simulated again by rollbacks (a
+	// rollback to T at tick now re-simulates now-T ticks).
+	TicksResimulated uint64
+	// RangeFaults counts authoritative values and changes for ticks older
+	// than the window, applied as a snap to the current state;
+	// LastRangeFault is the tick of the newest one.
+	RangeFaults    uint64
+	LastRangeFault tick.Tick
+	// Corrections counts the correction records made (types registered
+	// with LogCorrections).
+	Corrections uint64
+	// Dropped counts authoritative values or changes for entities that no
+	// longer exist when they are applied (each time: a re-simulation
+	// through their tick counts them again).
+	Dropped uint64
+	// Refused counts authoritative values dropped by ReceiveHook because
+	// their tick was more than the window ahead.
+	Refused uint64
+	// HistoryBytes is the memory held by the history of every registered
+	// type (values and entity layouts of W+1 ticks).
+	HistoryBytes int
+	// Types has one entry per registered type, in registration order.
+	Types []TypeStats
+}
+
+// TypeStats counts per registered component or resource type.
+type TypeStats struct {
+	Name string
+	// Mispredictions counts authoritative values that differed from the
+	// prediction (by the type's compare function) when their tick was
+	// checked, including values for components the prediction lacked and
+	// removals of components it had.
+	Mispredictions uint64
+	// Corrections counts correction records of this type.
+	Corrections uint64
+	// HistoryBytes is the memory held by this type's history.
+	HistoryBytes int
+}
+
+// history is the type-erased side of a registered component or resource.
+type history interface {
+	save(t tick.Tick, savedTick uint64)
+	restore(rs *ecs.Restore, t tick.Tick)
+	check(t tick.Tick) int // mismatching authoritative values at t
+	apply(t tick.Tick)
+	drop(e ecs.Entity) // the despawn marker: remove e's value
+	clearCorrections()
+	beginCorrections(now tick.Tick)
+	endCorrections(now tick.Tick)
+	stats() TypeStats
+}
+
+// tickInfo is what the Timeline knows about one tick: completeness, whether
+// authoritative values arrived and were checked, and external despawns.
+type tickInfo struct {
+	t        tick.Tick
+	used     bool
+	complete bool
+	auth     bool // authoritative values or changes arrived for t
+	checked  bool // compared since they last arrived
+	despawns []ecs.Entity
+}
+
+// marker is a despawn marker: e lost its predicted components at tick t
+// and is despawned from the World once t leaves the window.
+type marker struct {
+	e ecs.Entity
+	t tick.Tick
+}
+
+// Timeline is a client's predicted timeline over an ecs.World: the history
+// of the registered predicted types, the authoritative values received for
+// past ticks, and the fixed step that rolls back and re-simulates when they
+// differ from the prediction. See the package documentation for the frame
+// and the rules. A Timeline is not safe for concurrent use.
+type Timeline struct {
+	w      *ecs.World
+	cfg    Config
+	window int
+	start  tick.Tick
+	now    tick.Tick // newest simulated tick: the World holds its state
+	nowAbs uint64    // now as a count that does not wrap (see abs)
+	cur    tick.Tick // the tick being simulated during Step
+	inStep bool
+	inRB   bool
+
+	types   []history
+	names   map[string]bool
+	ticks   []tickInfo // 2*(W+1), by tick mod len
+	markers []marker
+	req     tick.Tick // oldest requested rollback tick, when hasReq
+	hasReq  bool
+	deaths  uint64 // World despawns seen (see layoutBuf.deaths)
+	started bool
+	unsaved bool // during decide: the state of Now is the World's, not yet saved
+	stats   Stats
+}
+
+// New returns a Timeline for w whose newest tick is start: w holds the
+// state at the end of tick start, and the first Step simulates start+1.
+// Register the predicted types before the first Step.
+func New(w *ecs.World, start tick.Tick, cfg Config) *Timeline {
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultWindow
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	tl := &Timeline{
+		w: w, cfg: cfg, window: cfg.Window, start: start, now: start, cur: start, nowAbs: 1 << 40,
+		names: make(map[string]bool),
+		ticks: make([]tickInfo, 2*(cfg.Window+1)),
+	}
+	w.Observe(func(ev ecs.Event) {
+		if ev.Kind == ecs.Despawned {
+			tl.deaths++
+		}
+	})
+	return tl
+}
+
+// World returns the World the Timeline predicts.
+func (tl *Timeline) World() *ecs.World { return tl.w }
+
+// Window returns the rollback window W.
+func (tl *Timeline) Window() int { return tl.window }
+
+// Now returns the newest simulated tick: the World holds the predicted state
+// at the end of it.
+func (tl *Timeline) Now() tick.Tick { return tl.now }
+
+// Tick returns the tick being simulated while Step runs the simulation
+// (during a rollback, the tick being re-simulated), and Now otherwise.
+// Systems read it to fetch the inputs of the right tick.
+func (tl *Timeline) Tick() tick.Tick { return tl.cur }
+
+// InRollback reports whether Step is re-simulating past ticks. Systems with
+// side effects that must happen once (sounds, particles, network sends)
+// skip their work while it is true.
+func (tl *Timeline) InRollback() bool { return tl.inRB }
+
+// Stats returns the counters; Types is a new slice.
+func (tl *Timeline) Stats() Stats {
+	s := tl.stats
+	s.Types = make([]TypeStats, len(tl.types))
+	s.HistoryBytes = 0
+	for i, h := range tl.types {
+		s.Types[i] = h.stats()
+		s.HistoryBytes += s.Types[i].HistoryBytes
+	}
+	return s
+}
+
+// abs returns t as a count of ticks that does not wrap (nowAbs for Now),
+// so ring positions stay consecutive when the tick wraps around.
+func (tl *Timeline) abs(t tick.Tick) uint64 {
+	return tl.nowAbs + uint64(int64(t.Sub(tl.now)))
+}
+
+// slot is t's place in the history rings (W+1 ticks).
+func (tl *Timeline) slot(t tick.Tick) int { return int(tl.abs(t) % uint64(tl.window+1)) }
+
+// pslot is t's place in the per-tick rings (2(W+1) ticks: the window and as
+// many ticks ahead).
+func (tl *Timeline) pslot(t tick.Tick) int { return int(tl.abs(t) % uint64(len(tl.ticks))) }
+
+// low returns the oldest tick held in the history.
+func (tl *Timeline) low() tick.Tick {
+	if tl.now.Sub(tl.start) < int32(tl.window) {
+		return tl.start
+	}
+	return tl.now.Add(-int32(tl.window))
+}
+
+// info returns the tickInfo of t, reset if it held an older tick.
+func (tl *Timeline) info(t tick.Tick) *tickInfo {
+	in := &tl.ticks[tl.pslot(t)]
+	if !in.used || in.t != t {
+		*in = tickInfo{t: t, used: true, despawns: in.despawns[:0]}
+	}
+	return in
+}
+
+// peek returns the tickInfo of t, or nil when nothing is known about t.
+func (tl *Timeline) peek(t tick.Tick) *tickInfo {
+	in := &tl.ticks[tl.pslot(t)]
+	if !in.used || in.t != t {
+		return nil
+	}
+	return in
+}
+
+// where classifies a tick for a change from outside the simulation.
+type where uint8
+
+const (
+	wPast  where = iota // held in the history: replayed, may roll back
+	wNow                // the newest tick: applied at once, replayed
+	wAhead              // not simulated yet: applied when simulated
+	wOld                // older than the window: snap and range fault
+)
+
+func (tl *Timeline) where(t tick.Tick) (where, error) {
+	if tl.inStep {
+		return 0, ErrInStep
+	}
+	switch {
+	case t.Sub(tl.now) > int32(tl.window):
+		return 0, fmt.Errorf("%w: tick %v, newest %v, window %d", ErrTooFarAhead, t, tl.now, tl.window)
+	case t.After(tl.now):
+		return wAhead, nil
+	case t == tl.now:
+		return wNow, nil
+	case t.Before(tl.low()):
+		tl.stats.RangeFaults++
+		tl.stats.LastRangeFault = t
+		tl.cfg.Logger.Debug("predict: change older than the window, snapped", "tick", t, "now", tl.now)
+		return wOld, nil
+	}
+	return wPast, nil
+}
+
+// noted records that a change for t arrived: authoritative ones are compared
+// at the next Step (once t is complete), local ones in the past request a
+// rollback to t.
+func (tl *Timeline) noted(t tick.Tick, w where, auth bool) {
+	in := tl.info(t)
+	if auth {
+		in.auth, in.checked = true, false
+		return
+	}
+	if w == wPast {
+		tl.Request(t)
+	}
+}
+
+// Request asks the next Step to roll back to tick t (restore t's state with
+// its authoritative values and changes applied, re-simulate t+1 .. now).
+// Requests made before a Step are consolidated into the oldest. A tick
+// older than the window counts a range fault and rolls back as far as the
+// window allows; a tick not yet simulated is ignored.
+func (tl *Timeline) Request(t tick.Tick) {
+	if t.After(tl.now) {
+		return
+	}
+	if low := tl.low(); t.Before(low) {
+		tl.stats.RangeFaults++
+		tl.stats.LastRangeFault = t
+		t = low
+	}
+	if !tl.hasReq || t.Before(tl.req) {
+		tl.req, tl.hasReq = t, true
+	}
+}
+
+// Complete reports that server tick t is complete: every authoritative
+// value of t has arrived (replicate's TickComplete hook). Only complete
+// ticks are compared with the prediction. Ticks older than the window are
+// ignored; ticks more than the window ahead give ErrTooFarAhead.
+func (tl *Timeline) Complete(t tick.Tick) error {
+	if t.Sub(tl.now) > int32(tl.window) {
+		return fmt.Errorf("%w: tick %v, newest %v, window %d", ErrTooFarAhead, t, tl.now, tl.window)
+	}
+	if t.Before(tl.low()) {
+		return nil
+	}
+	tl.info(t).complete = true
+	return nil
+}
+
+// Despawn puts a despawn marker on e at the tick being simulated (or Now
+// outside Step): e's predicted components are removed at once, but e keeps
+// its identity and its history, so a rollback to an earlier tick revives
+// it; e is despawned from the World once the marker's tick leaves the
+// window (W ticks later). Called from the simulation, the marker is part of
+// the predicted state (a rollback before it drops it, and the
+// re-simulation makes it again if it still happens); called outside Step,
+// it is an external change at Now, like DespawnAt.
+func (tl *Timeline) Despawn(e ecs.Entity) error {
+	if !tl.w.Alive(e) {
+		return fmt.Errorf("%w: %v", ecs.ErrNotAlive, e)
+	}
+	if tl.inStep {
+		tl.mark(e, tl.cur)
+		return nil
+	}
+	return tl.DespawnAt(e, tl.now)
+}
+
+// DespawnAt records that e was despawned at tick t (a server despawn from
+// replication, or a game change): from the end of t on, e has none of its
+// predicted components, in the current state and in every re-simulation
+// through t. It puts a despawn marker on e (see Despawn). A despawn older
+// than the window is applied at once and counted as a range fault.
+func (tl *Timeline) DespawnAt(e ecs.Entity, t tick.Tick) error {
+	w, err := tl.where(t)
+	if err != nil {
+		return err
+	}
+	if w == wOld { // a snap: a despawn at Now
+		t, w = tl.now, wNow
+	}
+	if w == wNow {
+		tl.mark(e, t)
+	}
+	in := tl.info(t)
+	in.despawns = append(in.despawns, e)
+	tl.noted(t, w, false)
+	return nil
+}
+
+// Despawned reports whether e carries a despawn marker in the current state.
+func (tl *Timeline) Despawned(e ecs.Entity) bool {
+	for _, m := range tl.markers {
+		if m.e == e {
+			return true
+		}
+	}
+	return false
+}
+
+// mark removes e's predicted components and marks it, unless marked.
+func (tl *Timeline) mark(e ecs.Entity, t tick.Tick) {
+	if !tl.w.Alive(e) {
+		tl.stats.Dropped++
+		return
+	}
+	for _, h := range tl.types {
+		h.drop(e)
+	}
+	if !tl.Despawned(e) {
+		tl.markers = append(tl.markers, marker{e: e, t: t})
+	}
+}
+
+// applyTick applies the external changes and authoritative values of t to
+// the World: values first, then despawns.
+func (tl *Timeline) applyTick(t tick.Tick) {
+	for _, h := range tl.types {
+		h.apply(t)
+	}
+	if in := tl.peek(t); in != nil {
+		for _, e := range in.despawns {
+			tl.mark(e, t)
+		}
+	}
+}
+
+// saveAll saves the World's state as tick t in every type's history.
+func (tl *Timeline) saveAll(t tick.Tick) {
+	saved := tl.w.Tick()
+	for _, h := range tl.types {
+		h.save(t, saved)
+	}
+	tl.w.AdvanceTick() // later writes are distinguishable from the save
+}
+
+// decide returns the oldest tick to roll back to, if any: requested ticks
+// and complete ticks whose authoritative values differ from the history
+// (every complete tick with authoritative values in forced mode).
+func (tl *Timeline) decide() (tick.Tick, bool) {
+	from, ok := tl.req, tl.hasReq
+	tl.hasReq = false
+	for t := tl.low(); !t.After(tl.now); t++ {
+		in := tl.peek(t)
+		if in == nil || !in.auth || !in.complete || in.checked {
+			continue
+		}
+		in.checked = true
+		n := 0
+		for _, h := range tl.types {
+			n += h.check(t)
+		}
+		if (n > 0 || tl.cfg.Forced) && (!ok || t.Before(from)) {
+			from, ok = t, true
+		}
+	}
+	return from, ok
+}
+
+// Step runs one fixed step: it decides whether to roll back (requests and
+// mismatching complete authoritative ticks, consolidated into the oldest
+// tick T) and saves the current state as tick Now in the history; if so it
+// restores T's predicted state with T's authoritative values and external
+// changes applied and re-simulates T+1 .. Now with InRollback true, applying
+// each tick's values and changes after simulating it and saving it again;
+// records corrections; then simulates the next tick (Now+1), applies the
+// values and changes already received for it, and makes it Now. Despawn
+// markers older than the window despawn their entities.
+//
+// sim simulates one tick, given its number (also Tick()). It must be
+// deterministic (see the package documentation), write only the World's
+// predicted components and resources, and must not spawn or despawn
+// entities of the World except through Despawn.
+func (tl *Timeline) Step(sim func(t tick.Tick)) {
+	tl.started = true
+	for _, h := range tl.types {
+		h.clearCorrections()
+	}
+	// Decide before saving Now: a rollback to an earlier tick saves Now
+	// again anyway, so the save is skipped then (ticks at Now are checked
+	// against the World itself).
+	tl.unsaved = true
+	from, ok := tl.decide()
+	tl.unsaved = false
+	if !ok || from == tl.now {
+		tl.saveAll(tl.now)
+	}
+	if ok {
+		tl.rollback(from, sim)
+	}
+	tl.inStep = true
+	tl.now++
+	tl.nowAbs++
+	tl.cur = tl.now
+	sim(tl.now)
+	tl.inStep = false
+	tl.applyTick(tl.now)
+	tl.expire()
+}
+
+// rollback restores tick from and re-simulates up to now.
+func (tl *Timeline) rollback(from tick.Tick, sim func(t tick.Tick)) {
+	tl.stats.Rollbacks++
+	now := tl.now
+	for _, h := range tl.types {
+		h.beginCorrections(now)
+	}
+	rs := ecs.BeginRestore(tl.w, tl.w.EntityState()) // the allocator stays as it is
+	for _, h := range tl.types {
+		h.restore(rs, from)
+	}
+	rs.Finish()
+	tl.w.AdvanceTick() // writes after the restore are newer than it (see frame.restored)
+	k := 0
+	for _, m := range tl.markers { // markers made after from are undone
+		if !m.t.After(from) {
+			tl.markers[k] = m
+			k++
+		}
+	}
+	tl.markers = tl.markers[:k]
+	tl.applyTick(from)
+	tl.saveAll(from)
+	tl.inStep, tl.inRB = true, true
+	for t := from + 1; !t.After(now); t++ {
+		tl.cur = t
+		sim(t)
+		tl.applyTick(t)
+		tl.saveAll(t)
+		tl.stats.TicksResimulated++
+	}
+	tl.inStep, tl.inRB = false, false
+	tl.cur = now
+	for _, h := range tl.types {
+		h.endCorrections(now)
+	}
+}
+
+// expire despawns the entities whose marker left the window.
+func (tl *Timeline) expire() {
+	low := tl.low()
+	k := 0
+	for _, m := range tl.markers {
+		if m.t.Before(low) {
+			if tl.w.Alive(m.e) {
+				_ = tl.w.Despawn(m.e)
+			}
+			continue
+		}
+		tl.markers[k] = m
+		k++
+	}
+	tl.markers = tl.markers[:k]
+}
+
+func (tl *Timeline) register(name string, h history) error {
+	if tl.started {
+		return fmt.Errorf("%w: %s", ErrStarted, name)
+	}
+	if tl.names[name] {
+		return fmt.Errorf("%w: %s", ErrRegistered, name)
+	}
+	tl.names[name] = true
+	tl.types = append(tl.types, h)
+	return nil
+}
