@@ -75,7 +75,7 @@ func TestSyncTestCatchesLeak(t *testing.T) {
 		t.Fatalf("want a *rollback.MismatchError, got %v", err2)
 	}
 	name := ecs.StoreOf[Position](g.World()).Info().Name
-	if name != "github.com/rewindgo/rewind/internal/demo.Position" {
+	if name != "github.com/rewindgo/rewind/cmd/rewind/internal/demo.Position" {
 		t.Fatalf("Position is named %q", name)
 	}
 	if !slices.Contains(m.Types, name) {
