@@ -28,7 +28,7 @@ func combine(parts []Part) uint64 {
 // frame checksum and appends one Part per registered type to parts (pass a
 // reused slice to avoid allocating). The value depends only on the state: the
 // same state gives the same checksum in every process, on every machine and
-// with every Go version (a fixed hash, XXH64, over a defined byte layout:
+// with every Go version (a fixed hash, XXH64, over a canonical byte form:
 // little-endian fields in declaration order, platform-sized ints as 8 bytes,
 // no padding). Types that use the NoChecksum option contribute a zero part.
 func (r *Registry) Checksum(parts []Part) (uint64, []Part, error) {
