@@ -104,13 +104,6 @@ func (w *World) nextLayout() uint64 {
 	return w.seq
 }
 
-func typeName(t reflect.Type) string {
-	if t.PkgPath() == "" || t.Name() == "" {
-		return t.String()
-	}
-	return t.PkgPath() + "." + t.Name()
-}
-
 // Tick returns the current change tick. Every write is stamped with the tick
 // current at the time of the write. A change tick is not a frame number
 // (rollback.Frame, tick.Tick): saves advance it and loads never wind it back.
