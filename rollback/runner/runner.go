@@ -14,8 +14,10 @@ import (
 // Session is what a Runner drives: the rollback.Session contract, which
 // *rollback.P2PSession, *rollback.SyncTestSession,
 // *rollback.SpectatorSession and *rollback.ReplaySession implement. The
-// Runner uses only its methods, so a wrapper that forwards them all keeps
-// every feature (checksums, snapshot depth, time sync, the end of a match).
+// Runner uses its methods, so a wrapper that forwards them all keeps the
+// checksums, snapshot depth, time sync and the end of a match; only the
+// world's checked mode is keyed to the concrete type (New turns it on for a
+// *rollback.SyncTestSession, not for a wrapper of one).
 type Session = rollback.Session
 
 // Step is the simulation: it advances the world by one frame with the
@@ -120,8 +122,7 @@ func (r *Runner) Ring() *snapshot.Ring { return r.ring }
 // Frame is the world's current frame.
 func (r *Runner) Frame() rollback.Frame { return r.frame }
 
-// Frames counts simulated frames, re-simulations included; Loads counts
-// rollbacks carried out.
+// Frames counts simulated frames, re-simulations included.
 func (r *Runner) Frames() int { return r.frames }
 
 // Loads counts the Load requests carried out.
