@@ -98,6 +98,6 @@
 //
 // Sessions read Config.Now (default time.Now) for timeouts, retries and
 // pings, never for the simulation. Inside a testing/synctest bubble with the
-// simulated network (transport.NewNetwork) a whole match runs on virtual
+// simulated network (transport.NewPacketNetwork) a whole match runs on virtual
 // time: exact, seeded and instant.
 package rollback

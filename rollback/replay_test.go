@@ -17,7 +17,7 @@ func recordMatch(t *testing.T) ([]byte, *peer) {
 	var rec bytes.Buffer
 	var p0 *peer
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 31, Default: transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 31, Default: transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1}})
 		defer net.Close()
 		peers := newMatch(t, net, 3, rollback.Config{Record: &rec, RecordChecksumInterval: 25, RecordMeta: []byte("seed=31")})
 		runMatch(t, peers, 400, time.Minute)

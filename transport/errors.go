@@ -22,7 +22,7 @@ var (
 	// and port, for example the zero netip.AddrPort passed to Send.
 	ErrInvalidAddr = errors.New("transport: invalid address")
 
-	// ErrAddrInUse is returned by Network.Listen when another SimConn already
+	// ErrAddrInUse is returned by PacketNetwork.Listen when another PacketNetworkConn already
 	// listens on the requested address.
 	ErrAddrInUse = errors.New("transport: address already in use")
 )

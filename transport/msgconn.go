@@ -26,7 +26,7 @@ const (
 	// MessageLimits.MaxMessageSize bytes.
 	ReliableUnordered
 	// Unreliable messages may be lost or reordered, and arrive at most once
-	// (except on a MemoryNetwork link configured with LinkConfig.Duplicate,
+	// (except on a MessageNetwork link configured with LinkConfig.Duplicate,
 	// which duplicates them on purpose so that tests can prove a protocol
 	// tolerates it). Use it for state that is resent until acknowledged or
 	// superseded, such as replication's mutations. At most
@@ -68,8 +68,8 @@ func (c Channel) Valid() bool { return c < NumChannels }
 // reliable messages overflow the receive queue is disconnected with
 // ErrReceiveOverflow rather than buffered without bound.
 //
-// Implementations: [MemoryConn] (the deterministic in-process
-// [MemoryNetwork]) and the QUIC conn of package transport/quic.
+// Implementations: [MessageNetworkConn] (the deterministic in-process
+// [MessageNetwork]) and the QUIC conn of package transport/quic.
 //
 // All methods are safe for concurrent use, but Receive hands out a buffer
 // that belongs to the conn until the next Receive, so a conn should have
@@ -154,13 +154,13 @@ type MessageListener interface {
 // MessageStats counts one MessageConn's traffic since it was opened.
 type MessageStats struct {
 	// RTT is the smoothed round-trip time. QUIC measures it; a
-	// MemoryConn reports the sum of the configured one-way latencies.
+	// MessageNetworkConn reports the sum of the configured one-way latencies.
 	RTT time.Duration
 	// Channels holds the counters of each channel, indexed by Channel.
 	Channels [NumChannels]ChannelStats
 	// PacketsLost counts packets the transport declared lost: for QUIC,
 	// quic-go's count (it can go down when a packet declared lost arrives
-	// late); for a MemoryConn, the transmission attempts of this side's
+	// late); for a MessageNetworkConn, the transmission attempts of this side's
 	// messages dropped by LinkConfig.Loss.
 	PacketsLost uint64
 }
@@ -231,7 +231,7 @@ type MessageLimits struct {
 	MaxUnreliableSize int
 	// SendQueueMessages and SendQueueBytes bound the reliable messages
 	// (both reliable channels together) that Send accepted and the conn
-	// has not finished with: not yet handed to QUIC, or for a MemoryConn
+	// has not finished with: not yet handed to QUIC, or for a MessageNetworkConn
 	// not yet delivered to the peer. Send fails with ErrQueueFull beyond
 	// them. Defaults DefaultSendQueueMessages and DefaultSendQueueBytes;
 	// SendQueueBytes is raised to MaxMessageSize if smaller.
