@@ -14,9 +14,10 @@
 //
 //   - [UDPConn], from [ListenUDP]: a UDP socket from the standard library,
 //     with a background reader filling a ring of reusable buffers.
-//   - [PacketNetworkConn], from [PacketNetwork.Listen]: an endpoint of a deterministic,
-//     seeded, in-process [PacketNetwork] with per-link latency, jitter, loss,
-//     duplication, reordering, bandwidth caps and partitions ([LinkConfig]).
+//   - [PacketNetworkConn], from [PacketNetwork.Listen]: an endpoint of a
+//     deterministic, seeded, in-process [PacketNetwork] with per-link
+//     latency, jitter, loss, duplication, reordering, bandwidth caps and
+//     partitions ([LinkConfig]).
 //     It is timed with the time package, so inside a testing/synctest bubble
 //     it runs on virtual time: a scenario replays exactly from its seed and
 //     finishes instantly.
@@ -30,9 +31,10 @@
 // polled the same way (Send queues, Receive never blocks), and every queue
 // is bounded by [MessageLimits]. Implementations:
 //
-//   - [MessageNetworkConn], from [MessageNetwork.Dial] and [MessageNetworkListener.Accept]:
-//     a deterministic, seeded, in-process network for tests and listen
-//     servers, with the same [LinkConfig] conditions applied per message
+//   - [MessageNetworkConn], from [MessageNetwork.Dial] and
+//     [MessageNetworkListener.Accept]: a deterministic, seeded, in-process
+//     network for tests and listen servers, with the same [LinkConfig]
+//     conditions applied per message
 //     (reliable messages are delayed by retransmissions instead of lost).
 //   - The QUIC conn of package transport/quic, for the Internet.
 //
