@@ -1,6 +1,10 @@
 package ecs
 
-import "reflect"
+import (
+	"reflect"
+
+	"github.com/rewindgo/rewind/internal/typename"
+)
 
 // Resource holds the single value of a resource type T (a singleton such as
 // the game's RNG, a score or a match clock) and whether it is present. Presence
@@ -25,7 +29,7 @@ func RegisterResource[T any](w *World) *Resource[T] {
 	if r, ok := w.resByType[t]; ok {
 		return r.(*Resource[T])
 	}
-	r := &Resource[T]{w: w, ti: TypeInfo{ID: ComponentID(len(w.resources)), Name: typeName(t), Type: t}}
+	r := &Resource[T]{w: w, ti: TypeInfo{ID: ComponentID(len(w.resources)), Name: typename.Of(t), Type: t}}
 	w.resources = append(w.resources, r)
 	w.resByType[t] = r
 	return r

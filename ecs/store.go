@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
+
+	"github.com/rewindgo/rewind/internal/typename"
 )
 
 // Store holds every value of one component type T in dense arrays (a sparse
@@ -38,7 +40,7 @@ func Register[T any](w *World) *Store[T] {
 	if s, ok := w.byType[t]; ok {
 		return s.(*Store[T])
 	}
-	s := &Store[T]{w: w, ti: TypeInfo{ID: ComponentID(len(w.stores)), Name: typeName(t), Type: t}}
+	s := &Store[T]{w: w, ti: TypeInfo{ID: ComponentID(len(w.stores)), Name: typename.Of(t), Type: t}}
 	s.layout = w.nextLayout()
 	w.stores = append(w.stores, s)
 	w.byType[t] = s

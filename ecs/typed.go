@@ -3,6 +3,8 @@ package ecs
 import (
 	"fmt"
 	"reflect"
+
+	"github.com/rewindgo/rewind/internal/typename"
 )
 
 // The functions in this file reach a component or resource by its type through
@@ -84,5 +86,5 @@ func RemoveResource[T any](w *World) bool {
 }
 
 func notRegistered[T any]() error {
-	return fmt.Errorf("%w: %s", ErrNotRegistered, typeName(reflect.TypeFor[T]()))
+	return fmt.Errorf("%w: %s", ErrNotRegistered, typename.Of(reflect.TypeFor[T]()))
 }

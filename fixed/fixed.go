@@ -1,7 +1,6 @@
 package fixed
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -23,12 +22,6 @@ const (
 	Pi      Fixed = 13493037705 // round(π * 2^32)
 	TwoPi   Fixed = 26986075409 // round(2π * 2^32)
 	HalfPi  Fixed = 6746518852  // round(π/2 * 2^32)
-)
-
-// Errors returned, wrapped, by [Parse].
-var (
-	ErrSyntax = errors.New("fixed: invalid syntax")
-	ErrRange  = errors.New("fixed: value out of range")
 )
 
 // FromInt returns n as a Fixed, saturated to [Min, Max] if n is outside

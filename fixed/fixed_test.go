@@ -644,24 +644,6 @@ func TestParseExact(t *testing.T) {
 	}
 }
 
-func FuzzParse(f *testing.F) {
-	for _, s := range []string{"0", "-1.5", ".5", "2147483647.9999999998", "0.000000000116415321826934814453125", "1e3"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		a, err := Parse(s)
-		if err != nil {
-			if !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrRange) {
-				t.Fatalf("Parse(%q): unexpected error %v", s, err)
-			}
-			return
-		}
-		if back, err := Parse(a.String()); err != nil || back != a {
-			t.Fatalf("Parse(%q) = %d, whose String %q parses as %d, %v", s, a, a.String(), back, err)
-		}
-	})
-}
-
 // TestInternalConstants checks the hard-coded constants against π computed
 // with math/big from its decimal expansion.
 func TestInternalConstants(t *testing.T) {

@@ -8,11 +8,11 @@ import (
 	"reflect"
 	"unsafe"
 
-	"github.com/rewindgo/rewind/internal/layout"
+	"github.com/rewindgo/rewind/internal/canon"
 )
 
 // Codec encodes values of T for the wire. The default codec of a plain-data
-// type writes its canonical form (package internal/layout: fields in
+// type writes its canonical form (package internal/canon: fields in
 // declaration order, little-endian, no padding); implement Codec for types
 // that hold slices or strings, or to quantize.
 type Codec[T any] interface {
@@ -24,10 +24,10 @@ type Codec[T any] interface {
 }
 
 // plainCodec is the default codec of a plain-data type.
-type plainCodec[T any] struct{ l *layout.Layout }
+type plainCodec[T any] struct{ l *canon.Form }
 
 func newPlainCodec[T any]() (plainCodec[T], error) {
-	l, err := layout.Of(reflect.TypeFor[T]())
+	l, err := canon.Of(reflect.TypeFor[T]())
 	if err != nil {
 		return plainCodec[T]{}, fmt.Errorf("%w: %w (give the type a Codec)", ErrNotPlainData, err)
 	}

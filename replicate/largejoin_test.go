@@ -85,7 +85,7 @@ func TestLateJoinLargeWorld(t *testing.T) {
 func TestUpdatePartsFitSmallMessages(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const limit = 4 << 10
-		r := newMemRigOn(t, transport.MemoryConfig{Seed: 5, Limits: transport.MessageLimits{MaxMessageSize: limit}},
+		r := newMemRigOn(t, transport.MessageNetworkConfig{Seed: 5, Limits: transport.MessageLimits{MaxMessageSize: limit}},
 			replicate.ServerConfig{MaxMessageSize: limit})
 		defer r.close()
 		for i := range 3000 {

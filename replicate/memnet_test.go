@@ -16,15 +16,15 @@ import (
 )
 
 // memRig is a replication server and its clients on a
-// transport.MemoryNetwork. Build it inside synctest.Test: the network's
+// transport.MessageNetwork. Build it inside synctest.Test: the network's
 // deliveries and the server's clock (ServerConfig.Now defaults to
 // time.Now) then run on virtual time, and a run replays exactly from its
 // seed.
 type memRig struct {
 	t       *testing.T
 	tp      testProto
-	net     *transport.MemoryNetwork
-	ln      *transport.MemoryListener
+	net     *transport.MessageNetwork
+	ln      *transport.MessageNetworkListener
 	sw      *ecs.World
 	srv     *replicate.Server
 	cws     []*ecs.World
@@ -39,14 +39,14 @@ const memTick = time.Second / 60
 
 func newMemRig(t *testing.T, seed uint64, cfg replicate.ServerConfig) *memRig {
 	t.Helper()
-	return newMemRigOn(t, transport.MemoryConfig{Seed: seed}, cfg)
+	return newMemRigOn(t, transport.MessageNetworkConfig{Seed: seed}, cfg)
 }
 
 // newMemRigOn is newMemRig on a network configured by mcfg.
-func newMemRigOn(t *testing.T, mcfg transport.MemoryConfig, cfg replicate.ServerConfig) *memRig {
+func newMemRigOn(t *testing.T, mcfg transport.MessageNetworkConfig, cfg replicate.ServerConfig) *memRig {
 	t.Helper()
 	r := &memRig{t: t, tp: newProto(t), sw: ecs.New(), served: make(chan error, 1)}
-	r.net = transport.NewMemoryNetwork(mcfg)
+	r.net = transport.NewMessageNetwork(mcfg)
 	var err error
 	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {
 		t.Fatal(err)

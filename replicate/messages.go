@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/typename"
 	"github.com/rewindgo/rewind/transport"
 )
 
@@ -81,7 +82,7 @@ func RegisterMessage[M any](p *Protocol, dir Direction, ch transport.Channel, op
 		return MessageType[M]{}, fmt.Errorf("%w: bad channel %d", ErrRegistered, ch)
 	}
 	t := reflect.TypeFor[M]()
-	spec := &messageSpec{id: len(p.msgs), name: typeName(t), dir: dir, ch: ch}
+	spec := &messageSpec{id: len(p.msgs), name: typename.Of(t), dir: dir, ch: ch}
 	var mc messageCodec
 	for _, o := range opts {
 		o(spec, &mc)

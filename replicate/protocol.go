@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/typename"
 	"github.com/rewindgo/rewind/internal/xxh64"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -69,7 +70,7 @@ func WithWireForm[T, W any](to func(T) W, from func(W) T, tag string) ComponentO
 			s.codec = err
 			return
 		}
-		s.codec, s.codecTag = Codec[T](convCodec[T, W]{to: to, from: from, w: wc}), "as:"+typeName(reflect.TypeFor[W]())+":"+tag
+		s.codec, s.codecTag = Codec[T](convCodec[T, W]{to: to, from: from, w: wc}), "as:"+typename.Of(reflect.TypeFor[W]())+":"+tag
 	}
 }
 
@@ -113,7 +114,7 @@ type Filter struct {
 
 // With is a Filter for entities that have a T.
 func With[T any]() Filter {
-	return Filter{name: typeName(reflect.TypeFor[T]()), with: true, bind: func(w *ecs.World) func(ecs.Entity) bool {
+	return Filter{name: typename.Of(reflect.TypeFor[T]()), with: true, bind: func(w *ecs.World) func(ecs.Entity) bool {
 		s := ecs.Register[T](w)
 		return s.Has
 	}}
@@ -227,7 +228,7 @@ func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentID, error)
 	default:
 		return -1, fmt.Errorf("%w: codec for another type given to %v", ErrRegistered, t)
 	}
-	c := &component{id: len(p.comps), name: typeName(t), typ: t, mode: spec.mode, tag: spec.codecTag}
+	c := &component{id: len(p.comps), name: typename.Of(t), typ: t, mode: spec.mode, tag: spec.codecTag}
 	if pc, ok := codec.(plainCodec[T]); ok {
 		c.fixed = pc.l.Encoded
 	}
@@ -390,14 +391,6 @@ func (p *Protocol) bindRules(w *ecs.World) []resolvedRule {
 		return rs[i].order < rs[j].order
 	})
 	return rs
-}
-
-// typeName is the stable name of a type: package path and name.
-func typeName(t reflect.Type) string {
-	if t.Name() != "" && t.PkgPath() != "" {
-		return t.PkgPath() + "." + t.Name()
-	}
-	return t.String()
 }
 
 // typedComponent is a component type bound to a world.

@@ -2,14 +2,9 @@ package rng
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/bits"
 )
-
-// ErrBadState is returned, wrapped, by [Rand.UnmarshalBinary] for data that is
-// not an encoded Rand state.
-var ErrBadState = errors.New("rng: bad state encoding")
 
 // A Rand is a PCG-DXSM random number generator with 128 bits of state. It is
 // plain data: copying a Rand value takes a snapshot of the generator. The zero

@@ -50,7 +50,7 @@ func nopGame(reqs []rollback.Request, s *rollback.P2PSession) {
 // 2-peer match on the simulated network (no loss): input, advance, network
 // poll, encode and decode. Game logic is excluded. ns/op covers both peers.
 func BenchmarkP2PFrame(b *testing.B) {
-	net := transport.NewNetwork(transport.NetworkConfig{Seed: 1})
+	net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 1})
 	defer net.Close()
 	a, _ := net.Listen(addrOf(0))
 	c, _ := net.Listen(addrOf(1))

@@ -7,6 +7,20 @@ import (
 	"github.com/rewindgo/rewind/internal/xxh64"
 )
 
+// Part is the checksum of one component or resource type, as reported with
+// ReportChecksum. It is a struct with two fields:
+//
+//	Name string // the type's package path and name ("github.com/you/game.Position");
+//	            // snapshot names resources "resource " + the type name and the
+//	            // entity allocator snapshot.EntitiesPart
+//	Sum  uint64 // the type's checksum (XXH64 of its canonical bytes)
+//
+// Part is the same type as snapshot.Part (both alias one internal type), so a
+// []snapshot.Part from Ring.Checksum is passed to ReportChecksum as it
+// is, without a copy each checked frame. Neither package can define it for
+// the other: rollback does not import snapshot (which imports ecs).
+type Part = parts.Part
+
 // sumHistory keeps the checksums the game reported for recent frames, and
 // the checksum parts of selected frames (desync-check and recording frames),
 // so that a later comparison can name the differing types. Storage is reused:

@@ -20,7 +20,7 @@ func TestLoadDepthWithinSnapshotDepth(t *testing.T) {
 	deepest := 0
 	for seed := uint64(1); seed <= 6; seed++ {
 		synctest.Test(t, func(t *testing.T) {
-			net := transport.NewNetwork(transport.NetworkConfig{Seed: seed, Default: transport.LinkConfig{
+			net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: seed, Default: transport.LinkConfig{
 				Latency: 60 * time.Millisecond, Jitter: 30 * time.Millisecond, Loss: 0.2}})
 			defer net.Close()
 			peers := newMatch(t, net, 3, rollback.Config{MaxPrediction: 4})

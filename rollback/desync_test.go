@@ -45,7 +45,7 @@ func TestDesyncExactUnderLoss(t *testing.T) {
 }
 
 func checkDesyncEvents(t *testing.T, seed uint64, n int, link transport.LinkConfig) {
-	net := transport.NewNetwork(transport.NetworkConfig{Seed: seed, Default: link})
+	net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: seed, Default: link})
 	defer net.Close()
 	const end = 400
 	peers := newMatch(t, net, n, rollback.Config{DesyncInterval: 100, EndFrame: end, InputDelay: 2})
@@ -91,7 +91,7 @@ func checkDesyncEvents(t *testing.T, seed uint64, n int, link transport.LinkConf
 // ever reported and the peers compared nothing.
 func TestLockstepDesyncDetected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 9, Default: transport.LinkConfig{
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 9, Default: transport.LinkConfig{
 			Latency: 20 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.1, Duplicate: 0.1}})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{Lockstep: true, InputDelay: 2, DesyncInterval: 50, EndFrame: 300})
@@ -129,7 +129,7 @@ func TestLockstepDesyncDetected(t *testing.T) {
 // long name was reported twice (full and cut), differing or not.
 func TestDesyncNamesLongTypes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 4, Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 4, Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
 		defer net.Close()
 		prefix := "resource github.com/rewindgo/rewind/examples/boxgame/internal/sim."
 		names := [2]string{prefix + "Position", prefix + "Accumulator"}

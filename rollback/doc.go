@@ -87,7 +87,7 @@
 // afterwards datagrams with another magic are dropped. Inputs carry every
 // unacknowledged frame (redundancy against loss); quality reports every
 // 200 ms measure ping and frame advantage for time sync; keep-alives keep
-// quiet links alive. See rollback/internal/wire for the byte layout.
+// quiet links alive. See rollback/internal/wire for the byte format.
 //
 // Everything received is hostile: decoders return errors on bad bytes (and
 // have fuzz targets), queues have caps, a peer that floods has its excess
@@ -98,6 +98,6 @@
 //
 // Sessions read Config.Now (default time.Now) for timeouts, retries and
 // pings, never for the simulation. Inside a testing/synctest bubble with the
-// simulated network (transport.NewNetwork) a whole match runs on virtual
+// simulated network (transport.NewPacketNetwork) a whole match runs on virtual
 // time: exact, seeded and instant.
 package rollback

@@ -65,7 +65,7 @@ func runToEnd(t testing.TB, peers []*peer, spec *rollback.SpectatorSession, sg *
 func TestEndFrameSettlesEveryFrame(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const end = 300
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 41, Default: transport.LinkConfig{
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 41, Default: transport.LinkConfig{
 			Latency: 40 * time.Millisecond, Jitter: 15 * time.Millisecond, Loss: 0.2, Duplicate: 0.1}})
 		defer net.Close()
 		var rec bytes.Buffer
@@ -143,7 +143,7 @@ func TestEndFrameSettlesEveryFrame(t *testing.T) {
 // frames.
 func TestPollConfirmsTail(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 43, Default: transport.LinkConfig{Latency: 30 * time.Millisecond}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 43, Default: transport.LinkConfig{Latency: 30 * time.Millisecond}})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{})
 		for _, p := range peers {

@@ -125,14 +125,14 @@ func defaultInput(f rollback.Frame, h rollback.PlayerHandle) []byte {
 }
 
 // newMatch creates n peers (one local player each) on net, with cfg applied to each.
-func newMatch(t testing.TB, net *transport.Network, n int, cfg rollback.Config) []*peer {
+func newMatch(t testing.TB, net *transport.PacketNetwork, n int, cfg rollback.Config) []*peer {
 	t.Helper()
 	return newMatchWith(t, net, n, cfg, nil)
 }
 
 // newMatchWith is newMatch with tweak (when not nil) changing the config of
 // peer i before its session is created.
-func newMatchWith(t testing.TB, net *transport.Network, n int, cfg rollback.Config, tweak func(i int, c *rollback.Config)) []*peer {
+func newMatchWith(t testing.TB, net *transport.PacketNetwork, n int, cfg rollback.Config, tweak func(i int, c *rollback.Config)) []*peer {
 	t.Helper()
 	peers := make([]*peer, n)
 	for i := range peers {

@@ -11,7 +11,7 @@ import (
 
 func TestTwoPeersConverge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 1, Default: transport.LinkConfig{Latency: 30 * time.Millisecond}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 1, Default: transport.LinkConfig{Latency: 30 * time.Millisecond}})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{DesyncInterval: 10})
 		runMatch(t, peers, 300, time.Minute)
@@ -51,7 +51,7 @@ func TestChaos(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				net := transport.NewNetwork(transport.NetworkConfig{Seed: 7, Default: tc.link})
+				net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 7, Default: tc.link})
 				defer net.Close()
 				peers := newMatch(t, net, tc.peers, rollback.Config{DesyncInterval: 20, InputDelay: 2})
 				runMatch(t, peers, 1200, 10*time.Minute)

@@ -25,7 +25,7 @@ const (
 	timeSyncWindow         = 30
 	minRecommendation      = 1  // frames ahead before EventWaitRecommendation (GGRS: 3)
 	recommendationInterval = 20 // frames between two EventWaitRecommendation (GGRS: 60)
-	remoteSumHistory       = 32 // checksum reports kept per peer, and local reports kept for resending
+	remoteSumHistory       = 32 // check frames' reports kept per peer, and local ones kept for repeating in Input messages
 	maxExchanges           = 8  // parts exchanges in flight per peer
 	maxPollPackets         = 2048
 	udpOverhead            = 28
@@ -83,8 +83,12 @@ type endpoint struct {
 	remoteWindow [timeSyncWindow]int
 	syncedAt     time.Time
 
-	// Checksums: the peer's reports (by check frame), the newest of ours it
-	// acknowledged and of its we hold, and the parts exchanges in flight.
+	// Checksums (wire version 2: reports ride on Input messages and are
+	// acknowledged by SumAck in Input and InputAck): the peer's reports by
+	// check frame; sumAcked, the newest check frame of ours the peer
+	// acknowledged (Input messages repeat newer reports until it does);
+	// sumRecv, the newest of the peer's reports received here (our SumAck);
+	// and the parts exchanges in flight.
 	remoteSums [remoteSumHistory]sumEntry
 	sumAcked   Frame
 	sumRecv    Frame
@@ -254,11 +258,12 @@ type handler interface {
 	// onRecord receives the input record of frame f from e; false refuses
 	// it (no room): it and later frames are not acknowledged.
 	onRecord(e *endpoint, f Frame, rec []byte) bool
-	// onMessage handles the other message kinds that need session state.
+	// onMessage handles the message kinds the netcore does not (parts
+	// requests and parts of a desync exchange).
 	onMessage(e *endpoint, m *wire.Message)
 	// dropEndpoint disconnects e for misbehaviour or by the peer's request.
 	dropEndpoint(e *endpoint, reason string)
-	// running is called when e finishes its handshake.
+	// synchronized is called when e finishes its handshake.
 	synchronized(e *endpoint)
 	// onInputMeta handles the session part of an Input message from a peer
 	// (its Done flag and checksum reports), before its inputs.
@@ -595,6 +600,9 @@ func (n *netcore) sendInput(e *endpoint, fill func(*endpoint, *wire.Message)) {
 		n.out.DisconnectRequested = e.disconnectRq
 		n.out.NumFrames = count
 		n.out.Inputs = n.rec
+		// Upper bound of the encoded size: header, compressed inputs, a
+		// status (at most 8 bytes) per player, a report (frame uvarint and
+		// 8-byte checksum, at most 13 bytes) per report, 32 for the rest.
 		if count <= 1 || 4+len(n.rec)+8*len(n.out.Status)+13*len(n.out.Reports)+32 <= transport.MaxPacketSize {
 			break
 		}

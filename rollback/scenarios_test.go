@@ -17,7 +17,7 @@ import (
 // other peer and the differing part ("Acc", not "Pos"), with cross-equal sums.
 func TestDesyncDetectedNamesTypes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 3, Default: transport.LinkConfig{Latency: 20 * time.Millisecond}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 3, Default: transport.LinkConfig{Latency: 20 * time.Millisecond}})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{DesyncInterval: 100})
 		peers[1].g.corrupt = func(s *stubState) {
@@ -57,7 +57,7 @@ func TestDesyncDetectedNamesTypes(t *testing.T) {
 
 func TestDesyncDetectionOffByDefault(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 3})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 3})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{})
 		peers[1].g.corrupt = func(s *stubState) { s.Acc++ }
@@ -75,7 +75,7 @@ func TestDesyncDetectionOffByDefault(t *testing.T) {
 // (GGRS #70/#75) and says it did not advance; every peer agrees.
 func TestPredictionThresholdKeepsRollbacks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 11, Default: transport.LinkConfig{Latency: 20 * time.Millisecond}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 11, Default: transport.LinkConfig{Latency: 20 * time.Millisecond}})
 		defer net.Close()
 		slow := transport.LinkConfig{Latency: 140 * time.Millisecond, Jitter: 30 * time.Millisecond}
 		net.SetLink(addrOf(0), addrOf(2), slow)
@@ -145,7 +145,7 @@ func TestPredictionThresholdKeepsRollbacks(t *testing.T) {
 // peer keeps advancing with Disconnected inputs.
 func TestInterruptedResumedDisconnected(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 5})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 5})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{})
 		runMatch(t, peers, 60, time.Minute)
@@ -223,7 +223,7 @@ func TestInterruptedResumedDisconnected(t *testing.T) {
 // roll back to it where needed, and keep identical checksums.
 func TestDisconnectAgreement(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 21, Default: transport.LinkConfig{Latency: 50 * time.Millisecond, Jitter: 20 * time.Millisecond, Loss: 0.15}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 21, Default: transport.LinkConfig{Latency: 50 * time.Millisecond, Jitter: 20 * time.Millisecond, Loss: 0.15}})
 		defer net.Close()
 		peers := newMatch(t, net, 4, rollback.Config{DesyncInterval: 10})
 		runMatch(t, peers, 200, time.Minute)
@@ -256,7 +256,7 @@ func TestDisconnectAgreement(t *testing.T) {
 
 func TestDisconnectPlayerErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 1})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 1})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{})
 		s := peers[0].s
@@ -292,7 +292,7 @@ func TestDisconnectPlayerErrors(t *testing.T) {
 
 func TestLockstep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 2, Default: transport.LinkConfig{Latency: 30 * time.Millisecond, Loss: 0.05}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 2, Default: transport.LinkConfig{Latency: 30 * time.Millisecond, Loss: 0.05}})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{Lockstep: true, InputDelay: 2})
 		loadsOrSaves := 0
@@ -349,7 +349,7 @@ func TestLockstep(t *testing.T) {
 
 func TestLockstepStallsWithoutRemote(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 2})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 2})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{Lockstep: true, InputDelay: 3})
 		for i := 0; i < 100 && !(peers[0].s.Running() && peers[1].s.Running()); i++ { // sync
@@ -377,7 +377,7 @@ func TestLockstepStallsWithoutRemote(t *testing.T) {
 // peer (with two local players, one changed): no freeze, equal states.
 func TestInputDelayChange(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 4, Default: transport.LinkConfig{Latency: 25 * time.Millisecond, Loss: 0.05}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 4, Default: transport.LinkConfig{Latency: 25 * time.Millisecond, Loss: 0.05}})
 		defer net.Close()
 		a, _ := net.Listen(addrOf(0))
 		b, _ := net.Listen(addrOf(1))
@@ -433,7 +433,7 @@ func TestInputDelayChange(t *testing.T) {
 // frames it saved, and stays in agreement under loss.
 func TestSparseSaving(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 8, Default: transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 8, Default: transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1}})
 		defer net.Close()
 		peers := newMatch(t, net, 3, rollback.Config{SparseSaving: true, DesyncInterval: 30})
 		runMatch(t, peers, 600, 5*time.Minute)
@@ -458,7 +458,7 @@ func TestSparseSaving(t *testing.T) {
 
 func TestSpectator(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 9, Default: transport.LinkConfig{Latency: 20 * time.Millisecond, Loss: 0.05}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 9, Default: transport.LinkConfig{Latency: 20 * time.Millisecond, Loss: 0.05}})
 		defer net.Close()
 		specAddr := netip.MustParseAddrPort("10.0.0.99:7000")
 		a, _ := net.Listen(addrOf(0))
@@ -550,7 +550,7 @@ func TestSpectator(t *testing.T) {
 
 func TestGarbageAndFloodDoNotHurt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 12, Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 12, Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
 		defer net.Close()
 		peers := newMatch(t, net, 3, rollback.Config{DesyncInterval: 10})
 		runMatch(t, peers, 100, time.Minute)
@@ -582,7 +582,7 @@ func TestGarbageAndFloodDoNotHurt(t *testing.T) {
 
 func TestVersionMismatchEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 1})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 1})
 		defer net.Close()
 		peers := newMatch(t, net, 2, rollback.Config{})
 		// Peer 1 is replaced by a build speaking version 3.

@@ -144,7 +144,7 @@ func TestConfigValidation(t *testing.T) {
 		"spectator same addr":   {Players: []rollback.Player{local, remote, {Handle: 2, Kind: rollback.Spectator, Addr: a1}}},
 	}
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{})
 		defer net.Close()
 		conn, _ := net.Listen(addrOf(0))
 		for name, c := range cases {
@@ -182,7 +182,7 @@ func TestConfigValidation(t *testing.T) {
 // is running from the start; missing local input is an error.
 func TestSinglePlayerRunsAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{})
 		defer net.Close()
 		conn, _ := net.Listen(addrOf(0))
 		s, err := rollback.NewP2P(conn, rollback.Config{NumPlayers: 1, Players: []rollback.Player{{Handle: 0, Kind: rollback.Local}}})

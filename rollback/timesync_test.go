@@ -18,7 +18,7 @@ import (
 // fast peer drifted to the prediction window and stalled there.
 func TestWaitRecommendationKeepsFastPeerInStep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 17, Default: transport.LinkConfig{Latency: 25 * time.Millisecond, Jitter: 3 * time.Millisecond}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 17, Default: transport.LinkConfig{Latency: 25 * time.Millisecond, Jitter: 3 * time.Millisecond}})
 		defer net.Close()
 		peers := newMatch(t, net, 3, rollback.Config{InputDelay: 2})
 		periods := []time.Duration{time.Second / 63, time.Second / 60, time.Second / 60}

@@ -10,7 +10,16 @@ import (
 const EntitiesPart = "ecs.entities"
 
 // Part is the checksum of one registered type (or of the entity allocator).
-// Resource parts are named "resource " + the type name.
+// It is a struct with two fields:
+//
+//	Name string // the type's package path and name ("github.com/you/game.Position");
+//	            // "resource " + the type name for a resource, EntitiesPart
+//	            // for the entity allocator
+//	Sum  uint64 // the type's checksum (XXH64 of its canonical bytes)
+//
+// Part is the same type as rollback.Part (both alias one internal type), so
+// the parts Checksum and Ring.Checksum return go to a rollback session's
+// ReportChecksum as they are, with no copy.
 type Part = parts.Part
 
 // combine folds parts into one frame checksum. Each part is mixed with the
@@ -28,7 +37,7 @@ func combine(parts []Part) uint64 {
 // frame checksum and appends one Part per registered type to parts (pass a
 // reused slice to avoid allocating). The value depends only on the state: the
 // same state gives the same checksum in every process, on every machine and
-// with every Go version (a fixed hash, XXH64, over a defined byte layout:
+// with every Go version (a fixed hash, XXH64, over a canonical byte form:
 // little-endian fields in declaration order, platform-sized ints as 8 bytes,
 // no padding). Types that use the NoChecksum option contribute a zero part.
 func (r *Registry) Checksum(parts []Part) (uint64, []Part, error) {

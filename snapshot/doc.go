@@ -39,7 +39,7 @@
 //
 // Registry.Checksum and Ring.SaveChecksum compute one Part per type (plus
 // EntitiesPart for the allocator) and a frame checksum combining them. The
-// hash is XXH64 over a defined byte layout (little-endian fields in
+// hash is XXH64 over a canonical byte form (little-endian fields in
 // declaration order, platform-sized ints widened to 8 bytes, no padding), so
 // the same state has the same checksum in every process, on every machine and
 // with every Go version; hash/maphash is never used. Parts are named by the

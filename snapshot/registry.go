@@ -52,7 +52,7 @@ func NoChecksum() Option { return func(o *options) { o.noChecksum = true } }
 // ecs.Hierarchy component are always included.
 func NewRegistry(w *ecs.World) *Registry {
 	r := &Registry{w: w, names: make(map[string]bool)}
-	r.entHash, _ = plainLayout(reflect.TypeFor[ecs.Entity]())
+	r.entHash, _ = plainForm(reflect.TypeFor[ecs.Entity]())
 	r.ents.r = r
 	if err := Copy[ecs.Hierarchy](r); err != nil {
 		panic(err) // unreachable: Hierarchy is plain data
@@ -73,7 +73,7 @@ func (r *Registry) add(name string, s saver) error {
 }
 
 func copyValuesFor[T any]() (values[T], error) {
-	c, err := plainLayout(reflect.TypeFor[T]())
+	c, err := plainForm(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
 	}

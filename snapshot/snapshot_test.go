@@ -484,7 +484,7 @@ func TestSetDepthKeepsNewestFrames(t *testing.T) {
 	must(t, ring.Load(6))
 }
 
-// The checksum of a fixed world is pinned: a change of byte layout, hash or
+// The checksum of a fixed world is pinned: a change of byte form, hash or
 // part naming changes it and fails this test. Update the constant only for a
 // deliberate, documented format change.
 func TestChecksumGolden(t *testing.T) {

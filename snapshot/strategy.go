@@ -2,30 +2,11 @@ package snapshot
 
 import (
 	"encoding"
-	"errors"
 	"fmt"
 	"reflect"
 	"unsafe"
 
 	"github.com/rewindgo/rewind/internal/xxh64"
-)
-
-// Errors of package snapshot. Compare with errors.Is.
-var (
-	// ErrNotPlainData: a type registered with the copy strategy holds a
-	// pointer, slice, map, channel, func, interface or string; use Clone or Codec.
-	ErrNotPlainData = errors.New("snapshot: type is not plain data (copy strategy refused)")
-	// ErrNoChecksum: a Clone type can neither be checksummed (it does not
-	// implement encoding.BinaryAppender) nor was registered with NoChecksum.
-	ErrNoChecksum = errors.New("snapshot: clone type has no checksum form")
-	// ErrDuplicate: the type is already registered with the Registry.
-	ErrDuplicate = errors.New("snapshot: type already registered")
-	// ErrFrameNotHeld: the ring does not hold the requested frame.
-	ErrFrameNotHeld = errors.New("snapshot: frame not held")
-	// ErrDecode: a Codec type failed to decode its own saved bytes.
-	ErrDecode = errors.New("snapshot: decoding a saved value failed")
-	// ErrInvalidDepth: a ring depth below 1.
-	ErrInvalidDepth = errors.New("snapshot: ring depth must be at least 1")
 )
 
 // Cloner is implemented by types that deep-copy themselves (the clone strategy).

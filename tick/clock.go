@@ -1,14 +1,10 @@
 package tick
 
 import (
-	"errors"
 	"math"
 	"math/bits"
 	"time"
 )
-
-// ErrInvalidRate is returned by [NewClock] for a tick rate of 0 Hz.
-var ErrInvalidRate = errors.New("tick: invalid tick rate")
 
 const (
 	// DefaultHz is the tick rate of the zero Clock.

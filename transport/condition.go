@@ -18,7 +18,7 @@ type ConditionConfig struct {
 }
 
 // ConditionedConn is a PacketConn that puts the datagrams it sends through
-// the same link conditioner as the simulated Network and the Proxy, then
+// the same link conditioner as the simulated PacketNetwork and the Proxy, then
 // sends them on the conn it wraps. Received datagrams pass through
 // unchanged. When every peer of a game wraps its conn, both directions of
 // every link are conditioned, with no proxy in between: this is how a game

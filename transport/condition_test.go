@@ -14,7 +14,7 @@ import (
 // counters add up; Close drops what is still held back.
 func TestConditionedConn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, a, b := simPair(t, transport.NetworkConfig{Seed: 1}) // a perfect network underneath
+		_, a, b := simPair(t, transport.PacketNetworkConfig{Seed: 1}) // a perfect network underneath
 		c := transport.Condition(a, transport.ConditionConfig{Seed: 9,
 			Link: transport.LinkConfig{Latency: 50 * time.Millisecond, Loss: 0.3}})
 		const n = 200

@@ -16,8 +16,8 @@ const DefaultReceiveQueue = 1024
 // caller. It is the packet layer under peer-to-peer rollback sessions, which
 // send a few small datagrams and poll for new ones once per frame.
 //
-// Implementations in this package: [UDPConn] (real UDP sockets) and [SimConn]
-// (the deterministic simulated [Network]).
+// Implementations in this package: [UDPConn] (real UDP sockets) and [PacketNetworkConn]
+// (the deterministic simulated [PacketNetwork]).
 //
 // All methods are safe for concurrent use, but Receive hands out a buffer
 // that the next Receive call reuses, so a conn should have one polling

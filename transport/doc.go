@@ -14,9 +14,10 @@
 //
 //   - [UDPConn], from [ListenUDP]: a UDP socket from the standard library,
 //     with a background reader filling a ring of reusable buffers.
-//   - [SimConn], from [Network.Listen]: an endpoint of a deterministic,
-//     seeded, in-process [Network] with per-link latency, jitter, loss,
-//     duplication, reordering, bandwidth caps and partitions ([LinkConfig]).
+//   - [PacketNetworkConn], from [PacketNetwork.Listen]: an endpoint of a
+//     deterministic, seeded, in-process [PacketNetwork] with per-link
+//     latency, jitter, loss, duplication, reordering, bandwidth caps and
+//     partitions ([LinkConfig]).
 //     It is timed with the time package, so inside a testing/synctest bubble
 //     it runs on virtual time: a scenario replays exactly from its seed and
 //     finishes instantly.
@@ -30,9 +31,10 @@
 // polled the same way (Send queues, Receive never blocks), and every queue
 // is bounded by [MessageLimits]. Implementations:
 //
-//   - [MemoryConn], from [MemoryNetwork.Dial] and [MemoryListener.Accept]:
-//     a deterministic, seeded, in-process network for tests and listen
-//     servers, with the same [LinkConfig] conditions applied per message
+//   - [MessageNetworkConn], from [MessageNetwork.Dial] and
+//     [MessageNetworkListener.Accept]: a deterministic, seeded, in-process
+//     network for tests and listen servers, with the same [LinkConfig]
+//     conditions applied per message
 //     (reliable messages are delayed by retransmissions instead of lost).
 //   - The QUIC conn of package transport/quic, for the Internet.
 //
@@ -40,5 +42,5 @@
 // longer than the limit are dropped and counted, queues have caps, and
 // nothing in this package decodes payloads. Logging goes to an injected
 // *slog.Logger and is silent by default. The package has no mutable global
-// state; each Network and Proxy owns its random number generators.
+// state; each PacketNetwork and Proxy owns its random number generators.
 package transport

@@ -12,11 +12,11 @@ import (
 // A simulated network with 20 ms of latency between two peers and a lossy
 // return path. In tests, run the same code inside synctest.Test so that it
 // uses virtual time: it then finishes instantly and replays exactly.
-func ExampleNetwork() {
+func ExamplePacketNetwork() {
 	alice := netip.MustParseAddrPort("10.0.0.1:7000")
 	bob := netip.MustParseAddrPort("10.0.0.2:7000")
 
-	n := transport.NewNetwork(transport.NetworkConfig{
+	n := transport.NewPacketNetwork(transport.PacketNetworkConfig{
 		Seed:    1,
 		Default: transport.LinkConfig{Latency: 20 * time.Millisecond},
 	})

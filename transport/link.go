@@ -92,7 +92,7 @@ type LinkStats struct {
 	// the link.
 	Sent, SentBytes uint64
 	// Delivered counts datagrams, duplicates included, handed to the
-	// destination: queued at the destination SimConn (which may still drop
+	// destination: queued at the destination PacketNetworkConn (which may still drop
 	// them when its receive queue is full, see Stats.DroppedQueueFull) or
 	// written to the destination socket by a Proxy.
 	Delivered uint64
@@ -110,12 +110,12 @@ type LinkStats struct {
 	// (LinkConfig.QueueBytes) or the in-flight limit was full.
 	DroppedQueue uint64
 	// Unreachable counts datagrams that arrived but could not be handed
-	// over: no SimConn listened on the destination address, or a Proxy's
+	// over: no PacketNetworkConn listened on the destination address, or a Proxy's
 	// socket write failed.
 	Unreachable uint64
 }
 
-// link is the conditioner shared by Network and Proxy: the state of one
+// link is the conditioner shared by PacketNetwork and Proxy: the state of one
 // direction of one link. It decides, for every datagram, whether it is
 // dropped and when each copy arrives. It owns its random number generator,
 // seeded from the owner's seed and the link's identity, so a link's

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -27,7 +26,7 @@ const (
 	// MessageLimits.MaxMessageSize bytes.
 	ReliableUnordered
 	// Unreliable messages may be lost or reordered, and arrive at most once
-	// (except on a MemoryNetwork link configured with LinkConfig.Duplicate,
+	// (except on a MessageNetwork link configured with LinkConfig.Duplicate,
 	// which duplicates them on purpose so that tests can prove a protocol
 	// tolerates it). Use it for state that is resent until acknowledged or
 	// superseded, such as replication's mutations. At most
@@ -69,8 +68,8 @@ func (c Channel) Valid() bool { return c < NumChannels }
 // reliable messages overflow the receive queue is disconnected with
 // ErrReceiveOverflow rather than buffered without bound.
 //
-// Implementations: [MemoryConn] (the deterministic in-process
-// [MemoryNetwork]) and the QUIC conn of package transport/quic.
+// Implementations: [MessageNetworkConn] (the deterministic in-process
+// [MessageNetwork]) and the QUIC conn of package transport/quic.
 //
 // All methods are safe for concurrent use, but Receive hands out a buffer
 // that belongs to the conn until the next Receive, so a conn should have
@@ -155,13 +154,13 @@ type MessageListener interface {
 // MessageStats counts one MessageConn's traffic since it was opened.
 type MessageStats struct {
 	// RTT is the smoothed round-trip time. QUIC measures it; a
-	// MemoryConn reports the sum of the configured one-way latencies.
+	// MessageNetworkConn reports the sum of the configured one-way latencies.
 	RTT time.Duration
 	// Channels holds the counters of each channel, indexed by Channel.
 	Channels [NumChannels]ChannelStats
 	// PacketsLost counts packets the transport declared lost: for QUIC,
 	// quic-go's count (it can go down when a packet declared lost arrives
-	// late); for a MemoryConn, the transmission attempts of this side's
+	// late); for a MessageNetworkConn, the transmission attempts of this side's
 	// messages dropped by LinkConfig.Loss.
 	PacketsLost uint64
 }
@@ -232,7 +231,7 @@ type MessageLimits struct {
 	MaxUnreliableSize int
 	// SendQueueMessages and SendQueueBytes bound the reliable messages
 	// (both reliable channels together) that Send accepted and the conn
-	// has not finished with: not yet handed to QUIC, or for a MemoryConn
+	// has not finished with: not yet handed to QUIC, or for a MessageNetworkConn
 	// not yet delivered to the peer. Send fails with ErrQueueFull beyond
 	// them. Defaults DefaultSendQueueMessages and DefaultSendQueueBytes;
 	// SendQueueBytes is raised to MaxMessageSize if smaller.
@@ -272,91 +271,6 @@ func (l MessageLimits) WithDefaults() MessageLimits {
 	l.SendQueueBytes = max(l.SendQueueBytes, l.MaxMessageSize)
 	l.ReceiveQueueBytes = max(l.ReceiveQueueBytes, l.MaxMessageSize)
 	return l
-}
-
-// Errors of message conns, in addition to ErrClosed and ErrTooLarge.
-var (
-	// ErrQueueFull is returned by MessageConn.Send when the send queue of
-	// the reliable channels is full (see MessageLimits.SendQueueMessages).
-	ErrQueueFull = errors.New("transport: send queue full")
-
-	// ErrInvalidChannel is returned by MessageConn.Send for a channel that
-	// is not one of the defined Channel constants.
-	ErrInvalidChannel = errors.New("transport: invalid channel")
-
-	// ErrTimeout is the cause of a conn closed because its peer could not
-	// be reached for the idle timeout (or a handshake took too long).
-	ErrTimeout = errors.New("transport: connection timed out")
-
-	// ErrReceiveOverflow is the cause of a conn closed because reliable
-	// messages arrived faster than the application received them and
-	// overflowed the receive queue (see MessageLimits). The side that
-	// overflowed closes the conn; its peer sees the same cause.
-	ErrReceiveOverflow = errors.New("transport: receive queue overflow")
-
-	// ErrProtocol is the cause of a conn closed because the peer broke the
-	// protocol: malformed framing, a message over the limit, a stream it
-	// had no right to open.
-	ErrProtocol = errors.New("transport: protocol violation")
-
-	// ErrRefused is returned by Dial, or is the cause of a conn closed
-	// early, when no listener accepts connections at the address or its
-	// accept backlog is full.
-	ErrRefused = errors.New("transport: connection refused")
-)
-
-// SizeError is the error Send returns for a message over its channel's
-// limit. It matches ErrTooLarge with errors.Is.
-type SizeError struct {
-	Channel Channel // the channel of the refused message
-	Size    int     // its length in bytes
-	Limit   int     // the channel's limit when Send was called
-}
-
-func (e *SizeError) Error() string {
-	return fmt.Sprintf("transport: %v message of %d bytes exceeds the limit of %d bytes", e.Channel, e.Size, e.Limit)
-}
-
-// Unwrap returns ErrTooLarge.
-func (e *SizeError) Unwrap() error { return ErrTooLarge }
-
-// CloseError says why a MessageConn closed. It matches ErrClosed with
-// errors.Is, and Err too when it is set.
-type CloseError struct {
-	// Remote is true when the peer closed the conn (Reason and Err are the
-	// ones it sent), false when this side did, or the network or a timer.
-	Remote bool
-	// Reason is the reason given to CloseWithReason, or a description of
-	// the cause. It may be empty.
-	Reason string
-	// Err is the cause when it is not a plain close: ErrTimeout,
-	// ErrReceiveOverflow, ErrProtocol, ErrRefused, or the error of a
-	// context that ended the conn. Nil for Close and CloseWithReason.
-	Err error
-}
-
-func (e *CloseError) Error() string {
-	var b strings.Builder
-	b.WriteString("transport: connection closed")
-	if e.Remote {
-		b.WriteString(" by peer")
-	}
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(strings.TrimPrefix(e.Err.Error(), "transport: "))
-	}
-	if e.Reason != "" {
-		fmt.Fprintf(&b, ": %q", e.Reason)
-	}
-	return b.String()
-}
-
-// Unwrap returns ErrClosed and Err.
-func (e *CloseError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{ErrClosed}
-	}
-	return []error{ErrClosed, e.Err}
 }
 
 // TruncateReason shortens a close reason to at most MaxReasonLength bytes

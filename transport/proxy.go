@@ -61,7 +61,7 @@ type ProxyStats struct {
 
 // Proxy is a link-conditioning UDP proxy: it forwards datagrams from a client
 // to a target and the target's replies back, and applies a LinkConfig in each
-// direction with the same conditioner as the simulated Network. Use it to put
+// direction with the same conditioner as the simulated PacketNetwork. Use it to put
 // real programs (two game instances, a client and a server) on a bad network.
 //
 // It serves one client at a time: replies from the target go to the address

@@ -6,7 +6,7 @@ import (
 )
 
 // DefaultMaxInFlight is the default limit on datagrams travelling through a
-// Network or a Proxy at once.
+// PacketNetwork or a Proxy at once.
 const DefaultMaxInFlight = 4096
 
 // inflight is one datagram travelling through a conditioned link.
@@ -18,7 +18,7 @@ type inflight struct {
 	buf      []byte
 }
 
-// sched is the timer heap shared by Network and Proxy. Datagrams wait in a
+// sched is the timer heap shared by PacketNetwork and Proxy. Datagrams wait in a
 // min-heap ordered by (arrival time, scheduling sequence), so the delivery
 // order is a pure function of what was scheduled when, never of goroutine
 // timing. One time.AfterFunc timer, re-armed for the earliest arrival, wakes

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rewindgo/rewind/internal/demo"
+	"github.com/rewindgo/rewind/cmd/rewind/internal/demo"
 	"github.com/rewindgo/rewind/rollback"
 )
 

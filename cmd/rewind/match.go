@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/rewindgo/rewind/internal/demo"
+	"github.com/rewindgo/rewind/cmd/rewind/internal/demo"
 	"github.com/rewindgo/rewind/rollback"
 	"github.com/rewindgo/rewind/rollback/runner"
 	"github.com/rewindgo/rewind/transport"

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rewindgo/rewind/internal/demo"
+	"github.com/rewindgo/rewind/cmd/rewind/internal/demo"
 	"github.com/rewindgo/rewind/rollback"
 	"github.com/rewindgo/rewind/rollback/runner"
 	"github.com/rewindgo/rewind/transport"

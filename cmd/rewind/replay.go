@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/rewindgo/rewind/internal/demo"
+	"github.com/rewindgo/rewind/cmd/rewind/internal/demo"
 	"github.com/rewindgo/rewind/rollback"
 	"github.com/rewindgo/rewind/rollback/runner"
 )

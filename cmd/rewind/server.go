@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rewindgo/rewind/cmd/rewind/internal/demo"
 	"github.com/rewindgo/rewind/ecs"
-	"github.com/rewindgo/rewind/internal/demo"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/transport"
 	"github.com/rewindgo/rewind/transport/quic"

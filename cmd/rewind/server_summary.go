@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rewindgo/rewind/internal/demo"
+	"github.com/rewindgo/rewind/cmd/rewind/internal/demo"
 	"github.com/rewindgo/rewind/replicate"
 )
 

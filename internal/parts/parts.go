@@ -3,10 +3,15 @@
 // name the same type and compare parts the same way.
 package parts
 
-// Part is the checksum of one registered component or resource type.
+// Part is the checksum of one registered component or resource type. Users
+// meet it as snapshot.Part and rollback.Part (aliases whose doc comments
+// repeat these fields, since go doc shows an alias without them).
 type Part struct {
+	// Name is the type's package path and name; snapshot prefixes resources
+	// with "resource " and names the entity allocator "ecs.entities".
 	Name string
-	Sum  uint64
+	// Sum is the type's checksum.
+	Sum uint64
 }
 
 // Diff returns the names of the parts that differ between a and b, including

@@ -26,7 +26,7 @@ type marker struct{ V int64 }
 func lanMatch(t *testing.T, frames, recordEvery, desyncEvery int, badFrame rollback.Frame) ([]byte, [2][]rollback.Event) {
 	var rec bytes.Buffer
 	var events [2][]rollback.Event
-	net := transport.NewNetwork(transport.NetworkConfig{Seed: 2, Default: transport.LinkConfig{Latency: 2 * time.Millisecond}})
+	net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 2, Default: transport.LinkConfig{Latency: 2 * time.Millisecond}})
 	defer net.Close()
 	var runners [2]*runner.Runner
 	var sessions [2]*rollback.P2PSession

@@ -17,7 +17,7 @@ import (
 // frame 100 and from everyone at frame 130, and the other two play on to
 // frame 400. It returns the first error of a survivor's Runner.
 func splitMatch(t *testing.T, seed uint64, depth int) error {
-	net := transport.NewNetwork(transport.NetworkConfig{Seed: seed, Default: transport.LinkConfig{
+	net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: seed, Default: transport.LinkConfig{
 		Latency: 60 * time.Millisecond, Jitter: 30 * time.Millisecond, Loss: 0.2}})
 	defer net.Close()
 	runners := make([]*runner.Runner, 3)

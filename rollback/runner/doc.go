@@ -13,10 +13,12 @@
 // exactly), and Advance (the Step, with deterministic time derived from the
 // frame number). Confirmed frames free older snapshots.
 //
-// The Runner depends on the rollback.Session contract alone, so any session
-// type, or a wrapper that forwards the contract, drives it with every
-// feature: the ring depth is the session's SnapshotDepth (2*MaxPrediction+4
-// for P2P), checksums are reported when the session WantsChecksum.
+// The Runner depends on the rollback.Session contract, so any session type,
+// or a wrapper that forwards the contract, drives it: the ring depth is the
+// session's SnapshotDepth (2*MaxPrediction+4 for P2P), checksums are
+// reported when the session WantsChecksum. The one exception is checked mode
+// (ecs.World.SetChecks), which New turns on for a *rollback.SyncTestSession
+// itself.
 //
 // Config.Confirmed receives the checksum of every saved state once the
 // session will never roll it back (with Config.ChecksumAll, of every saved
@@ -26,8 +28,10 @@
 // To end a match, set rollback.Config.EndFrame to its length N and call
 // Update (or RunFrame) until Finished: the world then stands at frame N,
 // Confirmed has been called for every state 0..N, and every peer has
-// confirmed, checked and recorded the whole match. Requests are checked against the world's frame (ErrRequestOrder),
-// and a Step reports a failure with Context.Fail, which stops the Runner.
+// confirmed, checked and recorded the whole match.
+//
+// Requests are checked against the world's frame (ErrRequestOrder), and a
+// Step reports a failure with Context.Fail, which stops the Runner.
 //
 // Games that do not use the world drive a session directly: see the
 // rollback package.

@@ -27,7 +27,7 @@ type wrapped struct{ runner.Session }
 func TestRunnerFinishesMatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const end = 240
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 5, Default: transport.LinkConfig{
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 5, Default: transport.LinkConfig{
 			Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.15}})
 		defer net.Close()
 		var runners [2]*runner.Runner

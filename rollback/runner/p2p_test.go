@@ -126,7 +126,7 @@ type testPeer struct {
 func TestP2PMatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const frames = 600
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 11, Default: transport.LinkConfig{Latency: 40 * time.Millisecond, Loss: 0.05}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 11, Default: transport.LinkConfig{Latency: 40 * time.Millisecond, Loss: 0.05}})
 		defer net.Close()
 		peers := make([]*testPeer, 2)
 		for i := range peers {

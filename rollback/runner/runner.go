@@ -14,8 +14,10 @@ import (
 // Session is what a Runner drives: the rollback.Session contract, which
 // *rollback.P2PSession, *rollback.SyncTestSession,
 // *rollback.SpectatorSession and *rollback.ReplaySession implement. The
-// Runner uses only its methods, so a wrapper that forwards them all keeps
-// every feature (checksums, snapshot depth, time sync, the end of a match).
+// Runner uses its methods, so a wrapper that forwards them all keeps the
+// checksums, snapshot depth, time sync and the end of a match; only the
+// world's checked mode is keyed to the concrete type (New turns it on for a
+// *rollback.SyncTestSession, not for a wrapper of one).
 type Session = rollback.Session
 
 // Step is the simulation: it advances the world by one frame with the
@@ -45,44 +47,6 @@ func (c *Context) Fail(err error) {
 	}
 }
 
-// Config configures a Runner. Zero fields take the documented defaults.
-type Config struct {
-	// World and Registry are the game state; every rollback-relevant
-	// component and resource type (including the game's rng.Rand resource)
-	// must be registered before New. A Runner driving a
-	// *rollback.SyncTestSession turns on the World's checked mode
-	// (ecs.World.SetChecks), so that a Step writing through Read access in a
-	// query panics with ecs.ErrWriteThroughRead naming the type and entity.
-	World    *ecs.World
-	Registry *snapshot.Registry
-	// Session drives the frames.
-	Session Session
-	// Step simulates one frame.
-	Step Step
-	// ReadInput returns local player h's input for the next frame. It is
-	// called once per frame for each local player, outside the simulation.
-	ReadInput func(h rollback.PlayerHandle) []byte
-	// FPS is the simulation rate. Default 60.
-	FPS int
-	// SlowdownPermille is the clock rate used while the session is ahead of
-	// its peers (FramesAhead > 0): 1100 runs frames 10% longer. Default 1100.
-	SlowdownPermille uint32
-	// Depth overrides the snapshot ring depth. Default: the session's
-	// SnapshotDepth (2*MaxPrediction+4 for a P2P session), at least 1.
-	Depth int
-	// ChecksumAll computes the checksum of every saved frame, not only of
-	// the frames the session asks for (see rollback's WantsChecksum), so
-	// that Confirmed sees every confirmed frame. It costs one checksum per
-	// save; tests and the demo use it to compare peers frame by frame.
-	ChecksumAll bool
-	// Confirmed, when set, is called with the checksum of each saved state
-	// that became final (the session will never roll it back), once per
-	// frame and in frame order. Only frames saved with a checksum are
-	// reported (every saved frame with ChecksumAll). With
-	// rollback.Config.EndFrame the last one is EndFrame itself.
-	Confirmed func(f rollback.Frame, sum uint64)
-}
-
 // Runner connects a rollback session to an ecs.World and a snapshot.Ring the
 // way bevy_ggrs connects GGRS to Bevy: a fixed-timestep clock (slower while
 // ahead of the peers), local input read once per frame, Save / Load /
@@ -103,16 +67,6 @@ type Runner struct {
 	// Load: the newest state the ring holds for the world's history.
 	saved rollback.Frame
 }
-
-// Errors of the runner; compare with errors.Is.
-var (
-	// ErrConfig wraps configuration errors of New.
-	ErrConfig = errors.New("runner: invalid config")
-	// ErrRequestOrder: a Save or Advance request named a frame other than
-	// the world's current frame (a session bug, or a hand-built request
-	// list that is not consistent).
-	ErrRequestOrder = errors.New("runner: request out of order")
-)
 
 // New returns a Runner.
 func New(cfg Config) (*Runner, error) {
@@ -168,8 +122,7 @@ func (r *Runner) Ring() *snapshot.Ring { return r.ring }
 // Frame is the world's current frame.
 func (r *Runner) Frame() rollback.Frame { return r.frame }
 
-// Frames counts simulated frames, re-simulations included; Loads counts
-// rollbacks carried out.
+// Frames counts simulated frames, re-simulations included.
 func (r *Runner) Frames() int { return r.frames }
 
 // Loads counts the Load requests carried out.

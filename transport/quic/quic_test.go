@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"runtime"
 	"slices"
 	"testing"
@@ -440,37 +439,6 @@ func TestThroughLossyProxy(t *testing.T) {
 		t.Fatalf("the proxy lost nothing: %+v", ps)
 	}
 	t.Logf("proxy lost %d up, %d down; client stats %+v", ps.Up.Lost, ps.Down.Lost, c.Stats())
-}
-
-func Example() {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	serverTLS, clientTLS, err := quic.SelfSigned("localhost", "127.0.0.1")
-	if err != nil {
-		panic(err)
-	}
-	ln, err := quic.Listen(ctx, "127.0.0.1:0", quic.Config{TLS: serverTLS})
-	if err != nil {
-		panic(err)
-	}
-	client, err := quic.Dial(ctx, ln.Addr().String(), quic.Config{TLS: clientTLS})
-	if err != nil {
-		panic(err)
-	}
-	defer client.Close()
-	server, _ := ln.Accept(ctx)
-
-	client.Send(transport.ReliableOrdered, []byte("join"))
-	server.WaitReceive(ctx)
-	ch, m, _ := server.Receive()
-	fmt.Printf("server got %q on %v\n", m, ch)
-
-	server.CloseWithReason("server full")
-	<-client.Done()
-	fmt.Println(client.Err())
-	// Output:
-	// server got "join" on reliable-ordered
-	// transport: connection closed by peer: "server full"
 }
 
 func TestAcceptBacklogFull(t *testing.T) {

@@ -55,7 +55,7 @@ func TestScriptedMatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const frames = 400
 		ref := reference(t, 2, frames, 1)
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 3,
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 3,
 			Default: transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1}})
 		defer net.Close()
 		addr := func(i int) netip.AddrPort {

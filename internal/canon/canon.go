@@ -1,36 +1,20 @@
-// Package layout defines the canonical byte form of plain-data Go values:
+// Package canon defines the canonical byte form of plain-data Go values:
 // every primitive field in declaration order, little-endian, ints and uints
 // of platform size widened to 8 bytes, bools as one byte (0 or 1), no
 // padding. The form is the same on every machine and Go version, so it serves
 // both checksums (package snapshot) and the default replication codec
 // (package replicate).
-package layout
+package canon
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"reflect"
 	"unsafe"
 )
 
-// ErrNotPlain reports a type that holds pointers (or strings, slices, maps,
-// channels, funcs, interfaces, uintptrs) and so has no canonical form.
-var ErrNotPlain = errors.New("not plain data")
-
-// NotPlainError names the field that makes a type not plain data; it
-// matches ErrNotPlain with errors.Is.
-type NotPlainError struct {
-	Path, Kind string
-}
-
-func (e *NotPlainError) Error() string { return e.Path + " is a " + e.Kind }
-
-// Is makes errors.Is(err, ErrNotPlain) true.
-func (e *NotPlainError) Is(target error) bool { return target == ErrNotPlain }
-
-// Layout is the canonical form of one plain-data type.
-type Layout struct {
+// Form is the canonical form of one plain-data type.
+type Form struct {
 	// Size and Align are the in-memory size and alignment of the type.
 	Size  uintptr
 	Align int
@@ -59,10 +43,10 @@ func littleEndianHost() bool {
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }
 
-// Of returns the layout of t, or an error wrapping ErrNotPlain that names the
+// Of returns the canonical form of t, or an error wrapping ErrNotPlain that names the
 // offending field path and kind.
-func Of(t reflect.Type) (*Layout, error) {
-	l := &Layout{Size: t.Size(), Align: t.Align()}
+func Of(t reflect.Type) (*Form, error) {
+	l := &Form{Size: t.Size(), Align: t.Align()}
 	if err := l.walk(t, 0, t.String()); err != nil {
 		return nil, err
 	}
@@ -83,7 +67,7 @@ func Of(t reflect.Type) (*Layout, error) {
 	return l, nil
 }
 
-func (l *Layout) walk(t reflect.Type, off uintptr, path string) error {
+func (l *Form) walk(t reflect.Type, off uintptr, path string) error {
 	switch t.Kind() {
 	case reflect.Bool:
 		l.fields = append(l.fields, field{off: off, size: 1, isBool: true})
@@ -130,7 +114,7 @@ func KindName(k reflect.Kind) string {
 }
 
 // Append appends the canonical bytes of the value at p to dst.
-func (l *Layout) Append(dst []byte, p unsafe.Pointer) []byte {
+func (l *Form) Append(dst []byte, p unsafe.Pointer) []byte {
 	if l.Raw {
 		return append(dst, unsafe.Slice((*byte)(p), l.Size)...)
 	}
@@ -168,7 +152,7 @@ func (l *Layout) Append(dst []byte, p unsafe.Pointer) []byte {
 // Decode reads one value's canonical bytes from src into the value at p. It
 // returns false (leaving the value partly written) when src is shorter than
 // Encoded, a bool byte is not 0 or 1, or a widened platform int does not fit.
-func (l *Layout) Decode(src []byte, p unsafe.Pointer) bool {
+func (l *Form) Decode(src []byte, p unsafe.Pointer) bool {
 	if len(src) < l.Encoded {
 		return false
 	}

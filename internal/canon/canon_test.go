@@ -1,4 +1,4 @@
-package layout
+package canon
 
 import (
 	"bytes"
@@ -54,17 +54,4 @@ func TestDirectAndRefusal(t *testing.T) {
 	if _, err := Of(reflect.TypeFor[bad]()); !errors.Is(err, ErrNotPlain) {
 		t.Fatalf("slice field: %v", err)
 	}
-}
-
-func FuzzDecode(f *testing.F) {
-	l, _ := Of(reflect.TypeFor[mixed]())
-	f.Add(make([]byte, 20))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var v mixed
-		if l.Decode(b, unsafe.Pointer(&v)) {
-			if got := l.Append(nil, unsafe.Pointer(&v)); !bytes.Equal(got, b[:l.Encoded]) {
-				t.Fatalf("re-encoded %x from %x", got, b)
-			}
-		}
-	})
 }

@@ -20,9 +20,9 @@ var serverAddr = netip.MustParseAddrPort("10.0.0.100:7000")
 
 // memSetup returns a network with cfg, closed when the test ends, and a
 // connected client and server conn.
-func memSetup(t *testing.T, cfg transport.MemoryConfig) (*transport.MemoryNetwork, *transport.MemoryConn, transport.MessageConn) {
+func memSetup(t *testing.T, cfg transport.MessageNetworkConfig) (*transport.MessageNetwork, *transport.MessageNetworkConn, transport.MessageConn) {
 	t.Helper()
-	n := transport.NewMemoryNetwork(cfg)
+	n := transport.NewMessageNetwork(cfg)
 	t.Cleanup(func() { n.Close() })
 	ln, err := n.Listen(serverAddr)
 	if err != nil {
@@ -94,7 +94,7 @@ func seqsOf(recs []msgRecord) []int {
 func TestMemReliableOrderedUnderLoss(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		link := transport.LinkConfig{Latency: 30 * time.Millisecond, Jitter: 20 * time.Millisecond, Loss: 0.2}
-		_, c, s := memSetup(t, transport.MemoryConfig{Seed: 7, Default: link})
+		_, c, s := memSetup(t, transport.MessageNetworkConfig{Seed: 7, Default: link})
 		const N = 500
 		start := time.Now()
 		for i := range N {
@@ -130,7 +130,7 @@ func TestMemReliableOrderedUnderLoss(t *testing.T) {
 func TestMemReliableUnorderedExactlyOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		link := transport.LinkConfig{Latency: 30 * time.Millisecond, Jitter: 20 * time.Millisecond, Loss: 0.2, Duplicate: 0.3}
-		n, c, s := memSetup(t, transport.MemoryConfig{Seed: 3, Default: link})
+		n, c, s := memSetup(t, transport.MessageNetworkConfig{Seed: 3, Default: link})
 		const N = 400
 		start := time.Now()
 		for i := range N {
@@ -160,7 +160,7 @@ func TestMemHeadOfLineBlocking(t *testing.T) {
 	for _, ch := range []transport.Channel{transport.ReliableOrdered, transport.ReliableUnordered} {
 		t.Run(ch.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				n, c, s := memSetup(t, transport.MemoryConfig{Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
+				n, c, s := memSetup(t, transport.MessageNetworkConfig{Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
 				// Message 0 is held back by 100ms; 1 and 2 are not.
 				n.SetLink(c.LocalAddr(), s.LocalAddr(), transport.LinkConfig{Latency: 10 * time.Millisecond, Reorder: 1, ReorderDelay: 100 * time.Millisecond})
 				start := time.Now()
@@ -187,7 +187,7 @@ func TestMemRetransmissionTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const lat = 100 * time.Millisecond
 		rto := 3 * lat // above the 200ms minimum
-		_, c, s := memSetup(t, transport.MemoryConfig{Seed: 1, Default: transport.LinkConfig{Latency: lat, Loss: 0.6}})
+		_, c, s := memSetup(t, transport.MessageNetworkConfig{Seed: 1, Default: transport.LinkConfig{Latency: lat, Loss: 0.6}})
 		start := time.Now()
 		const N = 50
 		for i := range N {
@@ -213,7 +213,7 @@ func TestMemRetransmissionTimeout(t *testing.T) {
 func TestMemUnreliableConditions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		link := transport.LinkConfig{Latency: 20 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1, Duplicate: 0.05}
-		n, c, s := memSetup(t, transport.MemoryConfig{Seed: 11, Default: link})
+		n, c, s := memSetup(t, transport.MessageNetworkConfig{Seed: 11, Default: link})
 		const N = 2000
 		start := time.Now()
 		var got []msgRecord
@@ -260,7 +260,7 @@ func memScenario(t *testing.T, seed uint64) string {
 	var log strings.Builder
 	synctest.Test(t, func(t *testing.T) {
 		link := transport.LinkConfig{Latency: 25 * time.Millisecond, Jitter: 15 * time.Millisecond, Loss: 0.15, Duplicate: 0.05, Reorder: 0.05}
-		n, c, s := memSetup(t, transport.MemoryConfig{Seed: seed, Default: link})
+		n, c, s := memSetup(t, transport.MessageNetworkConfig{Seed: seed, Default: link})
 		c2, err := n.Dial(t.Context(), serverAddr)
 		if err != nil {
 			t.Fatal(err)
@@ -307,7 +307,7 @@ func TestMemDeterministic(t *testing.T) {
 
 func TestMemPartitionHeal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n, c, s := memSetup(t, transport.MemoryConfig{Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
+		n, c, s := memSetup(t, transport.MessageNetworkConfig{Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
 		start := time.Now()
 		n.Partition(c.LocalAddr(), s.LocalAddr())
 		mustSendMsg(t, c, transport.ReliableOrdered, seqPayload(1))
@@ -334,7 +334,7 @@ func TestMemPartitionHeal(t *testing.T) {
 
 func TestMemPartitionTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n, c, s := memSetup(t, transport.MemoryConfig{IdleTimeout: 3 * time.Second})
+		n, c, s := memSetup(t, transport.MessageNetworkConfig{IdleTimeout: 3 * time.Second})
 		start := time.Now()
 		n.Partition(c.LocalAddr(), s.LocalAddr())
 		mustSendMsg(t, c, transport.ReliableOrdered, seqPayload(1))
@@ -366,7 +366,7 @@ func TestMemPartitionTimeout(t *testing.T) {
 
 func TestMemTotalLossTimesOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n, c, s := memSetup(t, transport.MemoryConfig{})
+		n, c, s := memSetup(t, transport.MessageNetworkConfig{})
 		n.SetLink(s.LocalAddr(), c.LocalAddr(), transport.LinkConfig{Loss: 1})
 		start := time.Now()
 		<-c.Done()
@@ -378,7 +378,7 @@ func TestMemTotalLossTimesOut(t *testing.T) {
 
 func TestMemSizeLimits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, c, s := memSetup(t, transport.MemoryConfig{Limits: transport.MessageLimits{MaxMessageSize: 1000, MaxUnreliableSize: 100}})
+		_, c, s := memSetup(t, transport.MessageNetworkConfig{Limits: transport.MessageLimits{MaxMessageSize: 1000, MaxUnreliableSize: 100}})
 		if got := c.MaxUnreliableSize(); got != 100 {
 			t.Fatalf("MaxUnreliableSize() = %d", got)
 		}
@@ -410,7 +410,7 @@ func TestMemSizeLimits(t *testing.T) {
 
 func TestMemSendQueueFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n, c, s := memSetup(t, transport.MemoryConfig{Limits: transport.MessageLimits{SendQueueMessages: 4, SendQueueBytes: 1000, MaxMessageSize: 500}})
+		n, c, s := memSetup(t, transport.MessageNetworkConfig{Limits: transport.MessageLimits{SendQueueMessages: 4, SendQueueBytes: 1000, MaxMessageSize: 500}})
 		n.Partition(c.LocalAddr(), s.LocalAddr())
 		for i := range 4 {
 			mustSendMsg(t, c, transport.Channel(i%2), seqPayload(i))
@@ -440,7 +440,7 @@ func TestMemSendQueueFull(t *testing.T) {
 func TestMemReceiveOverflow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lim := transport.MessageLimits{ReceiveQueueMessages: 5, UnreliableQueue: 3}
-		_, c, s := memSetup(t, transport.MemoryConfig{Limits: lim, Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
+		_, c, s := memSetup(t, transport.MessageNetworkConfig{Limits: lim, Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
 		for i := range 5 {
 			mustSendMsg(t, c, transport.Unreliable, seqPayload(i))
 		}
@@ -470,7 +470,7 @@ func TestMemReceiveOverflow(t *testing.T) {
 
 func TestMemCloseWithReason(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, c, s := memSetup(t, transport.MemoryConfig{Default: transport.LinkConfig{Latency: 40 * time.Millisecond}})
+		_, c, s := memSetup(t, transport.MessageNetworkConfig{Default: transport.LinkConfig{Latency: 40 * time.Millisecond}})
 		mustSendMsg(t, s, transport.ReliableOrdered, []byte("bye"))
 		time.Sleep(40 * time.Millisecond)
 		start := time.Now()
@@ -514,7 +514,7 @@ func TestMemCloseWithReason(t *testing.T) {
 
 func TestMemDialAndListener(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n := transport.NewMemoryNetwork(transport.MemoryConfig{
+		n := transport.NewMessageNetwork(transport.MessageNetworkConfig{
 			Default:       transport.LinkConfig{Latency: 15 * time.Millisecond},
 			AcceptBacklog: 1,
 		})
@@ -589,7 +589,7 @@ func TestMemDialAndListener(t *testing.T) {
 func TestMemBandwidthDelaysReliable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		link := transport.LinkConfig{BandwidthBytesPerSec: 100_000, QueueBytes: 10_000}
-		_, c, s := memSetup(t, transport.MemoryConfig{Default: link})
+		_, c, s := memSetup(t, transport.MessageNetworkConfig{Default: link})
 		start := time.Now()
 		big := make([]byte, 200_000) // 20x the bandwidth queue: still delivered
 		binary.BigEndian.PutUint32(big, 1)
@@ -605,7 +605,7 @@ func TestMemBandwidthDelaysReliable(t *testing.T) {
 
 func TestMemMessageOwnership(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, c, s := memSetup(t, transport.MemoryConfig{})
+		_, c, s := memSetup(t, transport.MessageNetworkConfig{})
 		buf := []byte("first")
 		mustSendMsg(t, c, transport.ReliableOrdered, buf)
 		copy(buf, "XXXXX") // Send copied it
@@ -618,7 +618,7 @@ func TestMemMessageOwnership(t *testing.T) {
 
 func TestMemLocalCloseDiscardsQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, c, s := memSetup(t, transport.MemoryConfig{})
+		_, c, s := memSetup(t, transport.MessageNetworkConfig{})
 		mustSendMsg(t, c, transport.ReliableOrdered, []byte("x"))
 		s.Close()
 		if _, _, ok := s.Receive(); ok {

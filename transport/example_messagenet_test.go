@@ -14,9 +14,9 @@ import (
 // way and 20% loss. Reliable messages still arrive, in order; the losses
 // only delay them. In tests, run the same code inside synctest.Test: it then
 // uses virtual time, finishes instantly and replays exactly from the seed.
-func ExampleMemoryNetwork() {
+func ExampleMessageNetwork() {
 	ctx := context.Background()
-	n := transport.NewMemoryNetwork(transport.MemoryConfig{
+	n := transport.NewMessageNetwork(transport.MessageNetworkConfig{
 		Seed:    1,
 		Default: transport.LinkConfig{Latency: 25 * time.Millisecond, Loss: 0.2},
 	})
@@ -49,7 +49,7 @@ func ExampleMemoryNetwork() {
 // bound: its conn closes with a reason, which the server sees in Err.
 func ExampleMessageConn_poll() {
 	ctx := context.Background()
-	n := transport.NewMemoryNetwork(transport.MemoryConfig{
+	n := transport.NewMessageNetwork(transport.MessageNetworkConfig{
 		Limits: transport.MessageLimits{ReceiveQueueMessages: 3},
 	})
 	defer n.Close()

@@ -104,9 +104,6 @@ const MaxNPCs = 1024
 // DefaultNPCs is the NPC count cmd/rewind uses.
 const DefaultNPCs = 6
 
-// ErrConfig wraps invalid game configurations and recording metadata.
-var ErrConfig = errors.New("demo: invalid config")
-
 func (c Config) check() error {
 	if c.Players < 1 || c.Players > rollback.MaxPlayers {
 		return fmt.Errorf("%w: %d players, want 1..%d", ErrConfig, c.Players, rollback.MaxPlayers)

@@ -5,35 +5,35 @@ import (
 	"reflect"
 	"unsafe"
 
-	"github.com/rewindgo/rewind/internal/layout"
+	"github.com/rewindgo/rewind/internal/canon"
 	"github.com/rewindgo/rewind/internal/xxh64"
 )
 
-// canonical is the checksum byte layout of a plain-data type (package
-// internal/layout: primitive fields in declaration order, little-endian,
+// canonical is the checksum byte form of a plain-data type (package
+// internal/canon: primitive fields in declaration order, little-endian,
 // platform ints as 8 bytes, bools as one byte, no padding), the same on
 // every machine, so checksums agree across architectures, plus a reused
 // encoding buffer for types whose memory is not already in that form.
 type canonical struct {
-	l      *layout.Layout
+	l      *canon.Form
 	size   uintptr
 	align  int
 	direct bool // memory bytes are the canonical bytes
 	buf    []byte
 }
 
-// plainLayout checks that t holds no pointers (directly or in fields and
-// array elements) and returns its canonical layout. The error names the
+// plainForm checks that t holds no pointers (directly or in fields and
+// array elements) and returns its canonical form. The error names the
 // offending field path and kind.
-func plainLayout(t reflect.Type) (*canonical, error) {
-	l, err := layout.Of(t)
+func plainForm(t reflect.Type) (*canonical, error) {
+	l, err := canon.Of(t)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotPlainData, err)
 	}
 	return &canonical{l: l, size: l.Size, align: l.Align, direct: l.Raw}, nil
 }
 
-// hashSlice writes the canonical bytes of vals to d. Non-direct layouts are
+// hashSlice writes the canonical bytes of vals to d. Non-direct forms are
 // encoded in chunks through c's reused buffer, so hashing allocates nothing
 // once the buffer has grown.
 func hashSlice[T any](d *xxh64.Digest, c *canonical, vals []T) {

@@ -75,7 +75,7 @@ func TestSyncTestCatchesLeak(t *testing.T) {
 		t.Fatalf("want a *rollback.MismatchError, got %v", err2)
 	}
 	name := ecs.StoreOf[Position](g.World()).Info().Name
-	if name != "github.com/rewindgo/rewind/internal/demo.Position" {
+	if name != "github.com/rewindgo/rewind/cmd/rewind/internal/demo.Position" {
 		t.Fatalf("Position is named %q", name)
 	}
 	if !slices.Contains(m.Types, name) {
@@ -170,7 +170,7 @@ func simAddr(i int) netip.AddrPort {
 
 // simMatch plays a match of n peers on net until every peer reached frames,
 // then polls for a second. Peer 0 records into rec when it is not nil.
-func simMatch(t *testing.T, net *transport.Network, cfg Config, frames rollback.Frame, rec *bytes.Buffer) []*simPeer {
+func simMatch(t *testing.T, net *transport.PacketNetwork, cfg Config, frames rollback.Frame, rec *bytes.Buffer) []*simPeer {
 	t.Helper()
 	peers := make([]*simPeer, cfg.Players)
 	for i := range peers {
@@ -245,7 +245,7 @@ func simMatch(t *testing.T, net *transport.Network, cfg Config, frames rollback.
 // recording back: every recorded checksum must match.
 func TestRecordReplay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 3, Default: transport.LinkConfig{
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 3, Default: transport.LinkConfig{
 			Latency: 50 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.05}})
 		defer net.Close()
 		cfg := Config{Players: 2, NPCs: DefaultNPCs, Seed: 77}

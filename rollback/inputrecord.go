@@ -48,7 +48,7 @@ func (r *recordRing) dropThrough(f Frame) {
 	}
 }
 
-// Record layout: for each player of the record, a header byte (low 7 bits:
+// Record format: for each player of the record, a header byte (low 7 bits:
 // input length; bit 7: the player is disconnected at this frame) followed by
 // the input bytes. Peers send records of the players behind their address;
 // hosts send spectators (and recordings hold) records of every player.

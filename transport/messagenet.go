@@ -14,21 +14,21 @@ import (
 	"github.com/rewindgo/rewind/transport/internal/msgq"
 )
 
-// Defaults of MemoryConfig.
+// Defaults of MessageNetworkConfig.
 const (
-	// DefaultMinRTO is the default MemoryConfig.MinRTO.
+	// DefaultMinRTO is the default MessageNetworkConfig.MinRTO.
 	DefaultMinRTO = 200 * time.Millisecond
 	// DefaultAcceptBacklog is the default number of connections a listener
 	// holds for Accept.
 	DefaultAcceptBacklog = 128
 )
 
-// MemoryConfig configures a MemoryNetwork. The zero value is a usable
+// MessageNetworkConfig configures a MessageNetwork. The zero value is a usable
 // configuration: seed 0, perfect links, default limits, no logging.
-type MemoryConfig struct {
+type MessageNetworkConfig struct {
 	// Seed seeds the random decisions (loss, jitter, duplication,
 	// reordering). With the same seed and the same calls at the same
-	// (virtual) times, a MemoryNetwork delivers the same messages in the
+	// (virtual) times, a MessageNetwork delivers the same messages in the
 	// same order at the same times. Each link direction draws from its own
 	// generator derived from Seed and its two addresses.
 	Seed uint64
@@ -59,7 +59,7 @@ type MemoryConfig struct {
 	Logger *slog.Logger
 }
 
-// MemoryNetwork is a deterministic in-process network of MessageConns for
+// MessageNetwork is a deterministic in-process network of MessageConns for
 // tests and listen servers, with the link conditions of LinkConfig applied
 // per message:
 //
@@ -69,7 +69,7 @@ type MemoryConfig struct {
 //   - Reliable messages are never dropped or duplicated. Each transmission
 //     attempt draws latency and jitter (plus ReorderDelay when Reorder
 //     picks it), and each attempt lost to LinkConfig.Loss adds one
-//     retransmission timeout (see MemoryConfig.MinRTO) before the next.
+//     retransmission timeout (see MessageNetworkConfig.MinRTO) before the next.
 //     ReliableOrdered messages are handed to the receiver in send order,
 //     so a delayed one holds back those behind it; ReliableUnordered
 //     messages are handed over as they arrive. Bandwidth caps delay
@@ -78,7 +78,7 @@ type MemoryConfig struct {
 //     Loss >= 1 in either direction), unreliable messages are dropped and
 //     reliable ones wait at the sender; when the path is repaired (Heal,
 //     SetLink) the waiting messages are sent at once, in order. If the path
-//     stays broken for MemoryConfig.IdleTimeout, both ends close with
+//     stays broken for MessageNetworkConfig.IdleTimeout, both ends close with
 //     ErrTimeout and the waiting messages are discarded.
 //   - Close tells the peer after the link's latency (not subject to loss);
 //     across a broken path the notice is lost and the peer times out.
@@ -86,13 +86,13 @@ type MemoryConfig struct {
 //     set-up is not subject to loss or partitions.
 //
 // It uses the time package, so inside a testing/synctest bubble it runs on
-// virtual time and a scenario replays exactly from its seed. Like Network,
+// virtual time and a scenario replays exactly from its seed. Like PacketNetwork,
 // it keeps no goroutine running: deliveries happen in whichever call notices
 // they are due, or in the callback of a single time.AfterFunc timer, always
 // in (time, scheduling order). Close stops the timer.
 //
 // All methods are safe for concurrent use.
-type MemoryNetwork struct {
+type MessageNetwork struct {
 	mu        sync.Mutex
 	seed      uint64
 	def       LinkConfig // normalized
@@ -111,8 +111,8 @@ type MemoryNetwork struct {
 	armedAt time.Duration
 
 	links     map[linkKey]*link
-	listeners map[netip.AddrPort]*MemoryListener
-	lnList    []*MemoryListener // open listeners, in creation order
+	listeners map[netip.AddrPort]*MessageNetworkListener
+	lnList    []*MessageNetworkListener // open listeners, in creation order
 	pairs     map[linkKey]*memPair
 	pairList  []*memPair // connections with an open end, in creation order
 	nextIP    uint32     // auto-assigned listen addresses: 10.0.x.y
@@ -126,9 +126,9 @@ type MemoryNetwork struct {
 	bufs    bufPool
 }
 
-// NewMemoryNetwork returns an empty MemoryNetwork.
-func NewMemoryNetwork(cfg MemoryConfig) *MemoryNetwork {
-	n := &MemoryNetwork{
+// NewMessageNetwork returns an empty MessageNetwork.
+func NewMessageNetwork(cfg MessageNetworkConfig) *MessageNetwork {
+	n := &MessageNetwork{
 		seed:      cfg.Seed,
 		def:       cfg.Default.normalized(),
 		lim:       cfg.Limits.WithDefaults(),
@@ -139,7 +139,7 @@ func NewMemoryNetwork(cfg MemoryConfig) *MemoryNetwork {
 		log:       cfg.Logger,
 		epoch:     time.Now(),
 		links:     make(map[linkKey]*link),
-		listeners: make(map[netip.AddrPort]*MemoryListener),
+		listeners: make(map[netip.AddrPort]*MessageNetworkListener),
 		pairs:     make(map[linkKey]*memPair),
 	}
 	if n.idle == 0 {
@@ -165,7 +165,7 @@ func NewMemoryNetwork(cfg MemoryConfig) *MemoryNetwork {
 // the port is zero, the next free port from 7000 on that IP. It returns
 // ErrAddrInUse when another listener has addr, ErrInvalidAddr for an
 // invalid IP and ErrClosed after Close.
-func (n *MemoryNetwork) Listen(addr netip.AddrPort) (*MemoryListener, error) {
+func (n *MessageNetwork) Listen(addr netip.AddrPort) (*MessageNetworkListener, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -199,7 +199,7 @@ func (n *MemoryNetwork) Listen(addr netip.AddrPort) (*MemoryListener, error) {
 	case n.listeners[addr] != nil:
 		return nil, ErrAddrInUse
 	}
-	l := &MemoryListener{n: n, addr: addr, notify: make(chan struct{}, 1), closedCh: make(chan struct{})}
+	l := &MessageNetworkListener{n: n, addr: addr, notify: make(chan struct{}, 1), closedCh: make(chan struct{})}
 	n.listeners[addr] = l
 	n.lnList = append(n.lnList, l)
 	n.log.Debug("transport: memnet listen", "addr", addr)
@@ -215,7 +215,7 @@ const clientPort = 50000
 // bounds that wait only, not the conn's life. It fails with ErrRefused
 // (matched with errors.Is) when nothing listens at addr or the listener's
 // backlog is full, and with ErrClosed after Close.
-func (n *MemoryNetwork) Dial(ctx context.Context, addr netip.AddrPort) (*MemoryConn, error) {
+func (n *MessageNetwork) Dial(ctx context.Context, addr netip.AddrPort) (*MessageNetworkConn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -277,8 +277,8 @@ func (n *MemoryNetwork) Dial(ctx context.Context, addr netip.AddrPort) (*MemoryC
 	return c, nil
 }
 
-func (n *MemoryNetwork) newConn(p *memPair, local, remote netip.AddrPort) *MemoryConn {
-	return &MemoryConn{
+func (n *MessageNetwork) newConn(p *memPair, local, remote netip.AddrPort) *MessageNetworkConn {
+	return &MessageNetworkConn{
 		n:      n,
 		pair:   p,
 		local:  local,
@@ -293,7 +293,7 @@ func (n *MemoryNetwork) newConn(p *memPair, local, remote netip.AddrPort) *Memor
 // another (a conn's LocalAddr and RemoteAddr). It applies to transmissions
 // from now on: messages in flight keep their arrival times, reliable
 // messages waiting for a retransmission use the new conditions for it.
-func (n *MemoryNetwork) SetLink(from, to netip.AddrPort, cfg LinkConfig) {
+func (n *MessageNetwork) SetLink(from, to netip.AddrPort, cfg LinkConfig) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := n.now()
@@ -307,7 +307,7 @@ func (n *MemoryNetwork) SetLink(from, to netip.AddrPort, cfg LinkConfig) {
 
 // SetDefaultLink replaces the conditions of every link not configured with
 // SetLink.
-func (n *MemoryNetwork) SetDefaultLink(cfg LinkConfig) {
+func (n *MessageNetwork) SetDefaultLink(cfg LinkConfig) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := n.now()
@@ -325,15 +325,15 @@ func (n *MemoryNetwork) SetDefaultLink(cfg LinkConfig) {
 }
 
 // Partition cuts both directions between a and b (typically a client conn's
-// LocalAddr and the listener's address) until Heal; see MemoryNetwork for
+// LocalAddr and the listener's address) until Heal; see MessageNetwork for
 // what happens to messages. Partitions survive SetLink.
-func (n *MemoryNetwork) Partition(a, b netip.AddrPort) { n.setPartition(a, b, true) }
+func (n *MessageNetwork) Partition(a, b netip.AddrPort) { n.setPartition(a, b, true) }
 
 // Heal undoes Partition(a, b). Reliable messages held back by the partition
 // are sent at once.
-func (n *MemoryNetwork) Heal(a, b netip.AddrPort) { n.setPartition(a, b, false) }
+func (n *MessageNetwork) Heal(a, b netip.AddrPort) { n.setPartition(a, b, false) }
 
-func (n *MemoryNetwork) setPartition(a, b netip.AddrPort, down bool) {
+func (n *MessageNetwork) setPartition(a, b netip.AddrPort, down bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := n.now()
@@ -346,9 +346,9 @@ func (n *MemoryNetwork) setPartition(a, b netip.AddrPort, down bool) {
 }
 
 // LinkStats returns the counters of the one-way link from one address to
-// another. On a MemoryNetwork they count transmission attempts: a reliable
+// another. On a MessageNetwork they count transmission attempts: a reliable
 // message retransmitted twice counts three times in Sent.
-func (n *MemoryNetwork) LinkStats(from, to netip.AddrPort) LinkStats {
+func (n *MessageNetwork) LinkStats(from, to netip.AddrPort) LinkStats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.catchUp()
@@ -361,7 +361,7 @@ func (n *MemoryNetwork) LinkStats(from, to netip.AddrPort) LinkStats {
 // Close closes every listener and conn (their Err reports "network
 // closed"), drops the messages in flight and stops the timer. Later Listen
 // and Dial calls return ErrClosed. Close is idempotent.
-func (n *MemoryNetwork) Close() error {
+func (n *MessageNetwork) Close() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -372,7 +372,7 @@ func (n *MemoryNetwork) Close() error {
 		n.closeListener(l, now)
 	}
 	for _, p := range slices.Clone(n.pairList) {
-		for _, c := range [2]*MemoryConn{p.client, p.server} {
+		for _, c := range [2]*MessageNetworkConn{p.client, p.server} {
 			n.closeConn(c, &CloseError{Reason: "network closed"}, false, true, now)
 		}
 	}
@@ -385,7 +385,7 @@ func (n *MemoryNetwork) Close() error {
 }
 
 // link returns the link from -> to, creating it with the default conditions.
-func (n *MemoryNetwork) link(from, to netip.AddrPort) *link {
+func (n *MessageNetwork) link(from, to netip.AddrPort) *link {
 	k := linkKey{from, to}
 	l := n.links[k]
 	if l == nil {
@@ -395,21 +395,21 @@ func (n *MemoryNetwork) link(from, to netip.AddrPort) *link {
 	return l
 }
 
-func (n *MemoryNetwork) now() time.Duration { return time.Since(n.epoch) }
+func (n *MessageNetwork) now() time.Duration { return time.Since(n.epoch) }
 
 // rto is the retransmission timeout of a reliable message on l.
-func (n *MemoryNetwork) rto(l *link) time.Duration {
+func (n *MessageNetwork) rto(l *link) time.Duration {
 	return max(n.minRTO, 3*l.cfg.Latency+4*l.cfg.Jitter)
 }
 
 // memPair is one connection: a client conn and the server conn it talks to.
 type memPair struct {
-	client, server *MemoryConn
+	client, server *MessageNetworkConn
 	broken         bool   // the path cannot carry traffic
 	gen            uint64 // invalidates pending idle-timeout events
 }
 
-func (n *MemoryNetwork) updatePairOf(a, b netip.AddrPort, now time.Duration) {
+func (n *MessageNetwork) updatePairOf(a, b netip.AddrPort, now time.Duration) {
 	if p := n.pairs[linkKey{a, b}]; p != nil {
 		n.updatePair(p, now)
 	}
@@ -421,7 +421,7 @@ func (n *MemoryNetwork) updatePairOf(a, b netip.AddrPort, now time.Duration) {
 // updatePair re-evaluates whether p's path is broken. When it breaks, the
 // idle timer starts; when it is repaired, the reliable messages held back
 // are sent.
-func (n *MemoryNetwork) updatePair(p *memPair, now time.Duration) {
+func (n *MessageNetwork) updatePair(p *memPair, now time.Duration) {
 	broken := false
 	for _, l := range [2]*link{p.client.out, p.server.out} {
 		if l.partitioned || l.cfg.Down || l.cfg.Loss >= 1 {
@@ -439,7 +439,7 @@ func (n *MemoryNetwork) updatePair(p *memPair, now time.Duration) {
 		}
 		return
 	}
-	for _, c := range [2]*MemoryConn{p.client, p.server} {
+	for _, c := range [2]*MessageNetworkConn{p.client, p.server} {
 		parked := c.parked
 		c.parked = nil
 		for _, m := range parked {
@@ -448,7 +448,7 @@ func (n *MemoryNetwork) updatePair(p *memPair, now time.Duration) {
 	}
 }
 
-func (n *MemoryNetwork) removePair(p *memPair) {
+func (n *MessageNetwork) removePair(p *memPair) {
 	delete(n.pairs, linkKey{p.client.local, p.server.local})
 	if i := slices.Index(n.pairList, p); i >= 0 {
 		n.pairList = slices.Delete(n.pairList, i, i+1)
@@ -457,7 +457,7 @@ func (n *MemoryNetwork) removePair(p *memPair) {
 
 // memMsg is one message travelling from a conn to its peer.
 type memMsg struct {
-	from *MemoryConn
+	from *MessageNetworkConn
 	ch   Channel
 	seq  uint64 // ReliableOrdered sequence number
 	data []byte
@@ -478,8 +478,8 @@ type memEvent struct {
 	seq  uint64
 	kind evKind
 	msg  *memMsg
-	conn *MemoryConn
-	ln   *MemoryListener
+	conn *MessageNetworkConn
+	ln   *MessageNetworkListener
 	pair *memPair
 	gen  uint64
 	cerr *CloseError
@@ -503,7 +503,7 @@ func (h *memHeap) Pop() any {
 }
 
 // schedule queues a copy of e.
-func (n *MemoryNetwork) schedule(e memEvent) {
+func (n *MessageNetwork) schedule(e memEvent) {
 	var p *memEvent
 	if k := len(n.freeEv); k > 0 {
 		p = n.freeEv[k-1]
@@ -518,7 +518,7 @@ func (n *MemoryNetwork) schedule(e memEvent) {
 }
 
 // newMsg returns a message from c on ch holding a copy of data.
-func (n *MemoryNetwork) newMsg(c *MemoryConn, ch Channel, data []byte) *memMsg {
+func (n *MessageNetwork) newMsg(c *MessageNetworkConn, ch Channel, data []byte) *memMsg {
 	var m *memMsg
 	if k := len(n.freeMsg); k > 0 {
 		m = n.freeMsg[k-1]
@@ -533,14 +533,14 @@ func (n *MemoryNetwork) newMsg(c *MemoryConn, ch Channel, data []byte) *memMsg {
 
 // freeMsgOnly recycles m whose data was handed on; dropMsg recycles m and
 // its data.
-func (n *MemoryNetwork) freeMsgOnly(m *memMsg) {
+func (n *MessageNetwork) freeMsgOnly(m *memMsg) {
 	*m = memMsg{}
 	if len(n.freeMsg) < maxFreeList {
 		n.freeMsg = append(n.freeMsg, m)
 	}
 }
 
-func (n *MemoryNetwork) dropMsg(m *memMsg) {
+func (n *MessageNetwork) dropMsg(m *memMsg) {
 	n.bufs.put(m.data)
 	n.freeMsgOnly(m)
 }
@@ -550,7 +550,7 @@ const maxFreeList = 1024
 
 // catchUp handles every event due by now and re-arms the timer. Called
 // with n.mu held.
-func (n *MemoryNetwork) catchUp() {
+func (n *MessageNetwork) catchUp() {
 	if len(n.ev) > 0 { // reading the clock costs more than the rest
 		n.catchUpAt(n.now())
 	}
@@ -559,7 +559,7 @@ func (n *MemoryNetwork) catchUp() {
 // catchUpAt handles the events due by now in (time, sequence) order. Each
 // event is handled at its own time, not at now, so the outcome does not
 // depend on when a call or the timer notices it.
-func (n *MemoryNetwork) catchUpAt(now time.Duration) {
+func (n *MessageNetwork) catchUpAt(now time.Duration) {
 	if n.closed {
 		return
 	}
@@ -586,14 +586,14 @@ func (n *MemoryNetwork) catchUpAt(now time.Duration) {
 	}
 }
 
-func (n *MemoryNetwork) onTimer() {
+func (n *MessageNetwork) onTimer() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.armed = false
 	n.catchUp()
 }
 
-func (n *MemoryNetwork) handle(e *memEvent) {
+func (n *MessageNetwork) handle(e *memEvent) {
 	switch e.kind {
 	case evArrive:
 		n.arrive(e.msg, e.at)
@@ -625,7 +625,7 @@ func (n *MemoryNetwork) handle(e *memEvent) {
 	case evTimeout:
 		p := e.pair
 		if p.gen == e.gen && p.broken {
-			for _, c := range [2]*MemoryConn{p.client, p.server} {
+			for _, c := range [2]*MessageNetworkConn{p.client, p.server} {
 				n.closeConn(c, &CloseError{Reason: fmt.Sprintf("no contact with peer for %v", n.idle), Err: ErrTimeout}, false, false, e.at)
 			}
 		}
@@ -635,7 +635,7 @@ func (n *MemoryNetwork) handle(e *memEvent) {
 // attempt transmits reliable message m at time now: it arrives, waits for a
 // retransmission timeout, or waits at the sender for the path to be
 // repaired.
-func (n *MemoryNetwork) attempt(m *memMsg, now time.Duration) {
+func (n *MessageNetwork) attempt(m *memMsg, now time.Duration) {
 	from := m.from
 	l := from.out
 	_, at, f := l.decide(now, len(m.data), true)
@@ -650,7 +650,7 @@ func (n *MemoryNetwork) attempt(m *memMsg, now time.Duration) {
 }
 
 // arrive hands message m to the peer of its sender.
-func (n *MemoryNetwork) arrive(m *memMsg, now time.Duration) {
+func (n *MessageNetwork) arrive(m *memMsg, now time.Duration) {
 	from := m.from
 	to := from.peer
 	from.out.stats.Delivered++
@@ -696,7 +696,7 @@ func (n *MemoryNetwork) arrive(m *memMsg, now time.Duration) {
 
 // deliver queues reliable message m at to, or closes to with
 // ErrReceiveOverflow when it does not fit.
-func (n *MemoryNetwork) deliver(to *MemoryConn, m *memMsg, now time.Duration) {
+func (n *MessageNetwork) deliver(to *MessageNetworkConn, m *memMsg, now time.Duration) {
 	m.from.release(m)
 	if !to.rx.PushReliable(uint8(m.ch), m.data) {
 		n.dropMsg(m)
@@ -716,7 +716,7 @@ func (n *MemoryNetwork) deliver(to *MemoryConn, m *memMsg, now time.Duration) {
 // notify, the peer learns (as Remote) after the link's latency unless the
 // path is broken. With discard, messages waiting in c's receive queue are
 // dropped (a local Close); otherwise they stay receivable.
-func (n *MemoryNetwork) closeConn(c *MemoryConn, cerr *CloseError, notify, discard bool, now time.Duration) {
+func (n *MessageNetwork) closeConn(c *MessageNetworkConn, cerr *CloseError, notify, discard bool, now time.Duration) {
 	if c.err != nil {
 		return
 	}
@@ -743,7 +743,7 @@ func (n *MemoryNetwork) closeConn(c *MemoryConn, cerr *CloseError, notify, disca
 	n.log.Debug("transport: memnet conn closed", "local", c.local, "remote", c.remote, "err", cerr)
 }
 
-func (n *MemoryNetwork) closeListener(l *MemoryListener, now time.Duration) {
+func (n *MessageNetwork) closeListener(l *MessageNetworkListener, now time.Duration) {
 	if l.closed {
 		return
 	}
@@ -761,25 +761,25 @@ func (n *MemoryNetwork) closeListener(l *MemoryListener, now time.Duration) {
 	l.backlog.Clear()
 }
 
-// MemoryListener accepts the conns dialed to its address on a
-// MemoryNetwork. It implements MessageListener.
-type MemoryListener struct {
-	n        *MemoryNetwork
+// MessageNetworkListener accepts the conns dialed to its address on a
+// MessageNetwork. It implements MessageListener.
+type MessageNetworkListener struct {
+	n        *MessageNetwork
 	addr     netip.AddrPort
 	notify   chan struct{}
 	closedCh chan struct{}
 
 	// Guarded by n.mu.
-	backlog msgq.FIFO[*MemoryConn]
-	conns   []*MemoryConn // open conns created for this listener
+	backlog msgq.FIFO[*MessageNetworkConn]
+	conns   []*MessageNetworkConn // open conns created for this listener
 	closed  bool
 }
 
-var _ MessageListener = (*MemoryListener)(nil)
+var _ MessageListener = (*MessageNetworkListener)(nil)
 
 // Accept implements MessageListener. It returns conns in the order their
 // dials reached the listener, including ones that closed while waiting.
-func (l *MemoryListener) Accept(ctx context.Context) (MessageConn, error) {
+func (l *MessageNetworkListener) Accept(ctx context.Context) (MessageConn, error) {
 	n := l.n
 	for {
 		n.mu.Lock()
@@ -803,10 +803,10 @@ func (l *MemoryListener) Accept(ctx context.Context) (MessageConn, error) {
 }
 
 // Addr implements MessageListener.
-func (l *MemoryListener) Addr() netip.AddrPort { return l.addr }
+func (l *MessageNetworkListener) Addr() netip.AddrPort { return l.addr }
 
 // Close implements MessageListener. The address becomes free for Listen.
-func (l *MemoryListener) Close() error {
+func (l *MessageNetworkListener) Close() error {
 	n := l.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -817,18 +817,18 @@ func (l *MemoryListener) Close() error {
 	return nil
 }
 
-// MemoryConn is one end of a connection on a MemoryNetwork. It implements
+// MessageNetworkConn is one end of a connection on a MessageNetwork. It implements
 // MessageConn.
-type MemoryConn struct {
-	n             *MemoryNetwork
+type MessageNetworkConn struct {
+	n             *MessageNetwork
 	pair          *memPair
-	peer          *MemoryConn
+	peer          *MessageNetworkConn
 	local, remote netip.AddrPort
 	out           *link // local -> remote
 	done          chan struct{}
 
 	// Guarded by n.mu.
-	ln        *MemoryListener // server side, once it reached the listener
+	ln        *MessageNetworkListener // server side, once it reached the listener
 	rx        *msgq.Queue
 	err       error
 	discarded bool // closed locally: the receive queue is gone
@@ -842,17 +842,17 @@ type MemoryConn struct {
 	stats     [NumChannels]ChannelStats
 }
 
-var _ MessageConn = (*MemoryConn)(nil)
+var _ MessageConn = (*MessageNetworkConn)(nil)
 
 // release returns m's room in its sender's send queue.
-func (c *MemoryConn) release(m *memMsg) {
+func (c *MessageNetworkConn) release(m *memMsg) {
 	c.relMsgs--
 	c.relBytes -= len(m.data)
 }
 
 // Send implements MessageConn. The reliable send queue holds every reliable
 // message until it is delivered into the peer's receive queue.
-func (c *MemoryConn) Send(ch Channel, msg []byte) error {
+func (c *MessageNetworkConn) Send(ch Channel, msg []byte) error {
 	n := c.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -904,7 +904,7 @@ func (c *MemoryConn) Send(ch Channel, msg []byte) error {
 }
 
 // Receive implements MessageConn.
-func (c *MemoryConn) Receive() (ch Channel, msg []byte, ok bool) {
+func (c *MessageNetworkConn) Receive() (ch Channel, msg []byte, ok bool) {
 	n := c.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -923,7 +923,7 @@ func (c *MemoryConn) Receive() (ch Channel, msg []byte, ok bool) {
 
 // WaitReceive implements MessageConn. Inside a testing/synctest bubble it
 // wakes at the exact virtual arrival time.
-func (c *MemoryConn) WaitReceive(ctx context.Context) error {
+func (c *MessageNetworkConn) WaitReceive(ctx context.Context) error {
 	n := c.n
 	for {
 		n.mu.Lock()
@@ -949,15 +949,15 @@ func (c *MemoryConn) WaitReceive(ctx context.Context) error {
 
 // LocalAddr implements MessageConn: the listener's address for a server
 // conn, a 10.1.x.y:50000 address for a dialed conn.
-func (c *MemoryConn) LocalAddr() netip.AddrPort { return c.local }
+func (c *MessageNetworkConn) LocalAddr() netip.AddrPort { return c.local }
 
 // RemoteAddr implements MessageConn.
-func (c *MemoryConn) RemoteAddr() netip.AddrPort { return c.remote }
+func (c *MessageNetworkConn) RemoteAddr() netip.AddrPort { return c.remote }
 
 // Stats implements MessageConn. RTT is the sum of the two links' configured
 // latencies; PacketsLost counts this side's transmission attempts lost to
 // LinkConfig.Loss.
-func (c *MemoryConn) Stats() MessageStats {
+func (c *MessageNetworkConn) Stats() MessageStats {
 	n := c.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -970,13 +970,13 @@ func (c *MemoryConn) Stats() MessageStats {
 }
 
 // MaxUnreliableSize implements MessageConn: MessageLimits.MaxUnreliableSize.
-func (c *MemoryConn) MaxUnreliableSize() int { return c.n.lim.MaxUnreliableSize }
+func (c *MessageNetworkConn) MaxUnreliableSize() int { return c.n.lim.MaxUnreliableSize }
 
 // Close implements MessageConn.
-func (c *MemoryConn) Close() error { return c.CloseWithReason("") }
+func (c *MessageNetworkConn) Close() error { return c.CloseWithReason("") }
 
 // CloseWithReason implements MessageConn.
-func (c *MemoryConn) CloseWithReason(reason string) error {
+func (c *MessageNetworkConn) CloseWithReason(reason string) error {
 	n := c.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -993,10 +993,10 @@ func (c *MemoryConn) CloseWithReason(reason string) error {
 }
 
 // Done implements MessageConn.
-func (c *MemoryConn) Done() <-chan struct{} { return c.done }
+func (c *MessageNetworkConn) Done() <-chan struct{} { return c.done }
 
 // Err implements MessageConn.
-func (c *MemoryConn) Err() error {
+func (c *MessageNetworkConn) Err() error {
 	n := c.n
 	n.mu.Lock()
 	defer n.mu.Unlock()

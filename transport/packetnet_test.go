@@ -22,9 +22,9 @@ var (
 
 // simPair returns a network with cfg and two conns on addrA and addrB; the
 // network is closed when the test ends.
-func simPair(t *testing.T, cfg transport.NetworkConfig) (*transport.Network, *transport.SimConn, *transport.SimConn) {
+func simPair(t *testing.T, cfg transport.PacketNetworkConfig) (*transport.PacketNetwork, *transport.PacketNetworkConn, *transport.PacketNetworkConn) {
 	t.Helper()
-	n := transport.NewNetwork(cfg)
+	n := transport.NewPacketNetwork(cfg)
 	t.Cleanup(func() { n.Close() })
 	a, err := n.Listen(addrA)
 	if err != nil {
@@ -66,7 +66,7 @@ type arrival struct {
 // collect runs a goroutine that records every datagram c receives with its
 // (virtual) arrival time, until c is closed. Call the returned function after
 // closing c to get the records.
-func collect(c *transport.SimConn, start time.Time) func() []arrival {
+func collect(c *transport.PacketNetworkConn, start time.Time) func() []arrival {
 	var got []arrival
 	done := make(chan struct{})
 	go func() {
@@ -86,7 +86,7 @@ func collect(c *transport.SimConn, start time.Time) func() []arrival {
 
 func TestSimLatencyExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, a, b := simPair(t, transport.NetworkConfig{Default: transport.LinkConfig{Latency: 50 * time.Millisecond}})
+		_, a, b := simPair(t, transport.PacketNetworkConfig{Default: transport.LinkConfig{Latency: 50 * time.Millisecond}})
 
 		mustSend(t, a, b.LocalAddr(), []byte("hello"))
 		time.Sleep(49 * time.Millisecond)
@@ -117,7 +117,7 @@ func TestSimLatencyExact(t *testing.T) {
 
 func TestSimWaitReceiveContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, _, b := simPair(t, transport.NetworkConfig{})
+		_, _, b := simPair(t, transport.PacketNetworkConfig{})
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -133,7 +133,7 @@ func TestSimWaitReceiveContext(t *testing.T) {
 func TestSimLossRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const sent = 10000
-		n, a, b := simPair(t, transport.NetworkConfig{Seed: 42, Default: transport.LinkConfig{Loss: 0.1}})
+		n, a, b := simPair(t, transport.PacketNetworkConfig{Seed: 42, Default: transport.LinkConfig{Loss: 0.1}})
 		got := 0
 		for i := range sent {
 			mustSend(t, a, b.LocalAddr(), seqPayload(i))
@@ -165,7 +165,7 @@ func TestSimLossRate(t *testing.T) {
 
 func TestSimDuplicate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n, a, b := simPair(t, transport.NetworkConfig{Seed: 7, Default: transport.LinkConfig{Duplicate: 1}})
+		n, a, b := simPair(t, transport.PacketNetworkConfig{Seed: 7, Default: transport.LinkConfig{Duplicate: 1}})
 		for i := range 10 {
 			mustSend(t, a, b.LocalAddr(), seqPayload(i))
 		}
@@ -200,7 +200,7 @@ func TestSimJitterReorders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const sent = 200
 		cfg := transport.LinkConfig{Latency: 50 * time.Millisecond, Jitter: 20 * time.Millisecond}
-		_, a, b := simPair(t, transport.NetworkConfig{Seed: 3, Default: cfg})
+		_, a, b := simPair(t, transport.PacketNetworkConfig{Seed: 3, Default: cfg})
 		start := time.Now()
 		records := collect(b, start)
 		for i := range sent {
@@ -242,7 +242,7 @@ func TestSimReorderProbability(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const sent = 1000
 		cfg := transport.LinkConfig{Latency: 10 * time.Millisecond, Reorder: 0.3, ReorderDelay: 5 * time.Millisecond}
-		n, a, b := simPair(t, transport.NetworkConfig{Seed: 9, Default: cfg})
+		n, a, b := simPair(t, transport.PacketNetworkConfig{Seed: 9, Default: cfg})
 		start := time.Now()
 		records := collect(b, start)
 		for i := range sent {
@@ -286,7 +286,7 @@ func TestSimBandwidth(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// 100-byte datagrams on a 10 kB/s link take 10ms each to serialise.
 		cfg := transport.LinkConfig{Latency: 5 * time.Millisecond, BandwidthBytesPerSec: 10_000}
-		n, a, b := simPair(t, transport.NetworkConfig{Default: cfg})
+		n, a, b := simPair(t, transport.PacketNetworkConfig{Default: cfg})
 		start := time.Now()
 		records := collect(b, start)
 		payload := make([]byte, 100)
@@ -324,7 +324,7 @@ func TestSimBandwidth(t *testing.T) {
 
 func TestSimPartitionAndHeal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n, a, b := simPair(t, transport.NetworkConfig{Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
+		n, a, b := simPair(t, transport.PacketNetworkConfig{Default: transport.LinkConfig{Latency: 10 * time.Millisecond}})
 		c, err := n.Listen(addrC)
 		if err != nil {
 			t.Fatal(err)
@@ -390,7 +390,7 @@ func TestSimPartitionAndHeal(t *testing.T) {
 // seconds, and returns a log of every delivery with its virtual time.
 func determinismScenario(t *testing.T, seed uint64) (log string, total transport.LinkStats) {
 	synctest.Test(t, func(t *testing.T) {
-		n := transport.NewNetwork(transport.NetworkConfig{
+		n := transport.NewPacketNetwork(transport.PacketNetworkConfig{
 			Seed: seed,
 			Default: transport.LinkConfig{
 				Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond,
@@ -399,7 +399,7 @@ func determinismScenario(t *testing.T, seed uint64) (log string, total transport
 		})
 		defer n.Close()
 		n.SetLink(addrA, addrC, transport.LinkConfig{Latency: 80 * time.Millisecond, BandwidthBytesPerSec: 3_000, QueueBytes: 300})
-		var conns []*transport.SimConn
+		var conns []*transport.PacketNetworkConn
 		var logs []func() []arrival
 		start := time.Now()
 		for _, ad := range []netip.AddrPort{addrA, addrB, addrC} {
@@ -467,7 +467,7 @@ func TestSimDeterministic(t *testing.T) {
 
 func TestSimReceiveQueueOverflow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n, a, b := simPair(t, transport.NetworkConfig{ReceiveQueue: 8})
+		n, a, b := simPair(t, transport.PacketNetworkConfig{ReceiveQueue: 8})
 		for i := range 10 {
 			mustSend(t, a, b.LocalAddr(), seqPayload(i))
 		}
@@ -487,7 +487,7 @@ func TestSimReceiveQueueOverflow(t *testing.T) {
 
 func TestSimPayloadOwnership(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		_, a, b := simPair(t, transport.NetworkConfig{ReceiveQueue: 2})
+		_, a, b := simPair(t, transport.PacketNetworkConfig{ReceiveQueue: 2})
 		buf := []byte("first")
 		mustSend(t, a, b.LocalAddr(), buf)
 		copy(buf, "XXXXX") // Send copied the payload
@@ -515,7 +515,7 @@ func TestSimPayloadOwnership(t *testing.T) {
 
 func TestSimErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n, a, b := simPair(t, transport.NetworkConfig{})
+		n, a, b := simPair(t, transport.PacketNetworkConfig{})
 		if err := a.Send(addrB, make([]byte, transport.MaxPacketSize+1)); !errors.Is(err, transport.ErrTooLarge) {
 			t.Fatalf("oversize Send = %v, want ErrTooLarge", err)
 		}
@@ -563,17 +563,17 @@ func TestSimErrors(t *testing.T) {
 		synctest.Wait()
 		n.Close()
 		if err := <-errc; !errors.Is(err, transport.ErrClosed) {
-			t.Fatalf("WaitReceive during Network.Close = %v, want ErrClosed", err)
+			t.Fatalf("WaitReceive during PacketNetwork.Close = %v, want ErrClosed", err)
 		}
 		if _, err := n.Listen(addrC); !errors.Is(err, transport.ErrClosed) {
-			t.Fatalf("Listen after Network.Close = %v, want ErrClosed", err)
+			t.Fatalf("Listen after PacketNetwork.Close = %v, want ErrClosed", err)
 		}
 	})
 }
 
 func TestSimListenAssignsAddresses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n := transport.NewNetwork(transport.NetworkConfig{})
+		n := transport.NewPacketNetwork(transport.PacketNetworkConfig{})
 		defer n.Close()
 		taken, err := n.Listen(netip.MustParseAddrPort("10.0.0.2:7000"))
 		if err != nil {
@@ -614,7 +614,7 @@ func BenchmarkSimSendReceive(b *testing.B) {
 		{"Lossy", transport.LinkConfig{Loss: 0.05, Duplicate: 0.05}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			n := transport.NewNetwork(transport.NetworkConfig{Seed: 1, Default: bc.link})
+			n := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 1, Default: bc.link})
 			defer n.Close()
 			x, _ := n.Listen(addrA)
 			y, _ := n.Listen(addrB)

@@ -13,7 +13,7 @@ import (
 func BenchmarkMemSendReceive(b *testing.B) {
 	for _, ch := range []transport.Channel{transport.ReliableOrdered, transport.Unreliable} {
 		b.Run(ch.String(), func(b *testing.B) {
-			n := transport.NewMemoryNetwork(transport.MemoryConfig{})
+			n := transport.NewMessageNetwork(transport.MessageNetworkConfig{})
 			defer n.Close()
 			ln, _ := n.Listen(netip.MustParseAddrPort("10.0.0.1:7000"))
 			c, err := n.Dial(context.Background(), ln.Addr())

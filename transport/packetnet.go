@@ -8,19 +8,19 @@ import (
 	"time"
 )
 
-// NetworkConfig configures a simulated Network. The zero value is a usable
+// PacketNetworkConfig configures a simulated PacketNetwork. The zero value is a usable
 // configuration: seed 0, perfect links, default queue sizes, no logging.
-type NetworkConfig struct {
+type PacketNetworkConfig struct {
 	// Seed seeds the random decisions (loss, duplication, reordering,
 	// jitter). With the same seed and the same sends at the same (virtual)
-	// times, a Network delivers the same datagrams in the same order at the
+	// times, a PacketNetwork delivers the same datagrams in the same order at the
 	// same times. Each link direction draws from its own PCG generator
 	// derived from Seed and the two addresses, so traffic on one link does
 	// not change the fate of datagrams on another.
 	Seed uint64
 	// Default is the LinkConfig of every link not configured with SetLink.
 	Default LinkConfig
-	// ReceiveQueue is the capacity, in datagrams, of each SimConn's receive
+	// ReceiveQueue is the capacity, in datagrams, of each PacketNetworkConn's receive
 	// queue. Zero means DefaultReceiveQueue.
 	ReceiveQueue int
 	// MaxInFlight bounds the datagrams travelling through the network at
@@ -31,27 +31,27 @@ type NetworkConfig struct {
 	Logger *slog.Logger
 }
 
-// Network is a deterministic in-process simulated network of SimConns, with
+// PacketNetwork is a deterministic in-process simulated network of PacketNetworkConns, with
 // per-link latency, jitter, loss, duplication, reordering, bandwidth caps and
 // partitions. It uses the time package for delivery, so inside a
 // testing/synctest bubble it runs on virtual time: a test of a 2-second
 // scenario finishes at once, and repeats exactly.
 //
-// A Network keeps no goroutine running. Deliveries happen in whichever call
+// A PacketNetwork keeps no goroutine running. Deliveries happen in whichever call
 // notices they are due (Receive, WaitReceive, Send, Stats, LinkStats) or in
 // the callback of a single time.AfterFunc timer, always in (arrival time,
 // send order), so the outcome does not depend on goroutine scheduling. Close
 // stops the timer.
 //
 // All methods are safe for concurrent use.
-type Network struct {
+type PacketNetwork struct {
 	mu     sync.Mutex
 	seed   uint64
 	def    LinkConfig // normalized
 	rxCap  int
 	log    *slog.Logger
 	s      sched
-	conns  map[netip.AddrPort]*SimConn
+	conns  map[netip.AddrPort]*PacketNetworkConn
 	links  map[linkKey]*link
 	nextIP uint32 // auto-assigned addresses: 10.0.x.y
 	closed bool
@@ -59,14 +59,14 @@ type Network struct {
 
 type linkKey struct{ from, to netip.AddrPort }
 
-// NewNetwork returns an empty Network.
-func NewNetwork(cfg NetworkConfig) *Network {
-	n := &Network{
+// NewPacketNetwork returns an empty PacketNetwork.
+func NewPacketNetwork(cfg PacketNetworkConfig) *PacketNetwork {
+	n := &PacketNetwork{
 		seed:  cfg.Seed,
 		def:   cfg.Default.normalized(),
 		rxCap: cfg.ReceiveQueue,
 		log:   cfg.Logger,
-		conns: make(map[netip.AddrPort]*SimConn),
+		conns: make(map[netip.AddrPort]*PacketNetworkConn),
 		links: make(map[linkKey]*link),
 	}
 	if n.rxCap <= 0 {
@@ -83,11 +83,11 @@ func NewNetwork(cfg NetworkConfig) *Network {
 // when Listen is given an address with port 0.
 const autoPort = 7000
 
-// Listen opens a SimConn on addr. If addr is the zero netip.AddrPort, the
+// Listen opens a PacketNetworkConn on addr. If addr is the zero netip.AddrPort, the
 // network assigns the next free address of the form 10.0.x.y:7000; if only
 // the port is zero, it assigns the next free port from 7000 on that IP. It
 // returns ErrAddrInUse when addr is taken and ErrClosed after Close.
-func (n *Network) Listen(addr netip.AddrPort) (*SimConn, error) {
+func (n *PacketNetwork) Listen(addr netip.AddrPort) (*PacketNetworkConn, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -123,7 +123,7 @@ func (n *Network) Listen(addr netip.AddrPort) (*SimConn, error) {
 	case n.conns[addr] != nil:
 		return nil, ErrAddrInUse
 	}
-	c := &SimConn{
+	c := &PacketNetworkConn{
 		n:        n,
 		local:    addr,
 		q:        newRxQueue(n.rxCap),
@@ -137,7 +137,7 @@ func (n *Network) Listen(addr netip.AddrPort) (*SimConn, error) {
 // SetLink sets the conditions of the one-way link from one address to
 // another. It applies to datagrams sent from now on; datagrams in flight keep
 // their arrival times.
-func (n *Network) SetLink(from, to netip.AddrPort, cfg LinkConfig) {
+func (n *PacketNetwork) SetLink(from, to netip.AddrPort, cfg LinkConfig) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	l := n.link(unmap(from), unmap(to))
@@ -146,7 +146,7 @@ func (n *Network) SetLink(from, to netip.AddrPort, cfg LinkConfig) {
 
 // SetDefaultLink replaces the conditions of every link not configured with
 // SetLink.
-func (n *Network) SetDefaultLink(cfg LinkConfig) {
+func (n *PacketNetwork) SetDefaultLink(cfg LinkConfig) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.def = cfg.normalized()
@@ -161,12 +161,12 @@ func (n *Network) SetDefaultLink(cfg LinkConfig) {
 // them are dropped (LinkStats.DroppedDown) until Heal. Datagrams already in
 // flight are still delivered. Partitions are independent of LinkConfig.Down
 // and survive SetLink.
-func (n *Network) Partition(a, b netip.AddrPort) { n.setPartition(a, b, true) }
+func (n *PacketNetwork) Partition(a, b netip.AddrPort) { n.setPartition(a, b, true) }
 
 // Heal undoes Partition(a, b).
-func (n *Network) Heal(a, b netip.AddrPort) { n.setPartition(a, b, false) }
+func (n *PacketNetwork) Heal(a, b netip.AddrPort) { n.setPartition(a, b, false) }
 
-func (n *Network) setPartition(a, b netip.AddrPort, down bool) {
+func (n *PacketNetwork) setPartition(a, b netip.AddrPort, down bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	a, b = unmap(a), unmap(b)
@@ -176,7 +176,7 @@ func (n *Network) setPartition(a, b netip.AddrPort, down bool) {
 
 // LinkStats returns the counters of the one-way link from one address to
 // another (zero if nothing was ever sent over it).
-func (n *Network) LinkStats(from, to netip.AddrPort) LinkStats {
+func (n *PacketNetwork) LinkStats(from, to netip.AddrPort) LinkStats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.catchUp()
@@ -186,9 +186,9 @@ func (n *Network) LinkStats(from, to netip.AddrPort) LinkStats {
 	return LinkStats{}
 }
 
-// Close closes every SimConn, drops the datagrams in flight and stops the
+// Close closes every PacketNetworkConn, drops the datagrams in flight and stops the
 // delivery timer. Later Listen calls return ErrClosed. Close is idempotent.
-func (n *Network) Close() error {
+func (n *PacketNetwork) Close() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -204,7 +204,7 @@ func (n *Network) Close() error {
 }
 
 // link returns the link from -> to, creating it with the default conditions.
-func (n *Network) link(from, to netip.AddrPort) *link {
+func (n *PacketNetwork) link(from, to netip.AddrPort) *link {
 	k := linkKey{from, to}
 	l := n.links[k]
 	if l == nil {
@@ -215,7 +215,7 @@ func (n *Network) link(from, to netip.AddrPort) *link {
 }
 
 // onTimer is the delivery timer's callback.
-func (n *Network) onTimer() {
+func (n *PacketNetwork) onTimer() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -227,13 +227,13 @@ func (n *Network) onTimer() {
 
 // catchUp delivers every datagram due by now, in (arrival, send) order, and
 // re-arms the timer. Called with n.mu held.
-func (n *Network) catchUp() {
+func (n *PacketNetwork) catchUp() {
 	if len(n.s.heap) > 0 { // reading the clock costs more than the rest
 		n.catchUpAt(n.s.now())
 	}
 }
 
-func (n *Network) catchUpAt(now time.Duration) {
+func (n *PacketNetwork) catchUpAt(now time.Duration) {
 	if n.closed {
 		return
 	}
@@ -249,9 +249,9 @@ func (n *Network) catchUpAt(now time.Duration) {
 	n.s.rearm(now)
 }
 
-// SimConn is one endpoint of a simulated Network. It implements PacketConn.
-type SimConn struct {
-	n        *Network
+// PacketNetworkConn is one endpoint of a simulated PacketNetwork. It implements PacketConn.
+type PacketNetworkConn struct {
+	n        *PacketNetwork
 	local    netip.AddrPort
 	closedCh chan struct{}
 
@@ -261,11 +261,11 @@ type SimConn struct {
 	stats  Stats
 }
 
-var _ PacketConn = (*SimConn)(nil)
+var _ PacketConn = (*PacketNetworkConn)(nil)
 
 // Send implements PacketConn. The link from this conn to the address decides
 // what becomes of the datagram.
-func (c *SimConn) Send(to netip.AddrPort, payload []byte) error {
+func (c *PacketNetworkConn) Send(to netip.AddrPort, payload []byte) error {
 	n := c.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -298,7 +298,7 @@ func (c *SimConn) Send(to netip.AddrPort, payload []byte) error {
 }
 
 // Receive implements PacketConn.
-func (c *SimConn) Receive() (from netip.AddrPort, payload []byte, ok bool) {
+func (c *PacketNetworkConn) Receive() (from netip.AddrPort, payload []byte, ok bool) {
 	n := c.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -313,7 +313,7 @@ func (c *SimConn) Receive() (from netip.AddrPort, payload []byte, ok bool) {
 // returns nil; the datagram is then read with Receive), the context is done
 // (it returns ctx.Err()) or the conn is closed (it returns ErrClosed). Inside
 // a testing/synctest bubble it wakes at the exact virtual arrival time.
-func (c *SimConn) WaitReceive(ctx context.Context) error {
+func (c *PacketNetworkConn) WaitReceive(ctx context.Context) error {
 	n := c.n
 	for {
 		n.mu.Lock()
@@ -337,10 +337,10 @@ func (c *SimConn) WaitReceive(ctx context.Context) error {
 }
 
 // LocalAddr implements PacketConn.
-func (c *SimConn) LocalAddr() netip.AddrPort { return c.local }
+func (c *PacketNetworkConn) LocalAddr() netip.AddrPort { return c.local }
 
 // Stats implements PacketConn.
-func (c *SimConn) Stats() Stats {
+func (c *PacketNetworkConn) Stats() Stats {
 	n := c.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -352,7 +352,7 @@ func (c *SimConn) Stats() Stats {
 
 // Close implements PacketConn. The address becomes free for a new Listen;
 // datagrams arriving for it afterwards count as LinkStats.Unreachable.
-func (c *SimConn) Close() error {
+func (c *PacketNetworkConn) Close() error {
 	n := c.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -366,7 +366,7 @@ func (c *SimConn) Close() error {
 	return nil
 }
 
-func (c *SimConn) closeLocked() {
+func (c *PacketNetworkConn) closeLocked() {
 	c.closed = true
 	c.q.clear()
 	close(c.closedCh)

@@ -18,7 +18,7 @@ type packed struct {
 	B [8]byte // byte array: no padding, same canonical bytes as padded.B
 }
 
-// Padding is not part of the checksum layout: a padded type hashes exactly
+// Padding is not part of the checksum form: a padded type hashes exactly
 // like a packed type holding the same field bytes, and hashing allocates
 // nothing once its buffer has grown.
 func TestChecksumSkipsPadding(t *testing.T) {

@@ -1,0 +1,45 @@
+package runner
+
+import (
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/rollback"
+	"github.com/rewindgo/rewind/snapshot"
+)
+
+// Config configures a Runner. Zero fields take the documented defaults.
+type Config struct {
+	// World and Registry are the game state; every rollback-relevant
+	// component and resource type (including the game's rng.Rand resource)
+	// must be registered before New. A Runner driving a
+	// *rollback.SyncTestSession turns on the World's checked mode
+	// (ecs.World.SetChecks), so that a Step writing through Read access in a
+	// query panics with ecs.ErrWriteThroughRead naming the type and entity.
+	World    *ecs.World
+	Registry *snapshot.Registry
+	// Session drives the frames.
+	Session Session
+	// Step simulates one frame.
+	Step Step
+	// ReadInput returns local player h's input for the next frame. It is
+	// called once per frame for each local player, outside the simulation.
+	ReadInput func(h rollback.PlayerHandle) []byte
+	// FPS is the simulation rate. Default 60.
+	FPS int
+	// SlowdownPermille is the clock rate used while the session is ahead of
+	// its peers (FramesAhead > 0): 1100 runs frames 10% longer. Default 1100.
+	SlowdownPermille uint32
+	// Depth overrides the snapshot ring depth. Default: the session's
+	// SnapshotDepth (2*MaxPrediction+4 for a P2P session), at least 1.
+	Depth int
+	// ChecksumAll computes the checksum of every saved frame, not only of
+	// the frames the session asks for (see rollback's WantsChecksum), so
+	// that Confirmed sees every confirmed frame. It costs one checksum per
+	// save; tests and the demo use it to compare peers frame by frame.
+	ChecksumAll bool
+	// Confirmed, when set, is called with the checksum of each saved state
+	// that became final (the session will never roll it back), once per
+	// frame and in frame order. Only frames saved with a checksum are
+	// reported (every saved frame with ChecksumAll). With
+	// rollback.Config.EndFrame the last one is EndFrame itself.
+	Confirmed func(f rollback.Frame, sum uint64)
+}
