@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
-	"github.com/rewindgo/rewind/internal/layout"
+	"github.com/rewindgo/rewind/internal/canon"
 	"github.com/rewindgo/rewind/tick"
 )
 
@@ -48,7 +48,7 @@ type Correction[T any] struct {
 // plain is the copy strategy of a plain-data type: values are saved with a
 // memory copy and compared bit for bit in their canonical form.
 type plain[T any] struct {
-	l       *layout.Layout
+	l       *canon.Form
 	size    int
 	w8, w4  int    // words to compare, for padding-free types of a fitting size
 	ba, bb  []byte // canonical encodings, for types with padding
@@ -56,7 +56,7 @@ type plain[T any] struct {
 }
 
 func newPlain[T any](o options) (*plain[T], error) {
-	l, err := layout.Of(reflect.TypeFor[T]())
+	l, err := canon.Of(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, fmt.Errorf("predict: %v: %w", reflect.TypeFor[T](), err)
 	}
