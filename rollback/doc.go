@@ -23,8 +23,8 @@
 // Like GGRS, a session never touches game state. Each frame the game adds
 // its local inputs and calls AdvanceFrame, which returns an ordered list of
 // requests: Save (store the state as frame F and report its checksum with
-// ReportChecksum), Load (restore frame F) and Advance (simulate one frame with
-// these inputs). Game code with one plain struct can carry them out itself;
+// ReportChecksum, before the next call: see ReportChecksum), Load (restore
+// frame F) and Advance (simulate one frame with these inputs). Game code with one plain struct can carry them out itself;
 // package rollback/runner carries them out on an ecs.World with package
 // snapshot.
 //

@@ -28,6 +28,12 @@ type SessionStats struct {
 	Stalls int
 	// Desyncs counts EventDesyncDetected events.
 	Desyncs int
+	// MissingChecksums counts the checksums desync detection or the
+	// recording needed (once per use) that the game had not reported when
+	// their frame became final; those frames go unchecked or unrecorded
+	// (see ReportChecksum). Always 0 for a game that honours the contract,
+	// as runner.Runner does.
+	MissingChecksums int
 	// EventsDropped counts events dropped because the queue was full;
 	// UnknownPackets counts datagrams from addresses that are not peers.
 	EventsDropped, UnknownPackets uint64
@@ -305,6 +311,15 @@ func (s *P2PSession) Finished() bool {
 // for example from snapshot.Registry.Checksum) of the state saved as frame f.
 // Desync detection and recordings use the checksums of confirmed frames;
 // parts let a desync event name the differing types. Parts are copied.
+//
+// Report it while carrying out the Save request, before the next
+// AdvanceFrame, Poll or Close: a saved state may become final at that next
+// call, and its checksum is used then (checked against the peers, written to
+// the recording before the frame's inputs). A checksum that
+// WantsChecksum asked for and that is missing then is not waited for (a
+// game that never reports checksums still finishes its match): that frame
+// is not checked or not recorded, SessionStats.MissingChecksums counts it
+// and the Logger warns.
 func (s *P2PSession) ReportChecksum(f Frame, sum uint64, parts []Part) {
 	s.sums.put(f, sum, parts, s.WantsChecksum(f))
 }
@@ -786,7 +801,8 @@ func (s *P2PSession) confirmedWork(agreed Frame) {
 			e.inputDirty = true
 		}
 		if s.rec != nil {
-			s.rec.inputs(f, rec)
+			// The checksum of f, when due, goes before f's inputs.
+			s.missingChecksums("recording", s.rec.inputs(f, rec, s.sums))
 		}
 		s.pushed = f
 	}
@@ -799,7 +815,7 @@ func (s *P2PSession) confirmedWork(agreed Frame) {
 		final = min(agreed+1, s.current)
 	}
 	if s.rec != nil {
-		s.rec.checksums(s.sums, final)
+		s.missingChecksums("recording", s.rec.checksums(s.sums, final))
 	}
 	if iv := Frame(s.cfg.DesyncInterval); iv > 0 {
 		for c := (s.checkSent/iv + 1) * iv; c <= final; c += iv {
@@ -809,6 +825,8 @@ func (s *P2PSession) confirmedWork(agreed Frame) {
 				// Reported to every peer until acknowledged (fill).
 				s.reports[int(c/iv)%remoteSumHistory] = sumEntry{frame: c, sum: sum, ok: true}
 				s.lastReport = c
+			} else {
+				s.missingChecksums("desync check", 1)
 			}
 			for _, p := range s.peers {
 				if p.state == stateRunning {
@@ -821,6 +839,16 @@ func (s *P2PSession) confirmedWork(agreed Frame) {
 			s.checkSent = 0
 		}
 	}
+}
+
+// missingChecksums counts n checksums that use needed for final frames and
+// the game did not report (see ReportChecksum).
+func (s *P2PSession) missingChecksums(use string, n int) {
+	if n == 0 {
+		return
+	}
+	s.stats.MissingChecksums += n
+	s.net.log.Warn("rollback: checksum of a final frame not reported", "use", use, "count", n, "total", s.stats.MissingChecksums)
 }
 
 // fullRecord builds the record of frame f with every player's input and

@@ -23,7 +23,11 @@ import (
 //	              per part: name length, name, sum (8 bytes little-endian)
 //	  3 end:      number of frames recorded
 //
-// Frames are consecutive from 0. A reader rejects anything else.
+// Frames are consecutive from 0. A reader rejects anything else. The
+// checksum block of frame c follows the inputs of the frames before c and
+// precedes the inputs of frame c, so a reader that reaches frame c has read
+// its checksum. (Recordings of earlier builds could write it after the inputs
+// block holding frame c and the next; ReplaySession accepts both.)
 const (
 	recordMagic   = "RWND"
 	recordVersion = 1
@@ -82,11 +86,14 @@ func (r *recorder) write(b []byte) {
 	}
 }
 
-// inputs adds the full record of frame f (frames arrive in order).
-func (r *recorder) inputs(f Frame, rec []byte) {
+// inputs adds the full record of frame f (frames arrive in order, each
+// final, and so is the state saved at f): the checksum of f, when due, is
+// written first (see checksums, whose result it returns).
+func (r *recorder) inputs(f Frame, rec []byte, h *sumHistory) (missing int) {
 	if f != r.next || r.finished {
-		return
+		return 0
 	}
+	missing = r.checksums(h, f)
 	if len(r.lens) == 0 {
 		r.first = f
 	}
@@ -96,6 +103,7 @@ func (r *recorder) inputs(f Frame, rec []byte) {
 	if len(r.lens) == recordBlock {
 		r.flushInputs()
 	}
+	return missing
 }
 
 func (r *recorder) flushInputs() {
@@ -122,21 +130,37 @@ func (r *recorder) flushInputs() {
 	r.lens = r.lens[:0]
 }
 
-// checksums writes the recorded checksums of interval frames up to final.
-func (r *recorder) checksums(h *sumHistory, final Frame) {
+// checksums writes the checksums of the interval frames up to final, whose
+// saved states are final. Each is written before the inputs of its frame
+// (inputs calls checksums first) and after the inputs of every earlier
+// frame, so a reader meets it before it simulates the frame. It returns the
+// number of due checksums the game did not report (not recorded: see
+// P2PSession.ReportChecksum).
+func (r *recorder) checksums(h *sumHistory, final Frame) (missing int) {
+	if r.finished {
+		return 0
+	}
 	iv := Frame(r.cfg.RecordChecksumInterval)
-	for c := (r.lastSum/iv + 1) * iv; c <= final; c += iv {
-		if r.lastSum < 0 {
-			c = 0
-		}
+	for c := nextCheck(r.lastSum, iv); c <= final; c += iv {
 		r.lastSum = c
 		sum, ok := h.get(c)
 		if !ok {
+			missing++
 			continue
 		}
 		parts, _ := h.getParts(c)
 		r.checksum(c, sum, parts)
 	}
+	return missing
+}
+
+// nextCheck is the first multiple of iv after last (0 when last is
+// NullFrame).
+func nextCheck(last, iv Frame) Frame {
+	if last < 0 {
+		return 0
+	}
+	return (last/iv + 1) * iv
 }
 
 func (r *recorder) checksum(c Frame, sum uint64, parts []Part) {

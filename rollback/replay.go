@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/rewindgo/rewind/rollback/internal/wire"
 )
@@ -40,6 +41,7 @@ type ReplaySession struct {
 	ended    bool
 	total    Frame
 	sums     []fileSum
+	reported []fileSum // reported checksums whose recorded one is not read yet
 	inputs   []Input
 	inBuf    []byte
 	reqs     []Request
@@ -181,7 +183,12 @@ func (s *ReplaySession) readBlock() error {
 			}
 			fs.parts = append(fs.parts, Part{Name: string(name), Sum: binary.LittleEndian.Uint64(sb[:])})
 		}
-		if len(s.sums) >= 1024 {
+		if i := indexSum(s.reported, fs.frame); i >= 0 {
+			s.verify(fs, s.reported[i].sum, s.reported[i].parts)
+			s.reported = slices.Delete(s.reported, i, i+1)
+			return nil
+		}
+		if len(s.sums) >= maxPendingSums {
 			return s.fail("too many pending checksums")
 		}
 		s.sums = append(s.sums, fs)
@@ -252,6 +259,7 @@ func (s *ReplaySession) AdvanceFrame() ([]Request, error) {
 }
 
 // ReportChecksum compares the checksum of saved frame f with the recording.
+// When the recording holds it further on, it is compared once read.
 func (s *ReplaySession) ReportChecksum(f Frame, sum uint64, parts []Part) {
 	// Checksum blocks precede the inputs that follow them; they may not be
 	// read yet when f is the last frame of a block.
@@ -260,27 +268,41 @@ func (s *ReplaySession) ReportChecksum(f Frame, sum uint64, parts []Part) {
 			return
 		}
 	}
-	for i, fs := range s.sums {
-		if fs.frame != f {
-			continue
-		}
-		s.sums = append(s.sums[:i], s.sums[i+1:]...)
-		s.verified++
-		if fs.sum != sum && s.mismatch == nil {
-			s.mismatch = &MismatchError{CurrentFrame: s.current, Frame: f, Want: fs.sum, Got: sum, Types: diffShort(parts, fs.parts, maxFileName)}
-		}
+	if i := indexSum(s.sums, f); i >= 0 {
+		s.verify(s.sums[i], sum, parts)
+		s.sums = slices.Delete(s.sums, i, i+1)
 		return
+	}
+	if s.ended {
+		return // the recording has no checksum of f
+	}
+	if len(s.reported) >= maxLateSums {
+		s.reported = slices.Delete(s.reported, 0, 1)
+	}
+	s.reported = append(s.reported, fileSum{frame: f, sum: sum, parts: slices.Clone(parts)})
+}
+
+// maxPendingSums bounds the recorded checksums read ahead of their frame;
+// maxLateSums the reported checksums whose recorded one is not read yet
+// (the oldest are dropped: a recording may lack some checksums).
+const (
+	maxPendingSums = 1024
+	maxLateSums    = 64
+)
+
+// verify compares the recorded checksum rec with the game's sum and parts.
+func (s *ReplaySession) verify(rec fileSum, sum uint64, parts []Part) {
+	s.verified++
+	if rec.sum != sum && s.mismatch == nil {
+		s.mismatch = &MismatchError{CurrentFrame: s.current, Frame: rec.frame, Want: rec.sum, Got: sum, Types: diffShort(parts, rec.parts, maxFileName)}
 	}
 }
 
-func (s *ReplaySession) hasSum(f Frame) bool {
-	for _, fs := range s.sums {
-		if fs.frame == f {
-			return true
-		}
-	}
-	return false
+func indexSum(sums []fileSum, f Frame) int {
+	return slices.IndexFunc(sums, func(fs fileSum) bool { return fs.frame == f })
 }
+
+func (s *ReplaySession) hasSum(f Frame) bool { return indexSum(s.sums, f) >= 0 }
 
 func (s *ReplaySession) peekChecksum() bool {
 	b, err := s.r.Peek(1)
