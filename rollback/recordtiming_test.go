@@ -35,7 +35,7 @@ func TestRecordingChecksumsUnderBursts(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				net := transport.NewNetwork(transport.NetworkConfig{Seed: seed, Default: transport.LinkConfig{
+				net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: seed, Default: transport.LinkConfig{
 					Latency: 15 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.02, Duplicate: 0.02}})
 				defer net.Close()
 				var rec bytes.Buffer
@@ -106,7 +106,7 @@ func TestReplayVerifiesLateChecksums(t *testing.T) {
 	var rec bytes.Buffer
 	var p0 *peer
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 5, Default: transport.LinkConfig{Latency: 20 * time.Millisecond}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 5, Default: transport.LinkConfig{Latency: 20 * time.Millisecond}})
 		defer net.Close()
 		peers := newMatchWith(t, net, 2, rollback.Config{EndFrame: 300, InputDelay: 2}, func(i int, c *rollback.Config) {
 			if i == 0 {
@@ -189,7 +189,7 @@ func TestReplayVerifiesLateChecksums(t *testing.T) {
 // inputs and no checksum.
 func TestMissingChecksumsCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		net := transport.NewNetwork(transport.NetworkConfig{Seed: 3, Default: transport.LinkConfig{Latency: 20 * time.Millisecond, Loss: 0.05}})
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 3, Default: transport.LinkConfig{Latency: 20 * time.Millisecond, Loss: 0.05}})
 		defer net.Close()
 		var rec bytes.Buffer
 		peers := newMatchWith(t, net, 2, rollback.Config{EndFrame: 300, DesyncInterval: 30, InputDelay: 2}, func(i int, c *rollback.Config) {
