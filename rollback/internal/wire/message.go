@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/rewindgo/rewind/internal/bin"
+	"github.com/rewindgo/rewind/transport"
 )
 
 // Version is the wire format version written in byte 0 of every packet.
@@ -17,8 +18,9 @@ const Version = 2
 const (
 	// HeaderSize is the size of the header that starts every packet.
 	HeaderSize = 4
-	// MaxPacketSize is the largest encoded message, header included.
-	MaxPacketSize = 1200
+	// MaxPacketSize is the largest encoded message, header included: the
+	// largest datagram a transport.PacketConn carries (1200 bytes).
+	MaxPacketSize = transport.MaxPacketSize
 	// MaxStatus is the largest number of PeerStatus entries of an Input message.
 	MaxStatus = 16
 	// MaxFrames is the largest number of frames of inputs in an Input message.
