@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rewindgo/rewind/transport/internal/msgq"
+	"github.com/rewindgo/rewind/transport/internal/timeq"
 )
 
 // Defaults of MemoryConfig.
@@ -103,12 +103,7 @@ type MemoryNetwork struct {
 	backlog   int
 	log       *slog.Logger
 
-	epoch   time.Time
-	ev      memHeap
-	evSeq   uint64
-	timer   *time.Timer
-	armed   bool
-	armedAt time.Duration
+	ev timeq.Queue[*memEvent] // by (time, scheduling order)
 
 	links     map[linkKey]*link
 	listeners map[netip.AddrPort]*MemoryListener
@@ -137,11 +132,11 @@ func NewMemoryNetwork(cfg MemoryConfig) *MemoryNetwork {
 		maxFlight: cfg.MaxInFlight,
 		backlog:   cfg.AcceptBacklog,
 		log:       cfg.Logger,
-		epoch:     time.Now(),
 		links:     make(map[linkKey]*link),
 		listeners: make(map[netip.AddrPort]*MemoryListener),
 		pairs:     make(map[linkKey]*memPair),
 	}
+	n.ev = timeq.New[*memEvent](n.onTimer)
 	if n.idle == 0 {
 		n.idle = DefaultIdleTimeout
 	}
@@ -377,10 +372,7 @@ func (n *MemoryNetwork) Close() error {
 		}
 	}
 	n.closed = true
-	if n.timer != nil {
-		n.timer.Stop()
-	}
-	n.ev = nil
+	n.ev.Stop()
 	return nil
 }
 
@@ -395,7 +387,7 @@ func (n *MemoryNetwork) link(from, to netip.AddrPort) *link {
 	return l
 }
 
-func (n *MemoryNetwork) now() time.Duration { return time.Since(n.epoch) }
+func (n *MemoryNetwork) now() time.Duration { return n.ev.Now() }
 
 // rto is the retransmission timeout of a reliable message on l.
 func (n *MemoryNetwork) rto(l *link) time.Duration {
@@ -473,9 +465,9 @@ const (
 	evTimeout                   // pair's idle timer, if gen is current
 )
 
+// memEvent is one event of the network, due at at.
 type memEvent struct {
 	at   time.Duration
-	seq  uint64
 	kind evKind
 	msg  *memMsg
 	conn *MemoryConn
@@ -483,23 +475,6 @@ type memEvent struct {
 	pair *memPair
 	gen  uint64
 	cerr *CloseError
-}
-
-// memHeap orders events by (time, scheduling sequence).
-type memHeap []*memEvent
-
-func (h memHeap) Len() int { return len(h) }
-func (h memHeap) Less(i, j int) bool {
-	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].seq < h[j].seq)
-}
-func (h memHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *memHeap) Push(x any)   { *h = append(*h, x.(*memEvent)) }
-func (h *memHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return e
 }
 
 // schedule queues a copy of e.
@@ -512,9 +487,7 @@ func (n *MemoryNetwork) schedule(e memEvent) {
 		p = new(memEvent)
 	}
 	*p = e
-	n.evSeq++
-	p.seq = n.evSeq
-	heap.Push(&n.ev, p)
+	n.ev.Push(p.at, p)
 }
 
 // newMsg returns a message from c on ch holding a copy of data.
@@ -551,7 +524,7 @@ const maxFreeList = 1024
 // catchUp handles every event due by now and re-arms the timer. Called
 // with n.mu held.
 func (n *MemoryNetwork) catchUp() {
-	if len(n.ev) > 0 { // reading the clock costs more than the rest
+	if n.ev.Len() > 0 { // reading the clock costs more than the rest
 		n.catchUpAt(n.now())
 	}
 }
@@ -563,33 +536,24 @@ func (n *MemoryNetwork) catchUpAt(now time.Duration) {
 	if n.closed {
 		return
 	}
-	for len(n.ev) > 0 && n.ev[0].at <= now {
-		e := heap.Pop(&n.ev).(*memEvent)
+	for {
+		e, _, ok := n.ev.PopDue(now)
+		if !ok {
+			break
+		}
 		n.handle(e)
 		*e = memEvent{}
 		if len(n.freeEv) < maxFreeList {
 			n.freeEv = append(n.freeEv, e)
 		}
 	}
-	if len(n.ev) == 0 {
-		return
-	}
-	next := n.ev[0].at
-	if n.armed && n.armedAt <= next {
-		return
-	}
-	n.armed, n.armedAt = true, next
-	if n.timer == nil {
-		n.timer = time.AfterFunc(next-now, n.onTimer)
-	} else {
-		n.timer.Reset(next - now)
-	}
+	n.ev.Rearm(now)
 }
 
 func (n *MemoryNetwork) onTimer() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.armed = false
+	n.ev.Fired()
 	n.catchUp()
 }
 

@@ -221,15 +221,15 @@ func (n *Network) onTimer() {
 	if n.closed {
 		return
 	}
-	n.s.fired()
+	n.s.Fired()
 	n.catchUp()
 }
 
 // catchUp delivers every datagram due by now, in (arrival, send) order, and
 // re-arms the timer. Called with n.mu held.
 func (n *Network) catchUp() {
-	if len(n.s.heap) > 0 { // reading the clock costs more than the rest
-		n.catchUpAt(n.s.now())
+	if n.s.Len() > 0 { // reading the clock costs more than the rest
+		n.catchUpAt(n.s.Now())
 	}
 }
 
@@ -246,7 +246,7 @@ func (n *Network) catchUpAt(now time.Duration) {
 		}
 		n.s.release(d)
 	}
-	n.s.rearm(now)
+	n.s.Rearm(now)
 }
 
 // SimConn is one endpoint of a simulated Network. It implements PacketConn.
@@ -284,7 +284,7 @@ func (c *SimConn) Send(to netip.AddrPort, payload []byte) error {
 	c.stats.BytesSent += uint64(len(payload))
 	to = unmap(to)
 	l := n.link(c.local, to)
-	now := n.s.now()
+	now := n.s.Now()
 	k, at := l.plan(now, len(payload))
 	for i := range k {
 		if !n.s.schedule(at[i], c.local, to, l, payload) {
