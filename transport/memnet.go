@@ -194,7 +194,7 @@ func (n *MemoryNetwork) Listen(addr netip.AddrPort) (*MemoryListener, error) {
 	case n.listeners[addr] != nil:
 		return nil, ErrAddrInUse
 	}
-	l := &MemoryListener{n: n, addr: addr, notify: make(chan struct{}, 1), closedCh: make(chan struct{})}
+	l := &MemoryListener{n: n, addr: addr, notify: msgq.NewSignal(), closedCh: make(chan struct{})}
 	n.listeners[addr] = l
 	n.lnList = append(n.lnList, l)
 	n.log.Debug("transport: memnet listen", "addr", addr)
@@ -577,10 +577,7 @@ func (n *MemoryNetwork) handle(e *memEvent) {
 			s.ln = l
 			l.conns = append(l.conns, s)
 			l.backlog.Push(s)
-			select {
-			case l.notify <- struct{}{}:
-			default:
-			}
+			l.notify.Wake()
 		}
 	case evCloseNotice:
 		if e.conn.err == nil {
@@ -730,7 +727,7 @@ func (n *MemoryNetwork) closeListener(l *MemoryListener, now time.Duration) {
 type MemoryListener struct {
 	n        *MemoryNetwork
 	addr     netip.AddrPort
-	notify   chan struct{}
+	notify   msgq.Signal
 	closedCh chan struct{}
 
 	// Guarded by n.mu.
@@ -745,25 +742,21 @@ var _ MessageListener = (*MemoryListener)(nil)
 // dials reached the listener, including ones that closed while waiting.
 func (l *MemoryListener) Accept(ctx context.Context) (MessageConn, error) {
 	n := l.n
-	for {
+	var c *MemoryConn
+	err := msgq.Wait(ctx, l.notify, l.closedCh, func() (ok bool, err error) {
 		n.mu.Lock()
+		defer n.mu.Unlock()
 		if l.closed {
-			n.mu.Unlock()
-			return nil, ErrClosed
+			return false, ErrClosed
 		}
 		n.catchUp()
-		c, ok := l.backlog.Pop()
-		n.mu.Unlock()
-		if ok {
-			return c, nil
-		}
-		select {
-		case <-l.notify:
-		case <-l.closedCh:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		c, ok = l.backlog.Pop()
+		return ok, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return c, nil
 }
 
 // Addr implements MessageListener.
@@ -889,26 +882,14 @@ func (c *MemoryConn) Receive() (ch Channel, msg []byte, ok bool) {
 // wakes at the exact virtual arrival time.
 func (c *MemoryConn) WaitReceive(ctx context.Context) error {
 	n := c.n
-	for {
+	return msgq.Wait(ctx, c.rx.Notify(), c.done, func() (bool, error) {
 		n.mu.Lock()
+		defer n.mu.Unlock()
 		if !c.discarded {
 			n.catchUp()
 		}
-		ready, err := !c.discarded && c.rx.Len() > 0, c.err
-		n.mu.Unlock()
-		switch {
-		case ready:
-			return nil
-		case err != nil:
-			return err
-		}
-		select {
-		case <-c.rx.Notify():
-		case <-c.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+		return !c.discarded && c.rx.Len() > 0, c.err
+	})
 }
 
 // LocalAddr implements MessageConn: the listener's address for a server

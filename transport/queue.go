@@ -1,26 +1,31 @@
 package transport
 
-import "net/netip"
+import (
+	"net/netip"
 
-// rxQueue is a bounded FIFO of received datagrams backed by a ring of reusable
-// buffers. It holds up to capacity unread datagrams; one extra slot keeps the
-// payload most recently returned by pop intact until the following pop, which
-// is what lets Receive return a slice without copying or allocating.
+	"github.com/rewindgo/rewind/transport/internal/msgq"
+)
+
+// rxQueue is a bounded FIFO of received datagrams: a msgq.FIFO of slots
+// whose buffers are recycled. It holds up to capacity unread datagrams;
+// the buffer of the payload most recently returned by pop is kept out of
+// reuse until the following pop, which is what lets Receive return a slice
+// without copying or allocating.
 //
-// Slot buffers are allocated on first use (at most capacity+1 of them over the
-// queue's life), so an idle conn costs little memory and steady-state traffic
-// allocates nothing.
+// Buffers are allocated on first use (at most capacity+1 of them over the
+// queue's life), so an idle conn costs little memory and steady-state
+// traffic allocates nothing.
 //
 // rxQueue does no locking: its owner guards it.
 type rxQueue struct {
-	slots []rxSlot
-	head  int // index of the oldest unread datagram
-	count int // number of unread datagrams
+	items msgq.FIFO[rxSlot]
+	free  [][]byte // buffers to reuse
+	last  []byte   // buffer of the payload pop returned last
 	cap   int
 
-	// notify has capacity 1 and receives a token whenever a datagram is
-	// queued; WaitReceive blocks on it.
-	notify chan struct{}
+	// notify receives a token whenever a datagram is queued; WaitReceive
+	// waits on it.
+	notify msgq.Signal
 
 	received, receivedBytes, droppedFull uint64
 }
@@ -34,51 +39,58 @@ func newRxQueue(capacity int) rxQueue {
 	if capacity <= 0 {
 		capacity = DefaultReceiveQueue
 	}
-	return rxQueue{
-		slots:  make([]rxSlot, capacity+1),
-		cap:    capacity,
-		notify: make(chan struct{}, 1),
-	}
+	return rxQueue{cap: capacity, notify: msgq.NewSignal()}
 }
 
 // push copies p into the queue. It reports false, and counts a drop, when
 // the queue is full. len(p) must not exceed MaxPacketSize.
 func (q *rxQueue) push(from netip.AddrPort, p []byte) bool {
-	if q.count >= q.cap {
+	if q.items.Len() >= q.cap {
 		q.droppedFull++
 		return false
 	}
-	s := &q.slots[(q.head+q.count)%len(q.slots)]
-	if s.buf == nil {
-		s.buf = make([]byte, MaxPacketSize)
+	var buf []byte
+	if n := len(q.free); n > 0 {
+		buf = q.free[n-1]
+		q.free[n-1] = nil
+		q.free = q.free[:n-1]
+	} else {
+		buf = make([]byte, MaxPacketSize)
 	}
-	s.from = from
-	s.buf = s.buf[:copy(s.buf[:cap(s.buf)], p)]
-	q.count++
+	q.items.Push(rxSlot{from: from, buf: buf[:copy(buf[:cap(buf)], p)]})
 	q.received++
 	q.receivedBytes += uint64(len(p))
-	select {
-	case q.notify <- struct{}{}:
-	default:
-	}
+	q.notify.Wake()
 	return true
 }
 
-// pop removes the oldest datagram. Its payload stays valid until the next pop:
-// push never writes to the slot just behind head, because count < len(slots).
+// pop removes the oldest datagram. Its payload stays valid until the next
+// pop, which recycles its buffer.
 func (q *rxQueue) pop() (netip.AddrPort, []byte, bool) {
-	if q.count == 0 {
+	if q.last != nil {
+		q.free = append(q.free, q.last)
+		q.last = nil
+	}
+	s, ok := q.items.Pop()
+	if !ok {
 		return netip.AddrPort{}, nil, false
 	}
-	s := &q.slots[q.head]
-	q.head = (q.head + 1) % len(q.slots)
-	q.count--
+	q.last = s.buf
 	return s.from, s.buf, true
 }
 
+// len returns the number of unread datagrams.
+func (q *rxQueue) len() int { return q.items.Len() }
+
 // clear discards every queued datagram.
 func (q *rxQueue) clear() {
-	q.head, q.count = 0, 0
+	for {
+		s, ok := q.items.Pop()
+		if !ok {
+			return
+		}
+		q.free = append(q.free, s.buf)
+	}
 }
 
 func (q *rxQueue) addStats(st *Stats) {

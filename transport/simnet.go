@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/rewindgo/rewind/transport/internal/msgq"
 )
 
 // NetworkConfig configures a simulated Network. The zero value is a usable
@@ -315,25 +317,15 @@ func (c *SimConn) Receive() (from netip.AddrPort, payload []byte, ok bool) {
 // a testing/synctest bubble it wakes at the exact virtual arrival time.
 func (c *SimConn) WaitReceive(ctx context.Context) error {
 	n := c.n
-	for {
+	return msgq.Wait(ctx, c.q.notify, c.closedCh, func() (bool, error) {
 		n.mu.Lock()
+		defer n.mu.Unlock()
 		if c.closed {
-			n.mu.Unlock()
-			return ErrClosed
+			return false, ErrClosed
 		}
 		n.catchUp()
-		ready := c.q.count > 0
-		n.mu.Unlock()
-		if ready {
-			return nil
-		}
-		select {
-		case <-c.q.notify:
-		case <-c.closedCh:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+		return c.q.len() > 0, nil
+	})
 }
 
 // LocalAddr implements PacketConn.
