@@ -1,9 +1,9 @@
 // Package bin holds the byte-level helpers every rewind wire format is built
 // from: a reader of varints and fixed-size fields over a byte slice, a
 // varint decoder for byte streams, and the few append helpers that
-// encoding/binary lacks. rollback/internal/wire, replicate and
-// transport/quic use it, so the formats share one varint rule and one set
-// of bounds checks.
+// encoding/binary lacks. The rollback wire format and recordings,
+// replicate's messages and transport/quic's framing use it, so the formats
+// share one varint rule and one set of bounds checks.
 //
 // # Varints
 //
