@@ -65,17 +65,28 @@ const MaxVarintLen = binary.MaxVarintLen64
 // ErrNonMinimal) it returns 0, 0.
 func Uvarint(b []byte) (uint64, int, error) {
 	v, n := binary.Uvarint(b)
-	switch {
-	case n == 0 && len(b) >= MaxVarintLen:
-		return 0, 0, ErrOverflow // ten continuation bytes
-	case n == 0:
-		return 0, 0, ErrTruncated
-	case n < 0:
-		return 0, 0, ErrOverflow
-	case n > 1 && b[n-1] == 0:
-		return 0, 0, ErrNonMinimal
+	if badUvarint(b, n) {
+		return 0, 0, uvarintError(b, n)
 	}
 	return v, n, nil
+}
+
+// badUvarint reports whether binary.Uvarint's result n for b is not a
+// minimal varint: an error of binary.Uvarint, or a last byte of 0 after a
+// continuation byte.
+func badUvarint(b []byte, n int) bool { return n <= 0 || (n > 1 && b[n-1] == 0) }
+
+// uvarintError classifies a varint badUvarint refused.
+func uvarintError(b []byte, n int) error {
+	switch {
+	case n == 0 && len(b) >= MaxVarintLen:
+		return ErrOverflow // ten continuation bytes
+	case n == 0:
+		return ErrTruncated
+	case n < 0:
+		return ErrOverflow
+	}
+	return ErrNonMinimal
 }
 
 // UvarintDecoder decodes a uvarint fed one byte at a time, for formats
@@ -202,9 +213,9 @@ func (r *Reader) uvarintSlow() uint64 {
 	if r.err != nil {
 		return 0
 	}
-	v, n, err := Uvarint(r.b)
-	if err != nil {
-		r.err = err
+	v, n := binary.Uvarint(r.b) // inlined, as Uvarint would not be
+	if badUvarint(r.b, n) {
+		r.err = uvarintError(r.b, n)
 		return 0
 	}
 	r.b = r.b[n:]

@@ -242,7 +242,12 @@ func (d *InputDecoder) byte() (byte, error) {
 
 // token reads the next token header, setting run or lit.
 func (d *InputDecoder) token() error {
-	h, n, err := bin.Uvarint(d.src)
+	h, n, err := uint64(0), 1, error(nil)
+	if len(d.src) > 0 && d.src[0] < 0x80 {
+		h = uint64(d.src[0])
+	} else {
+		h, n, err = bin.Uvarint(d.src)
+	}
 	switch {
 	case err == bin.ErrTruncated:
 		return errInTruncated
