@@ -18,7 +18,8 @@ func (s Signal) Wake() {
 	}
 }
 
-// Wait is the blocking loop of every receive and accept of the conns: it
+// Wait is the blocking loop of every WaitReceive of the conns and of
+// MemoryListener.Accept: it
 // calls poll, which reports whether what the caller waits for is ready or
 // why it never will be (poll takes and releases the owner's lock), and
 // returns nil when it is ready, poll's error when it has one (ready wins
