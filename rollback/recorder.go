@@ -9,7 +9,8 @@ import (
 	"github.com/rewindgo/rewind/rollback/internal/wire"
 )
 
-// Recording format, version 1 (all integers uvarints unless noted):
+// Recording format, version 1 (all integers uvarints unless noted, minimal
+// as internal/bin requires):
 //
 //	header:  "RWND" (4 bytes), version byte (1), NumPlayers, MaxInputSize, FPS,
 //	         checksum interval, len(meta), meta, len(default input), default input

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/rollback/internal/wire"
 )
 
@@ -75,7 +76,7 @@ func NewReplay(r io.Reader) (*ReplaySession, error) {
 	var vals [5]uint64
 	limits := [5]uint64{MaxPlayers, MaxInputLimit, 1000, 1 << 20, maxRecordMeta}
 	for i := range vals {
-		v, err := binary.ReadUvarint(s.r)
+		v, err := bin.ReadUvarint(s.r)
 		if err != nil || v > limits[i] || (i < 4 && v == 0) {
 			return nil, s.fail("bad header field %d", i)
 		}
@@ -86,7 +87,7 @@ func NewReplay(r io.Reader) (*ReplaySession, error) {
 	if _, err := io.ReadFull(s.r, s.info.Meta); err != nil {
 		return nil, s.fail("header meta: %w", err)
 	}
-	dl, err := binary.ReadUvarint(s.r)
+	dl, err := bin.ReadUvarint(s.r)
 	if err != nil || dl > uint64(s.info.MaxInputSize) {
 		return nil, s.fail("bad default input")
 	}
@@ -121,9 +122,9 @@ func (s *ReplaySession) readBlock() error {
 	}
 	switch kind {
 	case blockInputs:
-		first, err1 := binary.ReadUvarint(s.r)
-		n, err2 := binary.ReadUvarint(s.r)
-		size, err3 := binary.ReadUvarint(s.r)
+		first, err1 := bin.ReadUvarint(s.r)
+		n, err2 := bin.ReadUvarint(s.r)
+		size, err3 := bin.ReadUvarint(s.r)
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return s.fail("inputs block: %w", err)
 		}
@@ -161,16 +162,16 @@ func (s *ReplaySession) readBlock() error {
 			s.base = append(s.base[:0], rec...)
 		}
 	case blockChecksum:
-		f, err1 := binary.ReadUvarint(s.r)
+		f, err1 := bin.ReadUvarint(s.r)
 		var sb [8]byte
 		_, err2 := io.ReadFull(s.r, sb[:])
-		np, err3 := binary.ReadUvarint(s.r)
+		np, err3 := bin.ReadUvarint(s.r)
 		if err := errors.Join(err1, err2, err3); err != nil || np > maxFileParts || f > 1<<31-1 {
 			return s.fail("checksum block")
 		}
 		fs := fileSum{frame: Frame(f), sum: binary.LittleEndian.Uint64(sb[:])}
 		for i := uint64(0); i < np; i++ {
-			l, err := binary.ReadUvarint(s.r)
+			l, err := bin.ReadUvarint(s.r)
 			if err != nil || l > 255 {
 				return s.fail("checksum block part")
 			}
@@ -193,7 +194,7 @@ func (s *ReplaySession) readBlock() error {
 		}
 		s.sums = append(s.sums, fs)
 	case blockEnd:
-		n, err := binary.ReadUvarint(s.r)
+		n, err := bin.ReadUvarint(s.r)
 		if err != nil || Frame(n) != s.next+Frame(len(s.lens)) {
 			return s.fail("end marker says %d frames, recording has %d", n, s.next+Frame(len(s.lens)))
 		}

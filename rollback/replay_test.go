@@ -115,6 +115,8 @@ func TestReplayRejectsBadFiles(t *testing.T) {
 		"magic":     append([]byte("XXXX"), data[4:]...),
 		"version":   append(append([]byte("RWND"), 9), data[5:]...),
 		"truncated": data[:len(data)/2],
+		// NumPlayers (3) in two bytes: a varint must be minimal (internal/bin).
+		"non-minimal varint": append(append(append([]byte(nil), data[:5]...), data[5]|0x80, 0), data[6:]...),
 	} {
 		r, err := rollback.NewReplay(bytes.NewReader(b))
 		for err == nil {

@@ -59,7 +59,7 @@ func (c *ConditionedConn) Send(to netip.AddrPort, payload []byte) error {
 	if c.closed {
 		return ErrClosed
 	}
-	now := c.s.now()
+	now := c.s.Now()
 	k, at := c.l.plan(now, len(payload))
 	for i := range k {
 		if !c.s.schedule(at[i], netip.AddrPort{}, to, c.l, payload) {
@@ -113,13 +113,13 @@ func (c *ConditionedConn) onTimer() {
 	if c.closed {
 		return
 	}
-	c.s.fired()
+	c.s.Fired()
 	c.catchUp()
 }
 
 // catchUp sends every datagram that is due. Called with c.mu held.
 func (c *ConditionedConn) catchUp() {
-	now := c.s.now()
+	now := c.s.Now()
 	for d := c.s.popDue(now); d != nil; d = c.s.popDue(now) {
 		if err := c.inner.Send(d.to, d.buf); err != nil {
 			c.l.stats.Unreachable++
@@ -128,5 +128,5 @@ func (c *ConditionedConn) catchUp() {
 		}
 		c.s.release(d)
 	}
-	c.s.rearm(now)
+	c.s.Rearm(now)
 }

@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rewindgo/rewind/transport/internal/msgq"
+	"github.com/rewindgo/rewind/transport/internal/timeq"
 )
 
 // Defaults of MessageNetworkConfig.
@@ -103,12 +103,7 @@ type MessageNetwork struct {
 	backlog   int
 	log       *slog.Logger
 
-	epoch   time.Time
-	ev      memHeap
-	evSeq   uint64
-	timer   *time.Timer
-	armed   bool
-	armedAt time.Duration
+	ev timeq.Queue[*memEvent] // by (time, scheduling order)
 
 	links     map[linkKey]*link
 	listeners map[netip.AddrPort]*MessageNetworkListener
@@ -137,11 +132,11 @@ func NewMessageNetwork(cfg MessageNetworkConfig) *MessageNetwork {
 		maxFlight: cfg.MaxInFlight,
 		backlog:   cfg.AcceptBacklog,
 		log:       cfg.Logger,
-		epoch:     time.Now(),
 		links:     make(map[linkKey]*link),
 		listeners: make(map[netip.AddrPort]*MessageNetworkListener),
 		pairs:     make(map[linkKey]*memPair),
 	}
+	n.ev = timeq.New[*memEvent](n.onTimer)
 	if n.idle == 0 {
 		n.idle = DefaultIdleTimeout
 	}
@@ -199,7 +194,7 @@ func (n *MessageNetwork) Listen(addr netip.AddrPort) (*MessageNetworkListener, e
 	case n.listeners[addr] != nil:
 		return nil, ErrAddrInUse
 	}
-	l := &MessageNetworkListener{n: n, addr: addr, notify: make(chan struct{}, 1), closedCh: make(chan struct{})}
+	l := &MessageNetworkListener{n: n, addr: addr, notify: msgq.NewSignal(), closedCh: make(chan struct{})}
 	n.listeners[addr] = l
 	n.lnList = append(n.lnList, l)
 	n.log.Debug("transport: memnet listen", "addr", addr)
@@ -377,10 +372,7 @@ func (n *MessageNetwork) Close() error {
 		}
 	}
 	n.closed = true
-	if n.timer != nil {
-		n.timer.Stop()
-	}
-	n.ev = nil
+	n.ev.Stop()
 	return nil
 }
 
@@ -395,7 +387,7 @@ func (n *MessageNetwork) link(from, to netip.AddrPort) *link {
 	return l
 }
 
-func (n *MessageNetwork) now() time.Duration { return time.Since(n.epoch) }
+func (n *MessageNetwork) now() time.Duration { return n.ev.Now() }
 
 // rto is the retransmission timeout of a reliable message on l.
 func (n *MessageNetwork) rto(l *link) time.Duration {
@@ -473,9 +465,9 @@ const (
 	evTimeout                   // pair's idle timer, if gen is current
 )
 
+// memEvent is one event of the network, due at at.
 type memEvent struct {
 	at   time.Duration
-	seq  uint64
 	kind evKind
 	msg  *memMsg
 	conn *MessageNetworkConn
@@ -483,23 +475,6 @@ type memEvent struct {
 	pair *memPair
 	gen  uint64
 	cerr *CloseError
-}
-
-// memHeap orders events by (time, scheduling sequence).
-type memHeap []*memEvent
-
-func (h memHeap) Len() int { return len(h) }
-func (h memHeap) Less(i, j int) bool {
-	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].seq < h[j].seq)
-}
-func (h memHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *memHeap) Push(x any)   { *h = append(*h, x.(*memEvent)) }
-func (h *memHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return e
 }
 
 // schedule queues a copy of e.
@@ -512,9 +487,7 @@ func (n *MessageNetwork) schedule(e memEvent) {
 		p = new(memEvent)
 	}
 	*p = e
-	n.evSeq++
-	p.seq = n.evSeq
-	heap.Push(&n.ev, p)
+	n.ev.Push(p.at, p)
 }
 
 // newMsg returns a message from c on ch holding a copy of data.
@@ -551,7 +524,7 @@ const maxFreeList = 1024
 // catchUp handles every event due by now and re-arms the timer. Called
 // with n.mu held.
 func (n *MessageNetwork) catchUp() {
-	if len(n.ev) > 0 { // reading the clock costs more than the rest
+	if n.ev.Len() > 0 { // reading the clock costs more than the rest
 		n.catchUpAt(n.now())
 	}
 }
@@ -563,33 +536,24 @@ func (n *MessageNetwork) catchUpAt(now time.Duration) {
 	if n.closed {
 		return
 	}
-	for len(n.ev) > 0 && n.ev[0].at <= now {
-		e := heap.Pop(&n.ev).(*memEvent)
+	for {
+		e, _, ok := n.ev.PopDue(now)
+		if !ok {
+			break
+		}
 		n.handle(e)
 		*e = memEvent{}
 		if len(n.freeEv) < maxFreeList {
 			n.freeEv = append(n.freeEv, e)
 		}
 	}
-	if len(n.ev) == 0 {
-		return
-	}
-	next := n.ev[0].at
-	if n.armed && n.armedAt <= next {
-		return
-	}
-	n.armed, n.armedAt = true, next
-	if n.timer == nil {
-		n.timer = time.AfterFunc(next-now, n.onTimer)
-	} else {
-		n.timer.Reset(next - now)
-	}
+	n.ev.Rearm(now)
 }
 
 func (n *MessageNetwork) onTimer() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.armed = false
+	n.ev.Fired()
 	n.catchUp()
 }
 
@@ -613,10 +577,7 @@ func (n *MessageNetwork) handle(e *memEvent) {
 			s.ln = l
 			l.conns = append(l.conns, s)
 			l.backlog.Push(s)
-			select {
-			case l.notify <- struct{}{}:
-			default:
-			}
+			l.notify.Wake()
 		}
 	case evCloseNotice:
 		if e.conn.err == nil {
@@ -766,7 +727,7 @@ func (n *MessageNetwork) closeListener(l *MessageNetworkListener, now time.Durat
 type MessageNetworkListener struct {
 	n        *MessageNetwork
 	addr     netip.AddrPort
-	notify   chan struct{}
+	notify   msgq.Signal
 	closedCh chan struct{}
 
 	// Guarded by n.mu.
@@ -781,25 +742,21 @@ var _ MessageListener = (*MessageNetworkListener)(nil)
 // dials reached the listener, including ones that closed while waiting.
 func (l *MessageNetworkListener) Accept(ctx context.Context) (MessageConn, error) {
 	n := l.n
-	for {
+	var c *MessageNetworkConn
+	err := msgq.Wait(ctx, l.notify, l.closedCh, func() (ok bool, err error) {
 		n.mu.Lock()
+		defer n.mu.Unlock()
 		if l.closed {
-			n.mu.Unlock()
-			return nil, ErrClosed
+			return false, ErrClosed
 		}
 		n.catchUp()
-		c, ok := l.backlog.Pop()
-		n.mu.Unlock()
-		if ok {
-			return c, nil
-		}
-		select {
-		case <-l.notify:
-		case <-l.closedCh:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+		c, ok = l.backlog.Pop()
+		return ok, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return c, nil
 }
 
 // Addr implements MessageListener.
@@ -925,26 +882,14 @@ func (c *MessageNetworkConn) Receive() (ch Channel, msg []byte, ok bool) {
 // wakes at the exact virtual arrival time.
 func (c *MessageNetworkConn) WaitReceive(ctx context.Context) error {
 	n := c.n
-	for {
+	return msgq.Wait(ctx, c.rx.Notify(), c.done, func() (bool, error) {
 		n.mu.Lock()
+		defer n.mu.Unlock()
 		if !c.discarded {
 			n.catchUp()
 		}
-		ready, err := !c.discarded && c.rx.Len() > 0, c.err
-		n.mu.Unlock()
-		switch {
-		case ready:
-			return nil
-		case err != nil:
-			return err
-		}
-		select {
-		case <-c.rx.Notify():
-		case <-c.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+		return !c.discarded && c.rx.Len() > 0, c.err
+	})
 }
 
 // LocalAddr implements MessageConn: the listener's address for a server

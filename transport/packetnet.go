@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/rewindgo/rewind/transport/internal/msgq"
 )
 
 // PacketNetworkConfig configures a simulated PacketNetwork. The zero value is a usable
@@ -221,15 +223,15 @@ func (n *PacketNetwork) onTimer() {
 	if n.closed {
 		return
 	}
-	n.s.fired()
+	n.s.Fired()
 	n.catchUp()
 }
 
 // catchUp delivers every datagram due by now, in (arrival, send) order, and
 // re-arms the timer. Called with n.mu held.
 func (n *PacketNetwork) catchUp() {
-	if len(n.s.heap) > 0 { // reading the clock costs more than the rest
-		n.catchUpAt(n.s.now())
+	if n.s.Len() > 0 { // reading the clock costs more than the rest
+		n.catchUpAt(n.s.Now())
 	}
 }
 
@@ -246,7 +248,7 @@ func (n *PacketNetwork) catchUpAt(now time.Duration) {
 		}
 		n.s.release(d)
 	}
-	n.s.rearm(now)
+	n.s.Rearm(now)
 }
 
 // PacketNetworkConn is one endpoint of a simulated PacketNetwork. It implements PacketConn.
@@ -284,7 +286,7 @@ func (c *PacketNetworkConn) Send(to netip.AddrPort, payload []byte) error {
 	c.stats.BytesSent += uint64(len(payload))
 	to = unmap(to)
 	l := n.link(c.local, to)
-	now := n.s.now()
+	now := n.s.Now()
 	k, at := l.plan(now, len(payload))
 	for i := range k {
 		if !n.s.schedule(at[i], c.local, to, l, payload) {
@@ -315,25 +317,15 @@ func (c *PacketNetworkConn) Receive() (from netip.AddrPort, payload []byte, ok b
 // a testing/synctest bubble it wakes at the exact virtual arrival time.
 func (c *PacketNetworkConn) WaitReceive(ctx context.Context) error {
 	n := c.n
-	for {
+	return msgq.Wait(ctx, c.q.notify, c.closedCh, func() (bool, error) {
 		n.mu.Lock()
+		defer n.mu.Unlock()
 		if c.closed {
-			n.mu.Unlock()
-			return ErrClosed
+			return false, ErrClosed
 		}
 		n.catchUp()
-		ready := c.q.count > 0
-		n.mu.Unlock()
-		if ready {
-			return nil
-		}
-		select {
-		case <-c.q.notify:
-		case <-c.closedCh:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+		return c.q.len() > 0, nil
+	})
 }
 
 // LocalAddr implements PacketConn.

@@ -236,7 +236,7 @@ func (p *Proxy) readLoop(c *net.UDPConn, fromClient bool) {
 // forward runs one datagram through a direction's conditioner. Called with
 // p.mu held.
 func (p *Proxy) forward(l *link, from, to netip.AddrPort, b []byte) {
-	now := p.s.now()
+	now := p.s.Now()
 	k, at := l.plan(now, len(b))
 	for i := range k {
 		if !p.s.schedule(at[i], from, to, l, b) {
@@ -254,13 +254,13 @@ func (p *Proxy) onTimer() {
 	if p.closed {
 		return
 	}
-	p.s.fired()
+	p.s.Fired()
 	p.catchUp()
 }
 
 // catchUp writes every datagram that is due. Called with p.mu held.
 func (p *Proxy) catchUp() {
-	now := p.s.now()
+	now := p.s.Now()
 	for d := p.s.popDue(now); d != nil; d = p.s.popDue(now) {
 		c := p.lc
 		if d.link == p.up {
@@ -274,5 +274,5 @@ func (p *Proxy) catchUp() {
 		}
 		p.s.release(d)
 	}
-	p.s.rearm(now)
+	p.s.Rearm(now)
 }

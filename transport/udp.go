@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"sync"
 	"sync/atomic"
+
+	"github.com/rewindgo/rewind/transport/internal/msgq"
 )
 
 // UDPConfig configures ListenUDP. The zero value is a usable configuration.
@@ -154,23 +156,14 @@ func (c *UDPConn) Receive() (from netip.AddrPort, payload []byte, ok bool) {
 // returns nil; the datagram is then read with Receive), the context is done
 // (it returns ctx.Err()) or the conn is closed (it returns ErrClosed).
 func (c *UDPConn) WaitReceive(ctx context.Context) error {
-	for {
+	return msgq.Wait(ctx, c.q.notify, c.closedCh, func() (bool, error) {
 		if c.closed.Load() {
-			return ErrClosed
+			return false, ErrClosed
 		}
 		c.mu.Lock()
-		ready := c.q.count > 0
-		c.mu.Unlock()
-		if ready {
-			return nil
-		}
-		select {
-		case <-c.q.notify:
-		case <-c.closedCh:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+		defer c.mu.Unlock()
+		return c.q.len() > 0, nil
+	})
 }
 
 // LocalAddr implements PacketConn. For a socket bound to an unspecified

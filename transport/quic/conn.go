@@ -641,23 +641,11 @@ func (c *Conn) Receive() (ch transport.Channel, msg []byte, ok bool) {
 
 // WaitReceive implements transport.MessageConn.
 func (c *Conn) WaitReceive(ctx context.Context) error {
-	for {
+	return msgq.Wait(ctx, c.rx.Notify(), c.done, func() (bool, error) {
 		c.mu.Lock()
-		ready, err := !c.discarded && c.rx.Len() > 0, c.err
-		c.mu.Unlock()
-		switch {
-		case ready:
-			return nil
-		case err != nil:
-			return err
-		}
-		select {
-		case <-c.rx.Notify():
-		case <-c.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+		defer c.mu.Unlock()
+		return !c.discarded && c.rx.Len() > 0, c.err
+	})
 }
 
 // LocalAddr implements transport.MessageConn.

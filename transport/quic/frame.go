@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/transport"
 )
 
 // The framing of reliable messages on QUIC streams: each message is its
-// length as a minimal unsigned LEB128 varint (encoding/binary's uvarint),
-// then that many bytes. The ordered stream carries a sequence of frames
+// length as a minimal unsigned LEB128 varint (encoding/binary's uvarint;
+// internal/bin's rule), then that many bytes. The ordered stream carries a sequence of frames
 // after a one-byte preface; a unidirectional stream carries exactly one
 // frame.
 
@@ -44,33 +45,18 @@ func (e *protocolError) detail() string { return e.msg }
 // limit it is a *frameTooLargeError. It reads at most
 // binary.MaxVarintLen64 bytes and allocates nothing.
 func readFrameHeader(r io.ByteReader, limit int) (int, error) {
-	var x uint64
-	var s uint
-	for i := range binary.MaxVarintLen64 {
-		b, err := r.ReadByte()
-		if err != nil {
-			if i > 0 && err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return 0, err
-		}
-		if b < 0x80 {
-			if i == binary.MaxVarintLen64-1 && b > 1 {
-				return 0, errVarintOverflow
-			}
-			if i > 0 && b == 0 {
-				return 0, errVarintNonMinimal
-			}
-			x |= uint64(b) << s
-			if x > uint64(limit) {
-				return 0, &frameTooLargeError{size: x, limit: limit}
-			}
-			return int(x), nil
-		}
-		x |= uint64(b&0x7f) << s
-		s += 7
+	x, err := bin.ReadUvarint(r)
+	switch {
+	case err == bin.ErrOverflow:
+		return 0, errVarintOverflow
+	case err == bin.ErrNonMinimal:
+		return 0, errVarintNonMinimal
+	case err != nil:
+		return 0, err
+	case x > uint64(limit):
+		return 0, &frameTooLargeError{size: x, limit: limit}
 	}
-	return 0, errVarintOverflow
+	return int(x), nil
 }
 
 // frameTooLargeError reports a length prefix over the limit.

@@ -12,7 +12,8 @@
 // Unless stated otherwise integers are varints as in encoding/binary: uvarint
 // for values that cannot be negative, and zigzag varint (binary.AppendVarint)
 // for signed values. A varint must be minimally encoded (no trailing 0x00
-// continuation group) and at most 10 bytes long. Fixed-size integers are
+// continuation group) and at most 10 bytes long: the rule of internal/bin,
+// which every rewind wire format shares. Fixed-size integers are
 // little-endian.
 //
 // # Header

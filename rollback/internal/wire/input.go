@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/rewindgo/rewind/internal/bin"
 )
 
 // Input codec errors, built once so that rejecting hostile bytes does not
@@ -162,24 +164,21 @@ func (d *InputDecoder) next() error {
 		return nil
 	}
 	// Length header: minimal uvarint of len(record) ^ len(prev).
-	var x uint64
-	for i, shift := 0, uint(0); ; i, shift = i+1, shift+7 {
+	var h bin.UvarintDecoder
+	for {
 		c, err := d.byte()
 		if err != nil {
 			return err
 		}
-		if i == binary.MaxVarintLen64-1 && c > 1 {
+		done, err := h.Feed(c)
+		if err != nil {
 			return errInVarint
 		}
-		if c < 0x80 {
-			if i > 0 && c == 0 {
-				return errInVarint
-			}
-			x |= uint64(c) << shift
+		if done {
 			break
 		}
-		x |= uint64(c&0x7f) << shift
 	}
+	x := h.Value()
 	l := x ^ uint64(len(d.prev))
 	if l > uint64(d.maxRecord) {
 		return errInRecordLen
@@ -243,11 +242,16 @@ func (d *InputDecoder) byte() (byte, error) {
 
 // token reads the next token header, setting run or lit.
 func (d *InputDecoder) token() error {
-	h, n := binary.Uvarint(d.src)
+	h, n, err := uint64(0), 1, error(nil)
+	if len(d.src) > 0 && d.src[0] < 0x80 {
+		h = uint64(d.src[0])
+	} else {
+		h, n, err = bin.Uvarint(d.src)
+	}
 	switch {
-	case n == 0:
+	case err == bin.ErrTruncated:
 		return errInTruncated
-	case n < 0 || (n > 1 && d.src[n-1] == 0):
+	case err != nil:
 		return errInVarint
 	case h>>1 == 0:
 		return errInToken

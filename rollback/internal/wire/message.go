@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/rewindgo/rewind/internal/bin"
+	"github.com/rewindgo/rewind/transport"
 )
 
 // Version is the wire format version written in byte 0 of every packet.
@@ -15,8 +18,9 @@ const Version = 2
 const (
 	// HeaderSize is the size of the header that starts every packet.
 	HeaderSize = 4
-	// MaxPacketSize is the largest encoded message, header included.
-	MaxPacketSize = 1200
+	// MaxPacketSize is the largest encoded message, header included: the
+	// largest datagram a transport.PacketConn carries (1200 bytes).
+	MaxPacketSize = transport.MaxPacketSize
 	// MaxStatus is the largest number of PeerStatus entries of an Input message.
 	MaxStatus = 16
 	// MaxFrames is the largest number of frames of inputs in an Input message.
@@ -362,24 +366,24 @@ func (m *Message) Decode(b []byte) error {
 	if len(b) > MaxPacketSize {
 		return errPacketSize
 	}
-	r := reader{b: b[HeaderSize:]}
+	r := reader{bin.NewReader(b[HeaderSize:])}
 	switch m.Kind {
 	case KindSyncRequest, KindSyncReply:
-		m.Nonce = r.uint32()
+		m.Nonce = r.Uint32()
 	case KindInput:
 		m.decodeInput(&r)
 	case KindInputAck:
 		m.AckFrame = r.frame(-1, 0)
 		m.SumAck = r.frame(-1, 0)
 	case KindQualityReport:
-		a := r.varint()
+		a := r.Varint()
 		if a < math.MinInt16 || a > math.MaxInt16 {
-			r.fail(errAdvantage)
+			r.Fail(errAdvantage)
 		}
 		m.Advantage = int16(a)
-		m.Ping = r.uvarint()
+		m.Ping = r.Uvarint()
 	case KindQualityReply:
-		m.Ping = r.uvarint()
+		m.Ping = r.Uvarint()
 	case KindPartsRequest:
 		m.Frame = r.uframe()
 	case KindParts:
@@ -388,14 +392,11 @@ func (m *Message) Decode(b []byte) error {
 	default:
 		return ErrUnknownKind
 	}
-	if r.err == nil && len(r.b) != 0 {
-		r.err = errTrailing
-	}
-	if r.err != nil {
+	if err := r.End(); err != nil {
 		v, k, g := m.Version, m.Kind, m.Magic
 		m.reset()
 		m.Version, m.Kind, m.Magic = v, k, g
-		return r.err
+		return malformed(err)
 	}
 	return nil
 }
@@ -404,70 +405,69 @@ func (m *Message) decodeInput(r *reader) {
 	m.StartFrame = r.uframe()
 	start := int64(m.StartFrame)
 	m.AckFrame = r.frame(-1, start)
-	flags := r.byte()
+	flags := r.Byte()
 	if flags&^15 != 0 {
-		r.fail(errFlags)
+		r.Fail(errFlags)
 	}
 	m.DisconnectRequested = flags&1 != 0
 	m.Done = flags&2 != 0
 	m.PeerDone = flags&4 != 0
-	n := r.uvarint()
+	n := r.Uvarint()
 	if n > MaxStatus {
-		r.fail(errStatusCount)
+		r.Fail(errStatusCount)
 	}
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		v := r.uvarint()
+	for i := uint64(0); i < n && r.Err() == nil; i++ {
+		v := r.Uvarint()
 		z := v >> 1
 		last := start + (int64(z>>1) ^ -int64(z&1))
 		if last < -1 || last > math.MaxInt32 {
-			r.fail(errFrameRange)
+			r.Fail(errFrameRange)
 		}
 		m.Status = append(m.Status, PeerStatus{Disconnected: v&1 != 0, LastFrame: int32(last)})
 	}
 	m.SumAck = -1
 	if flags&8 != 0 {
 		m.SumAck = r.frame(-1, 0)
-		nr := r.uvarint()
+		nr := r.Uvarint()
 		if nr > MaxReports {
-			r.fail(errReportCount)
+			r.Fail(errReportCount)
 		}
-		for i := uint64(0); i < nr && r.err == nil; i++ {
+		for i := uint64(0); i < nr && r.Err() == nil; i++ {
 			f := r.uframe()
-			sum := r.uint64()
+			sum := r.Uint64()
 			m.Reports = append(m.Reports, Report{Frame: f, Checksum: sum})
 		}
 		if m.SumAck == -1 && nr == 0 {
-			r.fail(errChecksNone)
+			r.Fail(errChecksNone)
 		}
 	}
-	frames := r.uvarint()
+	frames := r.Uvarint()
 	if frames > MaxFrames {
-		r.fail(errFrameCount)
+		r.Fail(errFrameCount)
 	}
-	if r.err != nil {
+	if r.Err() != nil {
 		return
 	}
 	m.NumFrames = int(frames)
-	m.Inputs = r.b[:len(r.b):len(r.b)]
-	r.b = r.b[len(r.b):]
+	m.Inputs = r.Rest()
 	if (m.NumFrames == 0) != (len(m.Inputs) == 0) {
-		r.fail(errInputsPresent)
+		r.Fail(errInputsPresent)
 	}
 }
 
 func (m *Message) decodeParts(r *reader) {
 	m.Frame = r.uframe()
-	n := r.uvarint()
+	n := r.Uvarint()
 	if n > MaxParts {
-		r.fail(errPartCount)
+		r.Fail(errPartCount)
 	}
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		l := r.uvarint()
+	for i := uint64(0); i < n && r.Err() == nil; i++ {
+		l := r.Uvarint()
 		if l > MaxNameLen {
-			r.fail(errNameLen)
+			r.Fail(errNameLen)
 		}
-		name := r.bytes(int(l))
-		sum := r.uint64()
+		name := r.Bytes(int(l))
+		sum := r.Uint64()
 		m.Parts = append(m.Parts, Part{Name: name, Sum: sum})
 	}
 }
@@ -480,57 +480,28 @@ func (m *Message) reset() {
 	*m = Message{Status: status, Reports: reports, Parts: parts[:0]}
 }
 
-// reader consumes a message body. The first failure sticks in err; after it
-// every read returns zero.
-type reader struct {
-	b   []byte
-	err error
-}
+// reader reads a message body: a [bin.Reader] (minimal varints, sticky
+// first error) with the frame fields of this format.
+type reader struct{ bin.Reader }
 
-func (r *reader) fail(err error) {
-	if r.err == nil {
-		r.err = err
+// malformed maps an error of package bin to this package's error.
+func malformed(err error) error {
+	switch err {
+	case bin.ErrTruncated:
+		return errTruncated
+	case bin.ErrOverflow, bin.ErrNonMinimal:
+		return errVarint
+	case bin.ErrTrailing:
+		return errTrailing
 	}
-}
-
-// uvarint reads a minimally encoded unsigned varint.
-func (r *reader) uvarint() uint64 {
-	if r.err == nil && len(r.b) > 0 && r.b[0] < 0x80 {
-		v := uint64(r.b[0])
-		r.b = r.b[1:]
-		return v
-	}
-	return r.uvarintSlow()
-}
-
-func (r *reader) uvarintSlow() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	switch {
-	case n == 0:
-		r.err = errTruncated
-		return 0
-	case n < 0 || (n > 1 && r.b[n-1] == 0):
-		r.err = errVarint
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// varint reads a minimally encoded zigzag varint.
-func (r *reader) varint() int64 {
-	u := r.uvarint()
-	return int64(u>>1) ^ -int64(u&1)
+	return err
 }
 
 // uframe reads a frame number 0..MaxInt32 encoded as a uvarint.
 func (r *reader) uframe() int32 {
-	v := r.uvarint()
+	v := r.Uvarint()
 	if v > math.MaxInt32 {
-		r.fail(errFrameRange)
+		r.Fail(errFrameRange)
 		return 0
 	}
 	return int32(v)
@@ -539,44 +510,10 @@ func (r *reader) uframe() int32 {
 // frame reads a varint d and returns base+d, which must be in min..MaxInt32.
 // base is in 0..MaxInt32, so the sum cannot overflow once d is checked.
 func (r *reader) frame(min, base int64) int32 {
-	d := r.varint()
+	d := r.Varint()
 	if d < min-base || d > math.MaxInt32-base {
-		r.fail(errFrameRange)
+		r.Fail(errFrameRange)
 		return 0
 	}
 	return int32(base + d)
-}
-
-func (r *reader) bytes(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if len(r.b) < n {
-		r.err = errTruncated
-		return nil
-	}
-	p := r.b[:n:n]
-	r.b = r.b[n:]
-	return p
-}
-
-func (r *reader) byte() byte {
-	if p := r.bytes(1); p != nil {
-		return p[0]
-	}
-	return 0
-}
-
-func (r *reader) uint32() uint32 {
-	if p := r.bytes(4); p != nil {
-		return binary.LittleEndian.Uint32(p)
-	}
-	return 0
-}
-
-func (r *reader) uint64() uint64 {
-	if p := r.bytes(8); p != nil {
-		return binary.LittleEndian.Uint64(p)
-	}
-	return 0
 }

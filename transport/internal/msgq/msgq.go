@@ -1,6 +1,10 @@
-// Package msgq holds the bounded queues shared by the message conns of
-// package transport and its QUIC implementation: a growable ring FIFO and the
-// receive queue that enforces the reliable and unreliable caps.
+// Package msgq holds the queue machinery shared by the conns of package
+// transport and its QUIC implementation: a growable ring FIFO, the receive
+// queue of the message conns that enforces the reliable and unreliable
+// caps, and the Signal and Wait loop behind every WaitReceive and
+// MemoryListener.Accept (the datagram conns' receive queue, a ring of
+// recycled buffers in package transport, wakes its waiters through a
+// Signal too).
 //
 // Nothing here locks: the owner of a queue guards it.
 package msgq
@@ -69,7 +73,7 @@ type Queue struct {
 	maxRelBytes       int
 	maxUnrel          int
 
-	notify chan struct{}
+	notify Signal
 }
 
 // NewQueue returns an empty queue with the given caps (all must be > 0).
@@ -78,7 +82,7 @@ func NewQueue(maxRelMsgs, maxRelBytes, maxUnrel int) *Queue {
 		maxRelMsgs:  maxRelMsgs,
 		maxRelBytes: maxRelBytes,
 		maxUnrel:    maxUnrel,
-		notify:      make(chan struct{}, 1),
+		notify:      NewSignal(),
 	}
 }
 
@@ -122,7 +126,7 @@ func (q *Queue) Unreserve(n int) {
 // Reserve(len(msg)).
 func (q *Queue) PushReserved(ch uint8, msg []byte) {
 	q.items.Push(Item{Ch: ch, Reliable: true, Msg: msg})
-	q.wake()
+	q.notify.Wake()
 }
 
 // PushReliable reserves room for msg and queues it. It reports false, and
@@ -143,7 +147,7 @@ func (q *Queue) PushUnreliable(ch uint8, msg []byte) bool {
 	}
 	q.unrel++
 	q.items.Push(Item{Ch: ch, Msg: msg})
-	q.wake()
+	q.notify.Wake()
 	return true
 }
 
@@ -174,10 +178,3 @@ func (q *Queue) Clear() {
 
 // Usage returns the reliable messages and bytes waiting or reserved.
 func (q *Queue) Usage() (msgs, bytes int) { return q.relMsgs, q.relBytes }
-
-func (q *Queue) wake() {
-	select {
-	case q.notify <- struct{}{}:
-	default:
-	}
-}
