@@ -47,33 +47,6 @@ type ClientEvent struct {
 	Reason string
 }
 
-// ClientConfig configures a Client.
-type ClientConfig struct {
-	// World receives the replicated entities; Protocol must equal the server's.
-	World    *ecs.World
-	Protocol *Protocol
-	// Token is sent to the server's Authenticate hook.
-	Token []byte
-	// TickComplete, if set, is called (during Update) for each server tick
-	// whose update and every mutation message have arrived and been applied:
-	// the signal a prediction layer waits for before comparing.
-	TickComplete func(t tick.Tick)
-	// MaxBuffered caps messages held until the update they depend on
-	// arrives. Default 1024.
-	MaxBuffered int
-	// MaxUpdateBytes caps the size of one update (a late joiner's first
-	// update holds the whole visible world; large updates arrive in parts
-	// and are buffered until complete). A server that announces a larger
-	// update is disconnected as malformed. Default DefaultMaxUpdateBytes.
-	MaxUpdateBytes int
-	// Logger receives diagnostics. Nil is silent.
-	Logger *slog.Logger
-}
-
-// DefaultMaxUpdateBytes is the default ClientConfig.MaxUpdateBytes: 256 MiB,
-// a first update of several million entities.
-const DefaultMaxUpdateBytes = 256 << 20
-
 // ClientStatistics counts what a client received.
 type ClientStatistics struct {
 	BytesIn, BytesOut                     uint64
@@ -168,12 +141,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if len(cfg.Token) > maxTokenLen {
 		return nil, fmt.Errorf("%w: token longer than %d bytes", ErrTooLarge, maxTokenLen)
 	}
-	if cfg.MaxBuffered == 0 {
-		cfg.MaxBuffered = 1024
-	}
-	if cfg.MaxUpdateBytes <= 0 {
-		cfg.MaxUpdateBytes = DefaultMaxUpdateBytes
-	}
+	cfg.setDefaults()
 	p := cfg.Protocol
 	if err := p.checkRules(); err != nil {
 		return nil, err
