@@ -1,16 +1,12 @@
 package replicate
 
 import (
-	"fmt"
-
 	"math/bits"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
-
-const maxEntitiesPerMessage = 1 << 20
 
 type updItem struct {
 	e        ecs.Entity
@@ -63,7 +59,45 @@ func (c *Client) parseBlocks(r *reader, n int, withFlag bool) {
 	}
 }
 
-const maxMessageValue = 1 << 20
+type cliEnt struct {
+	client   ecs.Entity
+	server   ecs.Entity
+	mutTick  tick.Tick // newest mutation applied
+	hasMut   bool
+	histTick tick.Tick
+	hist     uint64
+	// vals is the first of the entity's values with references (slot+1 in
+	// refIndex.vals, 0: none).
+	vals  int32
+	born  uint32 // creation number (matches its entry in Client.order)
+	alive bool
+}
+
+func (r *cliEnt) confirm(t tick.Tick) {
+	switch {
+	case r.hist == 0:
+		r.histTick, r.hist = t, 1
+	case t.After(r.histTick):
+		d := t.Sub(r.histTick)
+		if d >= 64 {
+			r.hist = 1
+		} else {
+			r.hist = r.hist<<uint(d) | 1
+		}
+		r.histTick = t
+	default:
+		if d := r.histTick.Sub(t); d < 64 {
+			r.hist |= 1 << uint(d)
+		}
+	}
+}
+
+// orderEntry is a record in creation order; stale when the record was
+// dropped (and maybe reused) since.
+type orderEntry struct {
+	idx  int32
+	born uint32
+}
 
 func (c *Client) record(se ecs.Entity) (*cliEnt, bool) {
 	i, ok := c.bySrv[se]
@@ -287,46 +321,43 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 	}
 }
 
-// updateParts reassembles an update message sent in parts (kindUpdatePart:
-// the update's length, the part's offset, its bytes). Parts arrive in order
-// on the reliable-ordered channel; anything else is malformed. The buffer
-// grows only with the bytes received, up to the announced length, which is
-// capped by ClientConfig.MaxUpdateBytes.
-type updateParts struct {
-	buf   []byte
-	total int // announced length of the update being assembled, 0: none
+// srvMapper maps server entities to client entities (an entity the client
+// does not have maps to none) and records the server entities it saw.
+type srvMapper struct {
+	c    *Client
+	refs []ecs.Entity
 }
 
-// add takes one part's body. It returns the whole update message (valid
-// until done) when this part completes it, nil while parts are missing.
-func (u *updateParts) add(body []byte, maxBytes int) ([]byte, error) {
-	r := reader{b: body}
-	total := r.uvarint()
-	off := r.uvarint()
-	data := r.b
-	switch {
-	case r.err != nil:
-		return nil, r.err
-	case total < 2 || total > uint64(maxBytes):
-		return nil, fmt.Errorf("%w: update of %d bytes (at most %d)", errRange, total, maxBytes)
-	case len(data) == 0 || off != uint64(len(u.buf)) || (u.total != 0 && uint64(u.total) != total) || off+uint64(len(data)) > total:
-		return nil, fmt.Errorf("%w: update part out of sequence", errRange)
-	case off == 0 && data[0] != kindUpdate:
-		return nil, fmt.Errorf("%w: parts of a message that is no update", errRange)
+func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	m.refs = append(m.refs, e)
+	if i, ok := m.c.bySrv[e]; ok {
+		return m.c.ents[i].client
 	}
-	u.total = int(total)
-	u.buf = append(u.buf, data...)
-	if len(u.buf) < u.total {
-		return nil, nil
-	}
-	return u.buf, nil
+	return 0
 }
 
-// done forgets the update being assembled (releasing a large buffer).
-func (u *updateParts) done() {
-	u.total = 0
-	u.buf = u.buf[:0]
-	if cap(u.buf) > shrinkAbove {
-		u.buf = nil
+// write writes one component value, remembering values with references.
+func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
+	c.mapper.refs = c.mapper.refs[:0]
+	if err := c.comps[id].write(rec.client, t, val, &c.mapper); err != nil {
+		c.stats.Malformed++
+		return
+	}
+	if c.comps[id].info().isMap {
+		c.remember(rec, id, t, val, c.mapper.refs)
 	}
 }
+
+// cliMapper maps client entities to server entities (unknown: none).
+type cliMapper struct{ c *Client }
+
+func (m *cliMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	if i, ok := m.c.byCli[e]; ok {
+		return m.c.ents[i].server
+	}
+	return 0
+}
+
+func (c *Client) fromServer() ecs.EntityMapper { return &c.mapper }
+
+func (c *Client) toServer() ecs.EntityMapper { return &c.rmapper }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"strings"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -52,40 +51,6 @@ type ClientStatistics struct {
 	BytesIn, BytesOut                     uint64
 	Updates, Mutations, Stale, Buffered   uint64
 	Malformed, DroppedBuffered, Unmatched uint64
-}
-
-type cliEnt struct {
-	client   ecs.Entity
-	server   ecs.Entity
-	mutTick  tick.Tick // newest mutation applied
-	hasMut   bool
-	histTick tick.Tick
-	hist     uint64
-	// vals is the first of the entity's values with references (slot+1 in
-	// refIndex.vals, 0: none).
-	vals  int32
-	born  uint32 // creation number (matches its entry in Client.order)
-	alive bool
-}
-
-// orderEntry is a record in creation order; stale when the record was
-// dropped (and maybe reused) since.
-type orderEntry struct {
-	idx  int32
-	born uint32
-}
-
-type tickTrack struct {
-	tick       tick.Tick
-	n, got     int
-	done, seen bool
-	have       [4]uint64 // packet indices received
-}
-
-type buffered struct {
-	required tick.Tick
-	ch       transport.Channel
-	data     []byte
 }
 
 // Client receives a server's replication into its World: it spawns an
@@ -267,25 +232,6 @@ func (c *Client) TickComplete(t tick.Tick) bool {
 	return tr.seen && tr.tick == t && tr.done
 }
 
-func (r *cliEnt) confirm(t tick.Tick) {
-	switch {
-	case r.hist == 0:
-		r.histTick, r.hist = t, 1
-	case t.After(r.histTick):
-		d := t.Sub(r.histTick)
-		if d >= 64 {
-			r.hist = 1
-		} else {
-			r.hist = r.hist<<uint(d) | 1
-		}
-		r.histTick = t
-	default:
-		if d := r.histTick.Sub(t); d < 64 {
-			r.hist |= 1 << uint(d)
-		}
-	}
-}
-
 // Update receives the server's messages: the welcome or rejection, updates
 // (applied at once), mutations (applied once their update is there, newer
 // values only, then acknowledged) and server messages. Call it once per
@@ -337,18 +283,6 @@ func (c *Client) Update() {
 		c.disconnected(reason, rejected)
 	default:
 	}
-}
-
-// parseReject reads a server's rejection close reason "reject/<code> text".
-func parseReject(reason string) (code int, text string, ok bool) {
-	var n int
-	if _, err := fmt.Sscanf(reason, "reject/%d", &n); err != nil {
-		return 0, "", false
-	}
-	if i := strings.IndexByte(reason, ' '); i >= 0 {
-		text = reason[i+1:]
-	}
-	return n, text, true
 }
 
 // Close ends the connection and removes the replicated entities.
@@ -462,6 +396,12 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 	}
 }
 
+type buffered struct {
+	required tick.Tick
+	ch       transport.Channel
+	data     []byte
+}
+
 func (c *Client) hold(req tick.Tick, ch transport.Channel, msg []byte) {
 	if len(c.buf) >= c.cfg.MaxBuffered {
 		c.buf = c.buf[1:]
@@ -487,50 +427,9 @@ func (c *Client) release() {
 	c.buf = append(held[:k], c.buf...)
 }
 
-func (c *Client) inbox(id int) *msgQueue { return &c.inboxes[id] }
-
-func readEntity(r *reader) ecs.Entity {
-	idx := r.u32()
-	gen := r.u32()
-	return ecs.NewEntity(idx, gen)
+type tickTrack struct {
+	tick       tick.Tick
+	n, got     int
+	done, seen bool
+	have       [4]uint64 // packet indices received
 }
-
-// srvMapper maps server entities to client entities (an entity the client
-// does not have maps to none) and records the server entities it saw.
-type srvMapper struct {
-	c    *Client
-	refs []ecs.Entity
-}
-
-func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
-	m.refs = append(m.refs, e)
-	if i, ok := m.c.bySrv[e]; ok {
-		return m.c.ents[i].client
-	}
-	return 0
-}
-
-// write writes one component value, remembering values with references.
-func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
-	c.mapper.refs = c.mapper.refs[:0]
-	if err := c.comps[id].write(rec.client, t, val, &c.mapper); err != nil {
-		c.stats.Malformed++
-		return
-	}
-	if c.comps[id].info().isMap {
-		c.remember(rec, id, t, val, c.mapper.refs)
-	}
-}
-
-// cliMapper maps client entities to server entities (unknown: none).
-type cliMapper struct{ c *Client }
-
-func (m *cliMapper) MapEntity(e ecs.Entity) ecs.Entity {
-	if i, ok := m.c.byCli[e]; ok {
-		return m.c.ents[i].server
-	}
-	return 0
-}
-
-func (c *Client) fromServer() ecs.EntityMapper { return &c.mapper }
-func (c *Client) toServer() ecs.EntityMapper   { return &c.rmapper }
