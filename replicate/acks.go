@@ -7,6 +7,13 @@ import (
 	"github.com/rewindgo/rewind/tick"
 )
 
+const (
+	ackWindow  = 1 << 16 // mutation messages whose ack state is remembered per client
+	minTimeout = 50 * time.Millisecond
+	maxTimeout = 3 * time.Second
+	maxBackoff = 4 // the timeout doubles at most 4 times
+)
+
 type sentRecord struct {
 	seq    uint32
 	tick   tick.Tick

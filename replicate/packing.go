@@ -2,31 +2,14 @@ package replicate
 
 import (
 	"encoding/binary"
-	"time"
 
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
 
-const (
-	ackWindow         = 1 << 16 // mutation messages whose ack state is remembered per client
-	maxMutationPacket = 1200
-	minTimeout        = 50 * time.Millisecond
-	maxTimeout        = 3 * time.Second
-	maxBackoff        = 4     // the timeout doubles at most 4 times
-	shrinkAbove       = 16384 // update buffers above this are released after use
-	// updatePart is the most update bytes one message carries: a larger
-	// update (a late joiner's whole world) is cut into parts of this size,
-	// or smaller when ServerConfig.MaxMessageSize leaves less room
-	// (Server.partSize).
-	updatePart = 64 << 10
-	// partHeader bounds a part's header: kind, total length, offset.
-	partHeader = 1 + 2*binary.MaxVarintLen64
-	// updateBudget is the most bytes of queued updates sent to one client
-	// per tick (at least one message): a huge first update is paced over a
-	// few ticks instead of filling the connection's send queue at once.
-	updateBudget = 1 << 20
-)
+// maxMutationPacket is the largest mutation message (less when a conn's
+// datagrams are smaller).
+const maxMutationPacket = 1200
 
 // startMutations begins the client's mutation messages of tick t with the
 // entities it owes from earlier ticks: timed-out sends (resent with their

@@ -7,6 +7,20 @@ import (
 	"github.com/rewindgo/rewind/transport"
 )
 
+const (
+	// updatePart is the most update bytes one message carries: a larger
+	// update (a late joiner's whole world) is cut into parts of this size,
+	// or smaller when ServerConfig.MaxMessageSize leaves less room
+	// (Server.partSize).
+	updatePart = 64 << 10
+	// updateBudget is the most bytes of queued updates sent to one client
+	// per tick (at least one message): a huge first update is paced over a
+	// few ticks instead of filling the connection's send queue at once.
+	updateBudget = 1 << 20
+	// shrinkAbove: update buffers above this are released after use.
+	shrinkAbove = 16384
+)
+
 // sendUpdate sends update message b, or queues it behind the client's
 // backlog of updates: cut into parts when larger than updatePart, or when
 // earlier updates still wait (updates stay in order). The client applies

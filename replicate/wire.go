@@ -29,6 +29,9 @@ const (
 	maxReasonLen = 256
 )
 
+// partHeader bounds an update part's header: kind, total length, offset.
+const partHeader = 1 + 2*binary.MaxVarintLen64
+
 // Reject reasons.
 const (
 	rejectProtocol = 1
