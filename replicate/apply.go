@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -21,35 +22,35 @@ type updComp struct {
 
 // parseBlocks reads n entity blocks (entity, [spawn flag], component values)
 // into c.items / c.vals, validating every value.
-func (c *Client) parseBlocks(r *reader, n int, withFlag bool) {
-	for i := 0; i < n && r.err == nil; i++ {
+func (c *Client) parseBlocks(r *bin.Reader, n int, withFlag bool) {
+	for i := 0; i < n && r.Err() == nil; i++ {
 		it := updItem{e: readEntity(r), first: len(c.vals)}
 		if withFlag {
-			switch r.byte() {
+			switch r.Byte() {
 			case 0:
 			case 1:
 				it.spawn = true
 			default:
-				r.fail(errRange)
+				r.Fail(errRange)
 			}
 		}
-		mask := r.uvarint()
+		mask := r.Uvarint()
 		if len(c.comps) < 64 && mask>>uint(len(c.comps)) != 0 {
-			r.fail(errRange)
+			r.Fail(errRange)
 		}
-		for m := mask; m != 0 && r.err == nil; m &= m - 1 {
+		for m := mask; m != 0 && r.Err() == nil; m &= m - 1 {
 			id := bits.TrailingZeros64(m)
 			var val []byte
 			if f := c.p.comps[id].fixed; f > 0 {
-				val = r.fixed(f)
+				val = r.Bytes(f)
 			} else {
-				val = r.bytes(maxMessageValue)
+				val = r.LenBytes(maxMessageValue)
 			}
-			if r.err != nil {
+			if r.Err() != nil {
 				break
 			}
 			if err := c.comps[id].decodeCheck(val); err != nil {
-				r.fail(err)
+				r.Fail(err)
 				break
 			}
 			c.vals = append(c.vals, updComp{id: id, val: val})
@@ -153,37 +154,37 @@ func (c *Client) dropRecord(se ecs.Entity) {
 // removals, then spawns and inserts (all spawns first, so references between
 // entities of one update resolve).
 func (c *Client) applyUpdate(body []byte) error {
-	r := reader{b: body}
-	t := tick.Tick(r.u32())
+	r := bin.NewReader(body)
+	t := tick.Tick(r.Uvarint32())
 	c.maps, c.items, c.vals = c.maps[:0], c.items[:0], c.vals[:0]
-	nMap := r.count(maxEntitiesPerMessage)
-	for i := 0; i < nMap && r.err == nil; i++ {
+	nMap := r.Count(maxEntitiesPerMessage)
+	for i := 0; i < nMap && r.Err() == nil; i++ {
 		c.maps = append(c.maps, mapping{server: readEntity(&r), client: readEntity(&r)})
 	}
-	nDesp := r.count(maxEntitiesPerMessage)
+	nDesp := r.Count(maxEntitiesPerMessage)
 	desp := len(c.maps)
-	for i := 0; i < nDesp && r.err == nil; i++ {
+	for i := 0; i < nDesp && r.Err() == nil; i++ {
 		c.maps = append(c.maps, mapping{server: readEntity(&r)})
 	}
-	nRem := r.count(maxEntitiesPerMessage)
+	nRem := r.Count(maxEntitiesPerMessage)
 	remItems := len(c.items)
-	for i := 0; i < nRem && r.err == nil; i++ {
+	for i := 0; i < nRem && r.Err() == nil; i++ {
 		it := updItem{e: readEntity(&r), first: len(c.vals)}
-		it.n = r.count(MaxComponents)
-		for k := 0; k < it.n && r.err == nil; k++ {
-			id := int(r.uvarint())
+		it.n = r.Count(MaxComponents)
+		for k := 0; k < it.n && r.Err() == nil; k++ {
+			id := int(r.Uvarint())
 			if id >= len(c.comps) {
-				r.fail(errRange)
+				r.Fail(errRange)
 			}
 			c.vals = append(c.vals, updComp{id: id})
 		}
 		c.items = append(c.items, it)
 	}
 	insItems := len(c.items)
-	nIns := r.count(maxEntitiesPerMessage)
+	nIns := r.Count(maxEntitiesPerMessage)
 	c.parseBlocks(&r, nIns, true)
-	if err := r.end(); err != nil {
-		return err
+	if err := r.End(); err != nil {
+		return malformed(err)
 	}
 	if c.hasUpd && !t.After(c.applied) {
 		return errRange // updates are ordered; an older one is a server bug
@@ -262,13 +263,13 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 	if c.state != Connected {
 		return
 	}
-	r := reader{b: msg[1:]}
-	t := tick.Tick(r.u32())
-	delta := r.u32()
-	seq := r.u32()
-	index := int(r.byte())
-	count := int(r.byte())
-	if r.err != nil || index >= count {
+	r := bin.NewReader(msg[1:])
+	t := tick.Tick(r.Uvarint32())
+	delta := r.Uvarint32()
+	seq := r.Uvarint32()
+	index := int(r.Byte())
+	count := int(r.Byte())
+	if r.Err() != nil || index >= count {
 		c.stats.Malformed++
 		return
 	}
@@ -278,10 +279,10 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		return
 	}
 	c.items, c.vals = c.items[:0], c.vals[:0]
-	for len(r.b) > 0 && r.err == nil {
+	for r.Len() > 0 {
 		c.parseBlocks(&r, 1, false)
 	}
-	if r.err != nil {
+	if r.Err() != nil {
 		c.stats.Malformed++
 		return
 	}

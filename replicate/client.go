@@ -8,6 +8,7 @@ import (
 	"reflect"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -152,7 +153,7 @@ func (c *Client) Connect(conn transport.MessageConn) error {
 	b := append(c.out[:0], kindHello)
 	b = appendUvarint(b, wireVersion)
 	b = binary.LittleEndian.AppendUint64(b, c.p.hash)
-	b = appendBytes(b, c.cfg.Token)
+	b = bin.AppendBytes(b, c.cfg.Token)
 	c.out = b
 	return c.send(transport.ReliableOrdered, b)
 }
@@ -330,12 +331,12 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 		c.stats.Malformed++
 		return
 	}
-	r := reader{b: msg[1:]}
+	r := bin.NewReader(msg[1:])
 	switch msg[0] {
 	case kindWelcome:
-		id := r.uvarint()
-		r.u32() // the server's tick (validated, not needed yet)
-		if r.end() != nil || c.state != Connecting {
+		id := r.Uvarint()
+		r.Uvarint32() // the server's tick (validated, not needed yet)
+		if r.End() != nil || c.state != Connecting {
 			c.stats.Malformed++
 			return
 		}
@@ -373,9 +374,9 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 	case kindMutations:
 		c.mutations(ch, msg)
 	case kindServerMsg:
-		id := int(r.uvarint())
-		req := tick.Tick(r.u32())
-		if r.err != nil {
+		id := int(r.Uvarint())
+		req := tick.Tick(r.Uvarint32())
+		if r.Err() != nil {
 			c.stats.Malformed++
 			return
 		}
@@ -388,7 +389,7 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 			c.hold(req, ch, msg)
 			return
 		}
-		if !c.inboxes[id].push(0, r.b, DefaultInboxMessages, DefaultInboxBytes) {
+		if !c.inboxes[id].push(0, r.Rest(), DefaultInboxMessages, DefaultInboxBytes) {
 			c.stats.DroppedBuffered++
 		}
 	default:

@@ -26,9 +26,15 @@ var (
 )
 
 var (
-	errTruncated = fmt.Errorf("%w: truncated", ErrMalformed)
-	errVarint    = fmt.Errorf("%w: bad varint", ErrMalformed)
-	errRange     = fmt.Errorf("%w: value out of range", ErrMalformed)
-	errTrailing  = fmt.Errorf("%w: trailing bytes", ErrMalformed)
-	errValue     = fmt.Errorf("%w: bad component or message value", ErrMalformed)
+	errRange = fmt.Errorf("%w: value out of range", ErrMalformed)
+	errValue = fmt.Errorf("%w: bad component or message value", ErrMalformed)
 )
+
+// malformed wraps an error of the wire reader (package internal/bin) so
+// that it matches ErrMalformed.
+func malformed(err error) error {
+	if err == nil || errors.Is(err, ErrMalformed) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrMalformed, err)
+}

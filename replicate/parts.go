@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/transport"
 )
 
@@ -38,7 +39,7 @@ func (s *Server) sendUpdate(c *serverClient, b []byte) bool {
 		return false
 	}
 	if len(b) <= part {
-		c.backlog = appendBytes(c.backlog, b)
+		c.backlog = bin.AppendBytes(c.backlog, b)
 		return true
 	}
 	var hdr [partHeader]byte
@@ -95,13 +96,13 @@ type updateParts struct {
 // add takes one part's body. It returns the whole update message (valid
 // until done) when this part completes it, nil while parts are missing.
 func (u *updateParts) add(body []byte, maxBytes int) ([]byte, error) {
-	r := reader{b: body}
-	total := r.uvarint()
-	off := r.uvarint()
-	data := r.b
+	r := bin.NewReader(body)
+	total := r.Uvarint()
+	off := r.Uvarint()
+	data := r.Rest()
 	switch {
-	case r.err != nil:
-		return nil, r.err
+	case r.Err() != nil:
+		return nil, malformed(r.Err())
 	case total < 2 || total > uint64(maxBytes):
 		return nil, fmt.Errorf("%w: update of %d bytes (at most %d)", errRange, total, maxBytes)
 	case len(data) == 0 || off != uint64(len(u.buf)) || (u.total != 0 && uint64(u.total) != total) || off+uint64(len(data)) > total:

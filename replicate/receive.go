@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/transport"
 )
 
@@ -67,17 +68,17 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 		s.violation(c, "empty message")
 		return
 	}
-	r := reader{b: msg[1:]}
+	r := bin.NewReader(msg[1:])
 	switch msg[0] {
 	case kindHello:
 		if c.authed {
 			s.violation(c, "second hello")
 			return
 		}
-		ver := r.uvarint()
-		hash := r.u64()
-		token := r.bytes(maxTokenLen)
-		if r.end() != nil {
+		ver := r.Uvarint()
+		hash := r.Uint64()
+		token := r.LenBytes(maxTokenLen)
+		if r.End() != nil {
 			s.reject(c, rejectVersion, "malformed hello")
 			return
 		}
@@ -114,11 +115,11 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, "acks before hello")
 			return
 		}
-		n := r.count(maxAcks)
+		n := r.Count(maxAcks)
 		for i := 0; i < n; i++ {
-			s.ack(c, r.u32())
+			s.ack(c, r.Uvarint32())
 		}
-		if r.end() != nil {
+		if r.End() != nil {
 			s.violation(c, "malformed acks")
 		}
 	case kindClientMsg:
@@ -126,8 +127,8 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, "message before hello")
 			return
 		}
-		id := int(r.uvarint())
-		if r.err != nil {
+		id := int(r.Uvarint())
+		if r.Err() != nil {
 			s.violation(c, "malformed message header")
 			return
 		}
@@ -141,13 +142,14 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, "message on the wrong channel")
 			return
 		}
-		if err := s.checkClientMessage(c, id, r.b); err != nil {
+		payload := r.Rest()
+		if err := s.checkClientMessage(c, id, payload); err != nil {
 			s.violation(c, err.Error())
 			return
 		}
-		s.inboxes[id].add(c.id, r.b)
+		s.inboxes[id].add(c.id, payload)
 		c.queued++
-		c.queuedBytes += len(r.b)
+		c.queuedBytes += len(payload)
 	default:
 		s.violation(c, "unknown message kind")
 	}
