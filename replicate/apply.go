@@ -264,17 +264,13 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		return
 	}
 	r := bin.NewReader(msg[1:])
-	t := tick.Tick(r.Uvarint32())
-	delta := r.Uvarint32()
-	seq := r.Uvarint32()
-	index := int(r.Byte())
-	count := int(r.Byte())
-	if r.Err() != nil || index >= count {
+	h, err := readMutationHeader(&r)
+	if err != nil {
 		c.stats.Malformed++
 		return
 	}
-	required := t - tick.Tick(delta)
-	if delta != uint32(t) && (!c.hasUpd || required.After(c.applied)) {
+	t, seq, index, count := h.tick, h.seq, h.index, h.count
+	if required, needs := h.required(); needs && (!c.hasUpd || required.After(c.applied)) {
 		c.hold(required, ch, msg)
 		return
 	}

@@ -1,7 +1,6 @@
 package replicate
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -150,10 +149,7 @@ func (c *Client) Connect(conn transport.MessageConn) error {
 	c.conn = conn
 	c.state = Connecting
 	c.err = nil
-	b := append(c.out[:0], kindHello)
-	b = appendUvarint(b, wireVersion)
-	b = binary.LittleEndian.AppendUint64(b, c.p.hash)
-	b = bin.AppendBytes(b, c.cfg.Token)
+	b := appendHello(c.out[:0], c.p.hash, c.cfg.Token)
 	c.out = b
 	return c.send(transport.ReliableOrdered, b)
 }
@@ -254,11 +250,7 @@ func (c *Client) Update() {
 	}
 	for acks := c.acks; len(acks) > 0 && c.state == Connected; {
 		n := min(len(acks), maxAcks)
-		b := append(c.out[:0], kindAcks)
-		b = appendUvarint(b, uint64(n))
-		for _, s := range acks[:n] {
-			b = appendUvarint(b, uint64(s))
-		}
+		b := appendAcks(c.out[:0], acks[:n])
 		c.out = b
 		_ = c.send(transport.ReliableOrdered, b)
 		acks = acks[n:]
@@ -334,13 +326,12 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 	r := bin.NewReader(msg[1:])
 	switch msg[0] {
 	case kindWelcome:
-		id := r.Uvarint()
-		r.Uvarint32() // the server's tick (validated, not needed yet)
-		if r.End() != nil || c.state != Connecting {
+		id, _, err := readWelcome(msg[1:]) // the server's tick is not needed yet
+		if err != nil || c.state != Connecting {
 			c.stats.Malformed++
 			return
 		}
-		c.id = ClientID(id)
+		c.id = id
 		c.state = Connected
 		c.events = append(c.events, ClientEvent{Kind: EventConnected})
 	case kindUpdate, kindUpdatePart:

@@ -1,7 +1,6 @@
 package replicate
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -179,8 +178,7 @@ func (mt MessageType[M]) SendToServer(c *Client, m M) error {
 	if mt.isMap {
 		any(&v).(ecs.MapEntitieser).MapEntities(c.toServer())
 	}
-	b := append(c.out[:0], kindClientMsg)
-	b = appendUvarint(b, uint64(mt.spec.id))
+	b := appendClientMsgHeader(c.out[:0], mt.spec.id)
 	b = mt.codec.Append(b, &v)
 	c.out = b
 	return c.send(mt.spec.ch, b)
@@ -242,7 +240,7 @@ func (s *Server) queueMessage(spec *messageSpec, to Target, payload []byte) erro
 // payload must fit MaxMessageSize on the reliable channels, and the
 // unreliable limit of every targeted connected client on Unreliable.
 func (s *Server) checkMessageSize(spec *messageSpec, to Target, n int) error {
-	size := 1 + uvarintLen(uint64(spec.id)) + binary.MaxVarintLen32 + n
+	size := serverMsgHeaderMax(spec.id) + n
 	limit := s.cfg.MaxMessageSize
 	if spec.ch == transport.Unreliable {
 		limit = transport.DefaultMaxUnreliableSize
@@ -270,13 +268,11 @@ func (s *Server) flushMessages() {
 			if !c.authed || c.gone || !q.to.includes(c.id) {
 				continue
 			}
-			b := append(s.scratch[:0], kindServerMsg)
-			b = binary.AppendUvarint(b, uint64(q.spec.id))
-			req := uint64(c.lastUpdate)
+			req := c.lastUpdate
 			if q.spec.independent {
 				req = 0
 			}
-			b = binary.AppendUvarint(b, req)
+			b := appendServerMsgHeader(s.scratch[:0], q.spec.id, req)
 			b = append(b, payload...)
 			s.scratch = b
 			err := c.conn.Send(q.spec.ch, b)

@@ -1,8 +1,6 @@
 package replicate
 
 import (
-	"encoding/binary"
-
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -83,12 +81,8 @@ func (s *Server) startPacket(c *serverClient, t tick.Tick) {
 	if c.nPkts == len(c.pkts) {
 		c.pkts = append(c.pkts, make([]byte, 0, maxMutationPacket))
 	}
-	b := append(c.pkts[c.nPkts][:0], kindMutations)
-	b = binary.AppendUvarint(b, uint64(t))
-	b = binary.AppendUvarint(b, uint64(t.Sub(c.lastUpdate)))
-	b = binary.AppendUvarint(b, uint64(c.seq))
-	b = append(b, 0, 0) // index and count, patched in finishPackets
-	c.pkts[c.nPkts] = b
+	// Index and count are patched in finishPackets.
+	c.pkts[c.nPkts] = appendMutationHeader(c.pkts[c.nPkts][:0], t, uint32(t.Sub(c.lastUpdate)), c.seq)
 	c.nPkts++
 	s.record(c, t)
 	c.ackBits[(c.seq/64)%(ackWindow/64)] &^= 1 << (c.seq % 64)
@@ -127,8 +121,7 @@ func (s *Server) finishPackets(c *serverClient) {
 	maxU := c.conn.MaxUnreliableSize()
 	for i := 0; i < c.nPkts; i++ {
 		b := c.pkts[i]
-		hdr := headerLen(b)
-		b[hdr-2], b[hdr-1] = byte(i), byte(c.nPkts)
+		patchMutationHeader(b, i, c.nPkts)
 		ch := transport.Unreliable
 		if len(b) > maxU {
 			ch = transport.ReliableUnordered

@@ -44,9 +44,7 @@ func (s *Server) sendUpdate(c *serverClient, b []byte) bool {
 	}
 	var hdr [partHeader]byte
 	for off := 0; off < len(b); off += part {
-		h := append(hdr[:0], kindUpdatePart)
-		h = binary.AppendUvarint(h, uint64(len(b)))
-		h = binary.AppendUvarint(h, uint64(off))
+		h := appendPartHeader(hdr[:0], len(b), off)
 		p := b[off:min(off+part, len(b))]
 		c.backlog = binary.AppendUvarint(c.backlog, uint64(len(h)+len(p)))
 		c.backlog = append(append(c.backlog, h...), p...)

@@ -1,7 +1,6 @@
 package replicate
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -75,10 +74,8 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, "second hello")
 			return
 		}
-		ver := r.Uvarint()
-		hash := r.Uint64()
-		token := r.LenBytes(maxTokenLen)
-		if r.End() != nil {
+		ver, hash, token, err := readHello(msg[1:])
+		if err != nil {
 			s.reject(c, rejectVersion, "malformed hello")
 			return
 		}
@@ -104,9 +101,7 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 		s.assignSlot(c)
 		s.pending--
 		c.authed, c.fresh = true, true
-		b := append(s.scratch[:0], kindWelcome)
-		b = binary.AppendUvarint(b, uint64(c.id))
-		b = binary.AppendUvarint(b, uint64(s.tick))
+		b := appendWelcome(s.scratch[:0], c.id, s.tick)
 		s.scratch = b
 		s.sendTo(c, transport.ReliableOrdered, b)
 		s.event(ServerEvent{Kind: ClientConnected, Client: c.id})
@@ -192,7 +187,7 @@ func (s *Server) checkClientMessage(c *serverClient, id int, payload []byte) err
 // the code: "reject/1 protocol mismatch: ...".
 func (s *Server) reject(c *serverClient, code byte, reason string) {
 	s.event(ServerEvent{Kind: ClientRejected, Client: c.id, Reason: reason})
-	s.drop(c, fmt.Sprintf("reject/%d %s", code, reason))
+	s.drop(c, rejectReason(code, reason))
 }
 
 func (s *Server) violation(c *serverClient, what string) {

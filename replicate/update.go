@@ -128,16 +128,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		ce.ackedTick, ce.sentTick = t, t
 	}
 	if c.nMap+c.nDesp+c.nRem+c.nIns > 0 {
-		b := append(c.upd[:0], kindUpdate)
-		b = binary.AppendUvarint(b, uint64(t))
-		b = binary.AppendUvarint(b, uint64(c.nMap))
-		b = append(b, c.secMap...)
-		b = binary.AppendUvarint(b, uint64(c.nDesp))
-		b = append(b, c.secDesp...)
-		b = binary.AppendUvarint(b, uint64(c.nRem))
-		b = append(b, c.secRem...)
-		b = binary.AppendUvarint(b, uint64(c.nIns))
-		b = append(b, c.secIns...)
+		b := appendUpdate(c.upd[:0], t, c.nMap, c.secMap, c.nDesp, c.secDesp, c.nRem, c.secRem, c.nIns, c.secIns)
 		c.upd = b
 		sent := s.sendUpdate(c, b)
 		if cap(c.upd) > shrinkAbove { // a late joiner's full state: do not keep its buffers
