@@ -9,6 +9,31 @@ import (
 	"github.com/rewindgo/rewind/transport"
 )
 
+// cliRecords maps server entities to client entities: one record (cliEnt)
+// per replicated entity, found by either entity, kept in creation order for
+// a deterministic cleanup, with the values that hold entity references.
+type cliRecords struct {
+	bySrv map[ecs.Entity]int32
+	byCli map[ecs.Entity]int32
+	ents  []cliEnt
+	free  []int32
+	order []orderEntry // entity records in creation order (deterministic cleanup)
+	born  uint32
+	dead  int // stale entries in order
+	refs  refIndex
+}
+
+// cliScratch holds one message's parsed entities and values, reused.
+type cliScratch struct {
+	moved   []ecs.Entity // server entities that appeared or left in this update
+	items   []updItem
+	vals    []updComp
+	maps    []mapping
+	adopt   []mapping
+	mapper  srvMapper
+	rmapper cliMapper
+}
+
 type updItem struct {
 	e        ecs.Entity
 	spawn    bool

@@ -9,6 +9,28 @@ import (
 	"github.com/rewindgo/rewind/tick"
 )
 
+// worldChanges collects the world's structural events (touched, from an
+// observer) and sorts them, each tick, into spawns, despawns, structural
+// changes and value changes of replicated entities.
+type worldChanges struct {
+	cancel       func() // stops observing the world
+	touched      []ecs.Entity
+	spawnedNow   []uint32
+	despawnedNow []ecs.Entity
+	structNow    []uint32
+	changedNow   []uint32
+}
+
+// encodings holds this tick's encoded values (one per entity and component,
+// shared by every client) and mutation blocks.
+type encodings struct {
+	cache      []cacheEntry
+	cacheBuf   []byte
+	blockBuf   []byte
+	compTicks  []tick.Tick // per entity slot and component: server tick of the last change
+	cacheStamp tick.Tick
+}
+
 // growTicks makes room in compTicks for entity slot idx.
 func (s *Server) growTicks(idx int) {
 	if need := (idx + 1) * len(s.comps); len(s.compTicks) < need {

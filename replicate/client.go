@@ -46,10 +46,19 @@ type ClientEvent struct {
 	Reason string
 }
 
-// ClientStatistics counts what a client received.
-type ClientStatistics struct {
-	BytesIn, BytesOut                     uint64
-	Updates, Mutations, Stale, Buffered   uint64
+// ClientCounters counts what a Client received and sent (Client.Stats).
+// The server's view of a client is ConnectionStats.
+type ClientCounters struct {
+	// BytesIn and BytesOut count message bytes received and sent.
+	BytesIn, BytesOut uint64
+	// Updates and Mutations count the update and mutation messages applied;
+	// Stale the entities of mutation messages older than what the client
+	// had; Buffered the messages held until their update arrived.
+	Updates, Mutations, Stale, Buffered uint64
+	// Malformed counts messages that did not decode; DroppedBuffered the
+	// held or delivered messages dropped at their caps (MaxBuffered,
+	// DefaultInboxMessages and DefaultInboxBytes); Unmatched the entity
+	// mappings (Server.MapClientEntity) naming no free client entity.
 	Malformed, DroppedBuffered, Unmatched uint64
 }
 
@@ -66,36 +75,34 @@ type Client struct {
 	comps []boundComponent
 	rep   *ecs.Store[Replicated]
 
-	conn    transport.MessageConn
-	state   ClientState
-	id      ClientID
-	err     error
+	cliConn    // connection, state, events and counters
+	cliOrder   // ordering: applied updates, held messages, acks, ticks
+	cliRecords // server entity to client entity records (apply.go)
+	cliScratch // buffers of one update or mutation message (apply.go)
+}
+
+// cliConn is a client's connection and what it reports.
+type cliConn struct {
+	conn   transport.MessageConn
+	state  ClientState
+	id     ClientID
+	err    error
+	events []ClientEvent
+	stats  ClientCounters
+	out    []byte
+}
+
+// cliOrder puts what arrives in order: the last update applied, messages
+// held until their update arrives, the parts of a large update, acks to
+// send, each tick's completeness, and the server messages to deliver.
+type cliOrder struct {
 	applied tick.Tick
 	hasUpd  bool
-
-	bySrv   map[ecs.Entity]int32
-	byCli   map[ecs.Entity]int32
-	ents    []cliEnt
-	free    []int32
-	order   []orderEntry // entity records in creation order (deterministic cleanup)
-	born    uint32
-	dead    int // stale entries in order
 	buf     []buffered
+	parts   updateParts
 	acks    []uint32
 	ticks   [64]tickTrack
 	inboxes []msgQueue
-	events  []ClientEvent
-	stats   ClientStatistics
-	out     []byte
-	parts   updateParts
-	refs    refIndex
-	moved   []ecs.Entity // server entities that appeared or left in this update
-	items   []updItem
-	vals    []updComp
-	maps    []mapping
-	adopt   []mapping
-	mapper  srvMapper
-	rmapper cliMapper
 }
 
 // NewClient returns a Client for cfg.World (not yet connected).
@@ -112,7 +119,8 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		return nil, err
 	}
 	p.freeze()
-	c := &Client{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger, bySrv: map[ecs.Entity]int32{}, byCli: map[ecs.Entity]int32{}}
+	c := &Client{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger}
+	c.bySrv, c.byCli = map[ecs.Entity]int32{}, map[ecs.Entity]int32{}
 	c.refs.byRef = map[ecs.Entity][]refEntry{}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -183,7 +191,7 @@ func (c *Client) Events() []ClientEvent {
 }
 
 // Stats returns the client's counters.
-func (c *Client) Stats() ClientStatistics { return c.stats }
+func (c *Client) Stats() ClientCounters { return c.stats }
 
 // UpdateTick is the server tick of the last update applied.
 func (c *Client) UpdateTick() tick.Tick { return c.applied }

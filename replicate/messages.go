@@ -215,6 +215,16 @@ func (p *Protocol) checkMessage(id int, dir Direction) (*messageSpec, bool) {
 	return p.msgs[id], true
 }
 
+// messageQueues holds the server's game messages: received ones per type
+// (inboxes) and the ones to send at the end of the tick (out, payloads in
+// outBuf).
+type messageQueues struct {
+	inboxes []msgQueue
+	out     []queuedMsg
+	outBuf  []byte
+	scratch []byte
+}
+
 type queuedMsg struct {
 	spec *messageSpec
 	to   Target

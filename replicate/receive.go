@@ -26,7 +26,10 @@ func (s *Server) accept() {
 			}
 		}
 		s.nextID++
-		c := &serverClient{id: s.nextID, conn: conn, violationStart: s.now, rateStart: s.now, helloBy: s.now.Add(s.cfg.HelloTimeout)}
+		c := &serverClient{
+			clientLink:  clientLink{id: s.nextID, conn: conn, helloBy: s.now.Add(s.cfg.HelloTimeout)},
+			clientMeter: clientMeter{violationStart: s.now, rateStart: s.now},
+		}
 		s.clients[c.id] = c
 		s.order = append(s.order, c)
 		s.pending++

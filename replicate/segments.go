@@ -6,6 +6,19 @@ import (
 	"github.com/rewindgo/rewind/tick"
 )
 
+// segmenter holds this tick's changed entities, sorted into those laid
+// out in shared segments and the rest.
+type segmenter struct {
+	shared   []uint32 // changed entities in this tick's segments
+	unshared []uint32 // changed entities every client visits
+	segs     []segment
+	noWhole  bool // no whole segments (tests compare both paths)
+	// raised: an entity's priority was raised to 1 or more; what it held
+	// back goes out at raiseSettle.
+	raised      bool
+	raiseSettle tick.Tick
+}
+
 // segment is a run of n consecutive entities of this tick's shared list
 // (from first) whose shared blocks lie side by side in
 // blockBuf[off : off+size] and fit one mutation message. A client that

@@ -65,8 +65,9 @@ type ServerEvent struct {
 	Reason string
 }
 
-// ClientStats describes one client as seen by the server.
-type ClientStats struct {
+// ConnectionStats describes one client's connection as the server sees it
+// (Server.Stats). The client's own counters are ClientCounters.
+type ConnectionStats struct {
 	// RTT is the connection's smoothed round-trip time; PacketsLost the
 	// transport's count of lost packets (QUIC) or transmission attempts
 	// (memory network), a measure of the link's loss.
@@ -103,41 +104,29 @@ type Server struct {
 	comps []boundComponent
 	rules []resolvedRule
 	rep   *ecs.Store[Replicated]
+	now   time.Time
+	evs   []ServerEvent
 
+	serverTicks   // server ticks and the world ticks they saw
+	entityTable   // per-entity and per-client-and-entity state (state.go)
+	worldChanges  // this tick's changes of the world (changes.go)
+	encodings     // values and blocks encoded once per tick (changes.go)
+	segmenter     // this tick's shared segments (segments.go)
+	connTable     // connections and clients (receive.go)
+	messageQueues // game messages both ways (messages.go)
+}
+
+// serverTicks maps server ticks to the world's change ticks.
+type serverTicks struct {
 	tick       tick.Tick
 	worldTicks [tickRing]uint64
 	prevWorld  uint64
+}
 
-	ents []srvEnt
-	list []uint32
-	// Per-client entity states, entity-major: the states of entity slot i
-	// are cstate[i*slotCap : (i+1)*slotCap], one column per client slot, so
-	// the clients' states of a changed entity share cache lines.
-	cstate  []clientEnt
-	slotCap int
-	slotOf  []*serverClient
-	cancel  func()
-	touched []ecs.Entity
-
-	spawnedNow   []uint32
-	despawnedNow []ecs.Entity
-	structNow    []uint32
-	changedNow   []uint32
-	shared       []uint32 // changed entities in this tick's segments
-	unshared     []uint32 // changed entities every client visits
-	segs         []segment
-	noWhole      bool // no whole segments (tests compare both paths)
-	// raised: an entity's priority was raised to 1 or more; what it held
-	// back goes out at raiseSettle.
-	raised      bool
-	raiseSettle tick.Tick
-
-	cache      []cacheEntry
-	cacheBuf   []byte
-	blockBuf   []byte
-	compTicks  []tick.Tick // per entity slot and component: server tick of the last change
-	cacheStamp tick.Tick
-
+// connTable holds the server's connections: new ones handed over by
+// AddConn (from any goroutine, under mu) and the clients, pending or
+// connected.
+type connTable struct {
 	mu       sync.Mutex
 	newConns []transport.MessageConn
 
@@ -145,13 +134,6 @@ type Server struct {
 	order   []*serverClient
 	nextID  ClientID
 	pending int // clients in order that have not said hello
-
-	inboxes []msgQueue
-	out     []queuedMsg
-	outBuf  []byte
-	scratch []byte
-	evs     []ServerEvent
-	now     time.Time
 }
 
 // NewServer returns a Server for cfg.World with cfg.Protocol (which is frozen:
@@ -168,7 +150,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 	p.freeze()
-	s := &Server{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger, clients: map[ClientID]*serverClient{}}
+	s := &Server{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger}
+	s.clients = map[ClientID]*serverClient{}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -254,10 +237,10 @@ func (s *Server) Clients() []ClientID {
 }
 
 // Stats returns a connected client's statistics.
-func (s *Server) Stats(id ClientID) (ClientStats, error) {
+func (s *Server) Stats(id ClientID) (ConnectionStats, error) {
 	c := s.clients[id]
 	if c == nil {
-		return ClientStats{}, ErrNotConnected
+		return ConnectionStats{}, ErrNotConnected
 	}
 	st := c.stats
 	cs := c.conn.Stats()

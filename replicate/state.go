@@ -69,8 +69,23 @@ const (
 	cePrev     = 16 // prevSeq valid
 )
 
+// serverClient is the server's state of one connection, in parts by
+// concern. The first part is the hot one, read for every changed entity of
+// a tick: it stays first and together (BenchmarkServerSend with 64
+// clients depends on it; the parts after it are read per tick or per
+// message).
 type serverClient struct {
-	// The fields read for every changed entity come first, together.
+	clientSend   // the tick's mutation messages (packing.go, segments.go)
+	clientLink   // identity, connection and admission (server.go, receive.go)
+	clientAcks   // messages awaiting acks, and resends (acks.go)
+	clientUpdate // the update being built and the queued updates (update.go, parts.go)
+	clientView   // visibility changes and priority deferrals (visibility.go)
+	clientMeter  // statistics, rates and violations (server.go, receive.go)
+}
+
+// clientSend is the hot part of a client: its mutation messages of this
+// tick and what the per-entity send loops read for every changed entity.
+type clientSend struct {
 	active   bool  // taking part in this tick's send
 	seg      int32 // 1 + index of the segment whose message is open, or 0
 	seq      uint32
@@ -93,48 +108,67 @@ type serverClient struct {
 	dirty     bool
 	settle    tick.Tick
 	wholeMsgs uint64 // messages sent as whole segments (tests)
+	slot      int    // column of the client in Server.cstate
+	maxPkt    int    // the largest mutation message on its conn
+	pkts      [][]byte
+}
 
-	slot   int // column of the client in Server.cstate
-	nEnts  int // entity slots covered (for RetainedBytes)
-	maxPkt int
+// clientLink is a client's identity, connection and admission.
+type clientLink struct {
 	id     ClientID
 	conn   transport.MessageConn
 	authed bool
 	fresh  bool // authorized this tick: gets everything visible
 	gone   bool
-
 	// Until authed (its hello was accepted; it then holds a slot), the
 	// client is pending and is rejected if no hello came by helloBy.
 	helloBy time.Time
 	// queued and queuedBytes: the client's game messages waiting in the
 	// server's inboxes (its quota).
 	queued, queuedBytes int
+}
 
-	spawned    int
+// clientAcks holds a client's mutation messages awaiting an ack (their
+// entities are in clientSend.entRing) and the entities to resend.
+type clientAcks struct {
+	recs    []sentRecord // ring, oldest first from recHead
+	recHead int
+	recLen  int
+	ackRTT  time.Duration // smoothed time from sending a mutation message to its ack
+	backoff uint          // timeout doublings after repeated losses
+	resend  []uint32
+	resend2 []uint32 // the other buffer, swapped every tick
+}
+
+// clientUpdate is a client's update of this tick, built in sections, and
+// its queue of updates not sent yet.
+type clientUpdate struct {
+	spawned    int // entities spawned on the client
 	lastUpdate tick.Tick
-	recs       []sentRecord // ring, oldest first from recHead
-	recHead    int
-	recLen     int
-	ackRTT     time.Duration // smoothed time from sending a mutation message to its ack
-	backoff    uint          // timeout doublings after repeated losses
-	resend     []uint32
-	deferred   []uint32
-	resend2    []uint32 // the other buffer of each list, swapped every tick
-	deferred2  []uint32
-	visQueue   []visChange
-	maps       []mapping
+	maps       []mapping // MapClientEntity requests not sent yet
 
 	secMap, secDesp, secRem, secIns []byte
 	nMap, nDesp, nRem, nIns         int
 	upd                             []byte
-	pkts                            [][]byte
 	// backlog holds update messages (parts of a large update, and the
 	// updates after it) not sent yet, each length-prefixed; backOff is the
 	// offset of the first unsent one.
 	backlog []byte
 	backOff int
+}
 
-	stats           ClientStats
+// clientView holds a client's visibility changes for the next tick and the
+// entities its priorities (or a full tick) deferred.
+type clientView struct {
+	visQueue  []visChange
+	deferred  []uint32
+	deferred2 []uint32 // the other buffer, swapped every tick
+}
+
+// clientMeter is what the server measures of a client.
+type clientMeter struct {
+	stats           ConnectionStats
+	nEnts           int // entity slots covered (for RetainedBytes)
 	violations      int
 	violationStart  time.Time
 	rateStart       time.Time
@@ -143,4 +177,17 @@ type serverClient struct {
 
 type mapping struct {
 	server, client ecs.Entity
+}
+
+// entityTable is the server's state per entity slot (ents, with the
+// replicated ones listed) and per client and entity slot (cstate).
+type entityTable struct {
+	ents []srvEnt
+	list []uint32
+	// Per-client entity states, entity-major: the states of entity slot i
+	// are cstate[i*slotCap : (i+1)*slotCap], one column per client slot, so
+	// the clients' states of a changed entity share cache lines.
+	cstate  []clientEnt
+	slotCap int
+	slotOf  []*serverClient
 }
