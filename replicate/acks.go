@@ -1,5 +1,8 @@
 package replicate
 
+// Acks and loss: the records of mutation messages awaiting an ack, what
+// an ack resolves, and the resends of what timed out.
+
 import (
 	"math/bits"
 	"time"

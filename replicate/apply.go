@@ -1,5 +1,8 @@
 package replicate
 
+// The client's side of updates and mutations: parsing, validating and
+// applying them to its world, and its server-to-client entity records.
+
 import (
 	"math/bits"
 

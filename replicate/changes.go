@@ -1,5 +1,9 @@
 package replicate
 
+// A tick's changes of the world (spawns, despawns, structural and value
+// changes of replicated entities) and the values and blocks encoded once
+// per tick for every client.
+
 import (
 	"encoding/binary"
 	"math/bits"

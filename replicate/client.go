@@ -1,5 +1,8 @@
 package replicate
 
+// The Client: its construction, connection, public API and the
+// dispatch of received messages.
+
 import (
 	"errors"
 	"fmt"

@@ -1,5 +1,7 @@
 package replicate
 
+// Codecs of component and message values.
+
 import (
 	"fmt"
 	"reflect"

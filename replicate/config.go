@@ -1,5 +1,7 @@
 package replicate
 
+// Configuration of Server and Client, and their defaults.
+
 import (
 	"fmt"
 	"log/slog"

@@ -1,5 +1,7 @@
 package replicate
 
+// Errors of package replicate.
+
 import (
 	"errors"
 	"fmt"

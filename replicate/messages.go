@@ -1,5 +1,8 @@
 package replicate
 
+// Typed game messages both ways: registration, sending, receiving and
+// their queues.
+
 import (
 	"errors"
 	"fmt"

@@ -1,5 +1,8 @@
 package replicate
 
+// Mutation messages: packing each client's pending values into
+// datagrams, and sending them.
+
 import (
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"

@@ -1,5 +1,8 @@
 package replicate
 
+// Updates larger than one message: cut into parts and paced by the
+// server, reassembled by the client.
+
 import (
 	"encoding/binary"
 	"fmt"

@@ -1,5 +1,8 @@
 package replicate
 
+// The server's receiving side: new connections, hellos, acks, client
+// messages, per-client quotas and violations.
+
 import (
 	"errors"
 	"fmt"

@@ -1,5 +1,9 @@
 package replicate
 
+// Shared segments: this tick's changed entities laid out once in
+// datagram-sized segments, taken whole by clients that are up to date,
+// entity by entity by the others.
+
 import (
 	"math/bits"
 

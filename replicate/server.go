@@ -1,5 +1,8 @@
 package replicate
 
+// The Server: its construction, public API and connection table; Send
+// runs the tick, whose steps live in the files named in doc.go.
+
 import (
 	"context"
 	"errors"

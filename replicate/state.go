@@ -1,5 +1,8 @@
 package replicate
 
+// The server's replication state: per entity slot, per client and
+// entity slot, and per client (grouped into parts by concern).
+
 import (
 	"time"
 

@@ -1,5 +1,8 @@
 package replicate
 
+// Each client's update message of the tick: spawns (with entity mappings),
+// despawns, removals and insertions.
+
 import (
 	"encoding/binary"
 

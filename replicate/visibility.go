@@ -1,5 +1,7 @@
 package replicate
 
+// Visibility (per client and entity) and priority.
+
 import (
 	"fmt"
 	"math"
