@@ -10,7 +10,6 @@ import (
 	"reflect"
 
 	"github.com/rewindgo/rewind/ecs"
-	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -334,7 +333,6 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 		c.stats.Malformed++
 		return
 	}
-	r := bin.NewReader(msg[1:])
 	switch msg[0] {
 	case kindWelcome:
 		id, _, err := readWelcome(msg[1:]) // the server's tick is not needed yet
@@ -376,9 +374,8 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 	case kindMutations:
 		c.mutations(ch, msg)
 	case kindServerMsg:
-		id := int(r.Uvarint())
-		req := tick.Tick(r.Uvarint32())
-		if r.Err() != nil {
+		id, req, payload, err := readServerMsg(msg[1:])
+		if err != nil {
 			c.stats.Malformed++
 			return
 		}
@@ -391,7 +388,7 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 			c.hold(req, ch, msg)
 			return
 		}
-		if !c.inboxes[id].push(0, r.Rest(), DefaultInboxMessages, DefaultInboxBytes) {
+		if !c.inboxes[id].push(0, payload, DefaultInboxMessages, DefaultInboxBytes) {
 			c.stats.DroppedBuffered++
 		}
 	default:

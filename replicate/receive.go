@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rewindgo/rewind/ecs"
-	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/transport"
 )
 
@@ -73,7 +72,6 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 		s.violation(c, "empty message")
 		return
 	}
-	r := bin.NewReader(msg[1:])
 	switch msg[0] {
 	case kindHello:
 		if c.authed {
@@ -116,11 +114,7 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, "acks before hello")
 			return
 		}
-		n := r.Count(maxAcks)
-		for i := 0; i < n; i++ {
-			s.ack(c, r.Uvarint32())
-		}
-		if r.End() != nil {
+		if readAcks(msg[1:], func(seq uint32) { s.ack(c, seq) }) != nil {
 			s.violation(c, "malformed acks")
 		}
 	case kindClientMsg:
@@ -128,8 +122,8 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, "message before hello")
 			return
 		}
-		id := int(r.Uvarint())
-		if r.Err() != nil {
+		id, payload, err := readClientMsg(msg[1:])
+		if err != nil {
 			s.violation(c, "malformed message header")
 			return
 		}
@@ -143,7 +137,6 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, "message on the wrong channel")
 			return
 		}
-		payload := r.Rest()
 		if err := s.checkClientMessage(c, id, payload); err != nil {
 			s.violation(c, err.Error())
 			return

@@ -58,22 +58,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 			s.despawnOn(c, idx, e)
 		}
 	}
-	for _, vc := range c.visQueue {
-		idx := int(vc.e.Index())
-		if idx >= len(s.ents) || !s.ents[idx].listed || s.ents[idx].e != vc.e {
-			continue // not replicated (any more)
-		}
-		ce := s.syncGen(c, idx)
-		ce.vis = vc.vis
-		vis := s.visible(c, idx)
-		switch {
-		case vis && ce.flags&ceSpawned == 0 && !c.fresh:
-			s.spawnOn(c, idx, t)
-		case !vis && ce.flags&ceSpawned != 0:
-			s.despawnOn(c, idx, s.ents[idx].e)
-		}
-	}
-	c.visQueue = c.visQueue[:0]
+	s.applyVisibility(c, t)
 	if c.fresh {
 		// A new client gets everything it may see.
 		c.fresh = false

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
 )
 
 // SetVisible shows or hides entity e to client id from the next Send. An
@@ -88,4 +89,27 @@ func (c *serverClient) setShown(idx int, on bool) {
 func (c *serverClient) isShown(idx uint32) bool {
 	w := int(idx / 64)
 	return w < len(c.shown) && c.shown[w]&(1<<(idx%64)) != 0
+}
+
+// applyVisibility applies the client's visibility changes queued since the
+// last tick (SetVisible) to its update of tick t: an entity that becomes
+// visible is spawned on it (a fresh client gets every visible entity
+// anyway), one that becomes hidden is despawned.
+func (s *Server) applyVisibility(c *serverClient, t tick.Tick) {
+	for _, vc := range c.visQueue {
+		idx := int(vc.e.Index())
+		if idx >= len(s.ents) || !s.ents[idx].listed || s.ents[idx].e != vc.e {
+			continue // not replicated (any more)
+		}
+		ce := s.syncGen(c, idx)
+		ce.vis = vc.vis
+		vis := s.visible(c, idx)
+		switch {
+		case vis && ce.flags&ceSpawned == 0 && !c.fresh:
+			s.spawnOn(c, idx, t)
+		case !vis && ce.flags&ceSpawned != 0:
+			s.despawnOn(c, idx, s.ents[idx].e)
+		}
+	}
+	c.visQueue = c.visQueue[:0]
 }

@@ -169,6 +169,40 @@ func appendAcks(dst []byte, seqs []uint32) []byte {
 	return dst
 }
 
+// readAcks reads the body of an Acks message, calling ack with each
+// sequence number until the first error.
+func readAcks(body []byte, ack func(seq uint32)) error {
+	r := bin.NewReader(body)
+	n := r.Count(maxAcks)
+	for i := 0; i < n; i++ {
+		seq := r.Uvarint32()
+		if r.Err() != nil {
+			break
+		}
+		ack(seq)
+	}
+	return r.End()
+}
+
+// readClientMsg reads the body of a ClientMsg message: the type id and
+// the payload (aliasing body).
+func readClientMsg(body []byte) (id int, payload []byte, err error) {
+	r := bin.NewReader(body)
+	id = int(r.Uvarint())
+	payload = r.Rest()
+	return id, payload, r.Err()
+}
+
+// readServerMsg reads the body of a ServerMsg message: the type id, the
+// update tick it waits for (0: none) and the payload (aliasing body).
+func readServerMsg(body []byte) (id int, required tick.Tick, payload []byte, err error) {
+	r := bin.NewReader(body)
+	id = int(r.Uvarint())
+	required = tick.Tick(r.Uvarint32())
+	payload = r.Rest()
+	return id, required, payload, r.Err()
+}
+
 // appendWelcome appends a Welcome message.
 func appendWelcome(dst []byte, id ClientID, t tick.Tick) []byte {
 	dst = append(dst, kindWelcome)
