@@ -11,12 +11,17 @@ import (
 )
 
 const (
-	ackWindow  = 1 << 16 // mutation messages whose ack state is remembered per client
-	minTimeout = 50 * time.Millisecond
-	maxTimeout = 3 * time.Second
-	maxBackoff = 4 // the timeout doubles at most 4 times
+	ackWindow         = 1 << 16 // mutation messages whose ack state is remembered per client
+	maxRecords        = 512     // mutation messages awaiting an ack, per client
+	maxRecordEntities = 1 << 16 // entities of those messages, per client
+	minTimeout        = 50 * time.Millisecond
+	maxTimeout        = 3 * time.Second
+	maxBackoff        = 4 // the timeout doubles at most 4 times
 )
 
+// sentRecord is a mutation message sent to a client and not yet retired:
+// its sequence number, tick, send time, whether it was acknowledged, and
+// its entities (n entries of the client's entRing from first).
 type sentRecord struct {
 	seq    uint32
 	tick   tick.Tick

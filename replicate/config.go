@@ -119,6 +119,9 @@ type ServerConfig struct {
 	Logger *slog.Logger
 }
 
+// minMessageSize is the least ServerConfig.MaxMessageSize.
+const minMessageSize = 1 << 10
+
 // setDefaults fills the zero fields of cfg with their defaults and checks
 // the limits.
 func (cfg *ServerConfig) setDefaults() error {

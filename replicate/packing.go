@@ -12,6 +12,10 @@ import (
 // datagrams are smaller).
 const maxMutationPacket = 1200
 
+// maxPacketsPerTick is the most mutation messages a client gets per tick
+// (their index and count are one byte each).
+const maxPacketsPerTick = 255
+
 // startMutations begins the client's mutation messages of tick t with the
 // entities it owes from earlier ticks: timed-out sends (resent with their
 // latest values) and entities held back by their priority.

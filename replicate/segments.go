@@ -10,6 +10,14 @@ import (
 	"github.com/rewindgo/rewind/tick"
 )
 
+const (
+	// wholeRing is the number of ticks whose whole-segment sends a client
+	// remembers; mutation messages older than wholeRing-wholeMargin ticks
+	// are treated as lost, so every live message's tick is remembered.
+	wholeRing   = 256
+	wholeMargin = 8
+)
+
 // segmenter holds this tick's changed entities, sorted into those laid
 // out in shared segments and the rest.
 type segmenter struct {

@@ -20,19 +20,8 @@ import (
 // ClientID identifies a client of a Server (assigned at connection, from 1).
 type ClientID uint64
 
-const (
-	tickRing          = 1024 // server ticks whose world tick is remembered
-	maxRecords        = 512  // mutation messages awaiting an ack, per client
-	maxRecordEntities = 1 << 16
-	maxMappings       = 4096
-	maxPacketsPerTick = 255
-	minMessageSize    = 1 << 10 // least ServerConfig.MaxMessageSize
-	// wholeRing is the number of ticks whose whole-segment sends a client
-	// remembers; mutation messages older than wholeRing-wholeMargin ticks are
-	// treated as lost, so every live message's tick is remembered.
-	wholeRing   = 256
-	wholeMargin = 8
-)
+// tickRing is the number of server ticks whose world tick is remembered.
+const tickRing = 1024
 
 // ServerEventKind is the kind of a ServerEvent.
 type ServerEventKind uint8

@@ -41,6 +41,9 @@ func (s *Server) despawnOn(c *serverClient, idx int, e ecs.Entity) {
 	c.nDesp++
 }
 
+// maxMappings caps a client's MapClientEntity requests not sent yet.
+const maxMappings = 4096
+
 // sendClient sends the client its update for tick t and prepares its
 // mutation messages with the entities it owes (resends, deferred); the
 // entities that changed this tick are added for every client at once by
