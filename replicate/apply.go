@@ -1,16 +1,41 @@
 package replicate
 
-import (
-	"fmt"
+// The client's side of updates and mutations: parsing, validating and
+// applying them to its world, and its server-to-client entity records.
 
+import (
 	"math/bits"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
 
-const maxEntitiesPerMessage = 1 << 20
+// cliRecords maps server entities to client entities: one record (cliEnt)
+// per replicated entity, found by either entity, kept in creation order for
+// a deterministic cleanup, with the values that hold entity references.
+type cliRecords struct {
+	bySrv map[ecs.Entity]int32
+	byCli map[ecs.Entity]int32
+	ents  []cliEnt
+	free  []int32
+	order []orderEntry // entity records in creation order (deterministic cleanup)
+	born  uint32
+	dead  int // stale entries in order
+	refs  refIndex
+}
+
+// cliScratch holds one message's parsed entities and values, reused.
+type cliScratch struct {
+	moved   []ecs.Entity // server entities that appeared or left in this update
+	items   []updItem
+	vals    []updComp
+	maps    []mapping
+	adopt   []mapping
+	mapper  srvMapper
+	rmapper cliMapper
+}
 
 type updItem struct {
 	e        ecs.Entity
@@ -25,35 +50,35 @@ type updComp struct {
 
 // parseBlocks reads n entity blocks (entity, [spawn flag], component values)
 // into c.items / c.vals, validating every value.
-func (c *Client) parseBlocks(r *reader, n int, withFlag bool) {
-	for i := 0; i < n && r.err == nil; i++ {
+func (c *Client) parseBlocks(r *bin.Reader, n int, withFlag bool) {
+	for i := 0; i < n && r.Err() == nil; i++ {
 		it := updItem{e: readEntity(r), first: len(c.vals)}
 		if withFlag {
-			switch r.byte() {
+			switch r.Byte() {
 			case 0:
 			case 1:
 				it.spawn = true
 			default:
-				r.fail(errRange)
+				r.Fail(errRange)
 			}
 		}
-		mask := r.uvarint()
+		mask := r.Uvarint()
 		if len(c.comps) < 64 && mask>>uint(len(c.comps)) != 0 {
-			r.fail(errRange)
+			r.Fail(errRange)
 		}
-		for m := mask; m != 0 && r.err == nil; m &= m - 1 {
+		for m := mask; m != 0 && r.Err() == nil; m &= m - 1 {
 			id := bits.TrailingZeros64(m)
 			var val []byte
 			if f := c.p.comps[id].fixed; f > 0 {
-				val = r.fixed(f)
+				val = r.Bytes(f)
 			} else {
-				val = r.bytes(maxMessageValue)
+				val = r.LenBytes(maxMessageValue)
 			}
-			if r.err != nil {
+			if r.Err() != nil {
 				break
 			}
 			if err := c.comps[id].decodeCheck(val); err != nil {
-				r.fail(err)
+				r.Fail(err)
 				break
 			}
 			c.vals = append(c.vals, updComp{id: id, val: val})
@@ -63,7 +88,45 @@ func (c *Client) parseBlocks(r *reader, n int, withFlag bool) {
 	}
 }
 
-const maxMessageValue = 1 << 20
+type cliEnt struct {
+	client   ecs.Entity
+	server   ecs.Entity
+	mutTick  tick.Tick // newest mutation applied
+	hasMut   bool
+	histTick tick.Tick
+	hist     uint64
+	// vals is the first of the entity's values with references (slot+1 in
+	// refIndex.vals, 0: none).
+	vals  int32
+	born  uint32 // creation number (matches its entry in Client.order)
+	alive bool
+}
+
+func (r *cliEnt) confirm(t tick.Tick) {
+	switch {
+	case r.hist == 0:
+		r.histTick, r.hist = t, 1
+	case t.After(r.histTick):
+		d := t.Sub(r.histTick)
+		if d >= 64 {
+			r.hist = 1
+		} else {
+			r.hist = r.hist<<uint(d) | 1
+		}
+		r.histTick = t
+	default:
+		if d := r.histTick.Sub(t); d < 64 {
+			r.hist |= 1 << uint(d)
+		}
+	}
+}
+
+// orderEntry is a record in creation order; stale when the record was
+// dropped (and maybe reused) since.
+type orderEntry struct {
+	idx  int32
+	born uint32
+}
 
 func (c *Client) record(se ecs.Entity) (*cliEnt, bool) {
 	i, ok := c.bySrv[se]
@@ -119,37 +182,37 @@ func (c *Client) dropRecord(se ecs.Entity) {
 // removals, then spawns and inserts (all spawns first, so references between
 // entities of one update resolve).
 func (c *Client) applyUpdate(body []byte) error {
-	r := reader{b: body}
-	t := tick.Tick(r.u32())
+	r := bin.NewReader(body)
+	t := tick.Tick(r.Uvarint32())
 	c.maps, c.items, c.vals = c.maps[:0], c.items[:0], c.vals[:0]
-	nMap := r.count(maxEntitiesPerMessage)
-	for i := 0; i < nMap && r.err == nil; i++ {
+	nMap := r.Count(maxEntitiesPerMessage)
+	for i := 0; i < nMap && r.Err() == nil; i++ {
 		c.maps = append(c.maps, mapping{server: readEntity(&r), client: readEntity(&r)})
 	}
-	nDesp := r.count(maxEntitiesPerMessage)
+	nDesp := r.Count(maxEntitiesPerMessage)
 	desp := len(c.maps)
-	for i := 0; i < nDesp && r.err == nil; i++ {
+	for i := 0; i < nDesp && r.Err() == nil; i++ {
 		c.maps = append(c.maps, mapping{server: readEntity(&r)})
 	}
-	nRem := r.count(maxEntitiesPerMessage)
+	nRem := r.Count(maxEntitiesPerMessage)
 	remItems := len(c.items)
-	for i := 0; i < nRem && r.err == nil; i++ {
+	for i := 0; i < nRem && r.Err() == nil; i++ {
 		it := updItem{e: readEntity(&r), first: len(c.vals)}
-		it.n = r.count(MaxComponents)
-		for k := 0; k < it.n && r.err == nil; k++ {
-			id := int(r.uvarint())
+		it.n = r.Count(MaxComponents)
+		for k := 0; k < it.n && r.Err() == nil; k++ {
+			id := int(r.Uvarint())
 			if id >= len(c.comps) {
-				r.fail(errRange)
+				r.Fail(errRange)
 			}
 			c.vals = append(c.vals, updComp{id: id})
 		}
 		c.items = append(c.items, it)
 	}
 	insItems := len(c.items)
-	nIns := r.count(maxEntitiesPerMessage)
+	nIns := r.Count(maxEntitiesPerMessage)
 	c.parseBlocks(&r, nIns, true)
-	if err := r.end(); err != nil {
-		return err
+	if err := r.End(); err != nil {
+		return malformed(err)
 	}
 	if c.hasUpd && !t.After(c.applied) {
 		return errRange // updates are ordered; an older one is a server bug
@@ -228,26 +291,22 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 	if c.state != Connected {
 		return
 	}
-	r := reader{b: msg[1:]}
-	t := tick.Tick(r.u32())
-	delta := r.u32()
-	seq := r.u32()
-	index := int(r.byte())
-	count := int(r.byte())
-	if r.err != nil || index >= count {
+	r := bin.NewReader(msg[1:])
+	h, err := readMutationHeader(&r)
+	if err != nil {
 		c.stats.Malformed++
 		return
 	}
-	required := t - tick.Tick(delta)
-	if delta != uint32(t) && (!c.hasUpd || required.After(c.applied)) {
+	t, seq, index, count := h.tick, h.seq, h.index, h.count
+	if required, needs := h.required(); needs && (!c.hasUpd || required.After(c.applied)) {
 		c.hold(required, ch, msg)
 		return
 	}
 	c.items, c.vals = c.items[:0], c.vals[:0]
-	for len(r.b) > 0 && r.err == nil {
+	for r.Len() > 0 {
 		c.parseBlocks(&r, 1, false)
 	}
-	if r.err != nil {
+	if r.Err() != nil {
 		c.stats.Malformed++
 		return
 	}
@@ -287,46 +346,43 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 	}
 }
 
-// updateParts reassembles an update message sent in parts (kindUpdatePart:
-// the update's length, the part's offset, its bytes). Parts arrive in order
-// on the reliable-ordered channel; anything else is malformed. The buffer
-// grows only with the bytes received, up to the announced length, which is
-// capped by ClientConfig.MaxUpdateBytes.
-type updateParts struct {
-	buf   []byte
-	total int // announced length of the update being assembled, 0: none
+// srvMapper maps server entities to client entities (an entity the client
+// does not have maps to none) and records the server entities it saw.
+type srvMapper struct {
+	c    *Client
+	refs []ecs.Entity
 }
 
-// add takes one part's body. It returns the whole update message (valid
-// until done) when this part completes it, nil while parts are missing.
-func (u *updateParts) add(body []byte, maxBytes int) ([]byte, error) {
-	r := reader{b: body}
-	total := r.uvarint()
-	off := r.uvarint()
-	data := r.b
-	switch {
-	case r.err != nil:
-		return nil, r.err
-	case total < 2 || total > uint64(maxBytes):
-		return nil, fmt.Errorf("%w: update of %d bytes (at most %d)", errRange, total, maxBytes)
-	case len(data) == 0 || off != uint64(len(u.buf)) || (u.total != 0 && uint64(u.total) != total) || off+uint64(len(data)) > total:
-		return nil, fmt.Errorf("%w: update part out of sequence", errRange)
-	case off == 0 && data[0] != kindUpdate:
-		return nil, fmt.Errorf("%w: parts of a message that is no update", errRange)
+func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	m.refs = append(m.refs, e)
+	if i, ok := m.c.bySrv[e]; ok {
+		return m.c.ents[i].client
 	}
-	u.total = int(total)
-	u.buf = append(u.buf, data...)
-	if len(u.buf) < u.total {
-		return nil, nil
-	}
-	return u.buf, nil
+	return 0
 }
 
-// done forgets the update being assembled (releasing a large buffer).
-func (u *updateParts) done() {
-	u.total = 0
-	u.buf = u.buf[:0]
-	if cap(u.buf) > shrinkAbove {
-		u.buf = nil
+// write writes one component value, remembering values with references.
+func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
+	c.mapper.refs = c.mapper.refs[:0]
+	if err := c.comps[id].write(rec.client, t, val, &c.mapper); err != nil {
+		c.stats.Malformed++
+		return
+	}
+	if c.comps[id].info().isMap {
+		c.remember(rec, id, t, val, c.mapper.refs)
 	}
 }
+
+// cliMapper maps client entities to server entities (unknown: none).
+type cliMapper struct{ c *Client }
+
+func (m *cliMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	if i, ok := m.c.byCli[e]; ok {
+		return m.c.ents[i].server
+	}
+	return 0
+}
+
+func (c *Client) fromServer() ecs.EntityMapper { return &c.mapper }
+
+func (c *Client) toServer() ecs.EntityMapper { return &c.rmapper }

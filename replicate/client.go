@@ -1,12 +1,13 @@
 package replicate
 
+// The Client: its construction, connection, public API and the
+// dispatch of received messages.
+
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
-	"strings"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -47,72 +48,20 @@ type ClientEvent struct {
 	Reason string
 }
 
-// ClientConfig configures a Client.
-type ClientConfig struct {
-	// World receives the replicated entities; Protocol must equal the server's.
-	World    *ecs.World
-	Protocol *Protocol
-	// Token is sent to the server's Authenticate hook.
-	Token []byte
-	// TickComplete, if set, is called (during Update) for each server tick
-	// whose update and every mutation message have arrived and been applied:
-	// the signal a prediction layer waits for before comparing.
-	TickComplete func(t tick.Tick)
-	// MaxBuffered caps messages held until the update they depend on
-	// arrives. Default 1024.
-	MaxBuffered int
-	// MaxUpdateBytes caps the size of one update (a late joiner's first
-	// update holds the whole visible world; large updates arrive in parts
-	// and are buffered until complete). A server that announces a larger
-	// update is disconnected as malformed. Default DefaultMaxUpdateBytes.
-	MaxUpdateBytes int
-	// Logger receives diagnostics. Nil is silent.
-	Logger *slog.Logger
-}
-
-// DefaultMaxUpdateBytes is the default ClientConfig.MaxUpdateBytes: 256 MiB,
-// a first update of several million entities.
-const DefaultMaxUpdateBytes = 256 << 20
-
-// ClientStatistics counts what a client received.
-type ClientStatistics struct {
-	BytesIn, BytesOut                     uint64
-	Updates, Mutations, Stale, Buffered   uint64
+// ClientCounters counts what a Client received and sent (Client.Stats).
+// The server's view of a client is ConnectionStats.
+type ClientCounters struct {
+	// BytesIn and BytesOut count message bytes received and sent.
+	BytesIn, BytesOut uint64
+	// Updates and Mutations count the update and mutation messages applied;
+	// Stale the entities of mutation messages older than what the client
+	// had; Buffered the messages held until their update arrived.
+	Updates, Mutations, Stale, Buffered uint64
+	// Malformed counts messages that did not decode; DroppedBuffered the
+	// held or delivered messages dropped at their caps (MaxBuffered,
+	// DefaultInboxMessages and DefaultInboxBytes); Unmatched the entity
+	// mappings (Server.MapClientEntity) naming no free client entity.
 	Malformed, DroppedBuffered, Unmatched uint64
-}
-
-type cliEnt struct {
-	client   ecs.Entity
-	server   ecs.Entity
-	mutTick  tick.Tick // newest mutation applied
-	hasMut   bool
-	histTick tick.Tick
-	hist     uint64
-	// vals is the first of the entity's values with references (slot+1 in
-	// refIndex.vals, 0: none).
-	vals  int32
-	born  uint32 // creation number (matches its entry in Client.order)
-	alive bool
-}
-
-// orderEntry is a record in creation order; stale when the record was
-// dropped (and maybe reused) since.
-type orderEntry struct {
-	idx  int32
-	born uint32
-}
-
-type tickTrack struct {
-	tick       tick.Tick
-	n, got     int
-	done, seen bool
-	have       [4]uint64 // packet indices received
-}
-
-type buffered struct {
-	required tick.Tick
-	ch       transport.Channel
-	data     []byte
 }
 
 // Client receives a server's replication into its World: it spawns an
@@ -128,36 +77,34 @@ type Client struct {
 	comps []boundComponent
 	rep   *ecs.Store[Replicated]
 
-	conn    transport.MessageConn
-	state   ClientState
-	id      ClientID
-	err     error
+	cliConn    // connection, state, events and counters
+	cliOrder   // ordering: applied updates, held messages, acks, ticks
+	cliRecords // server entity to client entity records (apply.go)
+	cliScratch // buffers of one update or mutation message (apply.go)
+}
+
+// cliConn is a client's connection and what it reports.
+type cliConn struct {
+	conn   transport.MessageConn
+	state  ClientState
+	id     ClientID
+	err    error
+	events []ClientEvent
+	stats  ClientCounters
+	out    []byte
+}
+
+// cliOrder puts what arrives in order: the last update applied, messages
+// held until their update arrives, the parts of a large update, acks to
+// send, each tick's completeness, and the server messages to deliver.
+type cliOrder struct {
 	applied tick.Tick
 	hasUpd  bool
-
-	bySrv   map[ecs.Entity]int32
-	byCli   map[ecs.Entity]int32
-	ents    []cliEnt
-	free    []int32
-	order   []orderEntry // entity records in creation order (deterministic cleanup)
-	born    uint32
-	dead    int // stale entries in order
 	buf     []buffered
+	parts   updateParts
 	acks    []uint32
 	ticks   [64]tickTrack
 	inboxes []msgQueue
-	events  []ClientEvent
-	stats   ClientStatistics
-	out     []byte
-	parts   updateParts
-	refs    refIndex
-	moved   []ecs.Entity // server entities that appeared or left in this update
-	items   []updItem
-	vals    []updComp
-	maps    []mapping
-	adopt   []mapping
-	mapper  srvMapper
-	rmapper cliMapper
 }
 
 // NewClient returns a Client for cfg.World (not yet connected).
@@ -168,18 +115,14 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if len(cfg.Token) > maxTokenLen {
 		return nil, fmt.Errorf("%w: token longer than %d bytes", ErrTooLarge, maxTokenLen)
 	}
-	if cfg.MaxBuffered == 0 {
-		cfg.MaxBuffered = 1024
-	}
-	if cfg.MaxUpdateBytes <= 0 {
-		cfg.MaxUpdateBytes = DefaultMaxUpdateBytes
-	}
+	cfg.setDefaults()
 	p := cfg.Protocol
 	if err := p.checkRules(); err != nil {
 		return nil, err
 	}
 	p.freeze()
-	c := &Client{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger, bySrv: map[ecs.Entity]int32{}, byCli: map[ecs.Entity]int32{}}
+	c := &Client{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger}
+	c.bySrv, c.byCli = map[ecs.Entity]int32{}, map[ecs.Entity]int32{}
 	c.refs.byRef = map[ecs.Entity][]refEntry{}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -216,10 +159,7 @@ func (c *Client) Connect(conn transport.MessageConn) error {
 	c.conn = conn
 	c.state = Connecting
 	c.err = nil
-	b := append(c.out[:0], kindHello)
-	b = appendUvarint(b, wireVersion)
-	b = binary.LittleEndian.AppendUint64(b, c.p.hash)
-	b = appendBytes(b, c.cfg.Token)
+	b := appendHello(c.out[:0], c.p.hash, c.cfg.Token)
 	c.out = b
 	return c.send(transport.ReliableOrdered, b)
 }
@@ -253,7 +193,7 @@ func (c *Client) Events() []ClientEvent {
 }
 
 // Stats returns the client's counters.
-func (c *Client) Stats() ClientStatistics { return c.stats }
+func (c *Client) Stats() ClientCounters { return c.stats }
 
 // UpdateTick is the server tick of the last update applied.
 func (c *Client) UpdateTick() tick.Tick { return c.applied }
@@ -299,25 +239,6 @@ func (c *Client) TickComplete(t tick.Tick) bool {
 	return tr.seen && tr.tick == t && tr.done
 }
 
-func (r *cliEnt) confirm(t tick.Tick) {
-	switch {
-	case r.hist == 0:
-		r.histTick, r.hist = t, 1
-	case t.After(r.histTick):
-		d := t.Sub(r.histTick)
-		if d >= 64 {
-			r.hist = 1
-		} else {
-			r.hist = r.hist<<uint(d) | 1
-		}
-		r.histTick = t
-	default:
-		if d := r.histTick.Sub(t); d < 64 {
-			r.hist |= 1 << uint(d)
-		}
-	}
-}
-
 // Update receives the server's messages: the welcome or rejection, updates
 // (applied at once), mutations (applied once their update is there, newer
 // values only, then acknowledged) and server messages. Call it once per
@@ -339,11 +260,7 @@ func (c *Client) Update() {
 	}
 	for acks := c.acks; len(acks) > 0 && c.state == Connected; {
 		n := min(len(acks), maxAcks)
-		b := append(c.out[:0], kindAcks)
-		b = appendUvarint(b, uint64(n))
-		for _, s := range acks[:n] {
-			b = appendUvarint(b, uint64(s))
-		}
+		b := appendAcks(c.out[:0], acks[:n])
 		c.out = b
 		_ = c.send(transport.ReliableOrdered, b)
 		acks = acks[n:]
@@ -369,18 +286,6 @@ func (c *Client) Update() {
 		c.disconnected(reason, rejected)
 	default:
 	}
-}
-
-// parseReject reads a server's rejection close reason "reject/<code> text".
-func parseReject(reason string) (code int, text string, ok bool) {
-	var n int
-	if _, err := fmt.Sscanf(reason, "reject/%d", &n); err != nil {
-		return 0, "", false
-	}
-	if i := strings.IndexByte(reason, ' '); i >= 0 {
-		text = reason[i+1:]
-	}
-	return n, text, true
 }
 
 // Close ends the connection and removes the replicated entities.
@@ -428,16 +333,14 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 		c.stats.Malformed++
 		return
 	}
-	r := reader{b: msg[1:]}
 	switch msg[0] {
 	case kindWelcome:
-		id := r.uvarint()
-		r.u32() // the server's tick (validated, not needed yet)
-		if r.end() != nil || c.state != Connecting {
+		id, _, err := readWelcome(msg[1:]) // the server's tick is not needed yet
+		if err != nil || c.state != Connecting {
 			c.stats.Malformed++
 			return
 		}
-		c.id = ClientID(id)
+		c.id = id
 		c.state = Connected
 		c.events = append(c.events, ClientEvent{Kind: EventConnected})
 	case kindUpdate, kindUpdatePart:
@@ -471,9 +374,8 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 	case kindMutations:
 		c.mutations(ch, msg)
 	case kindServerMsg:
-		id := int(r.uvarint())
-		req := tick.Tick(r.u32())
-		if r.err != nil {
+		id, req, payload, err := readServerMsg(msg[1:])
+		if err != nil {
 			c.stats.Malformed++
 			return
 		}
@@ -486,12 +388,18 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 			c.hold(req, ch, msg)
 			return
 		}
-		if !c.inboxes[id].push(0, r.b, DefaultInboxMessages, DefaultInboxBytes) {
+		if !c.inboxes[id].push(0, payload, DefaultInboxMessages, DefaultInboxBytes) {
 			c.stats.DroppedBuffered++
 		}
 	default:
 		c.stats.Malformed++
 	}
+}
+
+type buffered struct {
+	required tick.Tick
+	ch       transport.Channel
+	data     []byte
 }
 
 func (c *Client) hold(req tick.Tick, ch transport.Channel, msg []byte) {
@@ -519,50 +427,9 @@ func (c *Client) release() {
 	c.buf = append(held[:k], c.buf...)
 }
 
-func (c *Client) inbox(id int) *msgQueue { return &c.inboxes[id] }
-
-func readEntity(r *reader) ecs.Entity {
-	idx := r.u32()
-	gen := r.u32()
-	return ecs.NewEntity(idx, gen)
+type tickTrack struct {
+	tick       tick.Tick
+	n, got     int
+	done, seen bool
+	have       [4]uint64 // packet indices received
 }
-
-// srvMapper maps server entities to client entities (an entity the client
-// does not have maps to none) and records the server entities it saw.
-type srvMapper struct {
-	c    *Client
-	refs []ecs.Entity
-}
-
-func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
-	m.refs = append(m.refs, e)
-	if i, ok := m.c.bySrv[e]; ok {
-		return m.c.ents[i].client
-	}
-	return 0
-}
-
-// write writes one component value, remembering values with references.
-func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
-	c.mapper.refs = c.mapper.refs[:0]
-	if err := c.comps[id].write(rec.client, t, val, &c.mapper); err != nil {
-		c.stats.Malformed++
-		return
-	}
-	if c.comps[id].info().isMap {
-		c.remember(rec, id, t, val, c.mapper.refs)
-	}
-}
-
-// cliMapper maps client entities to server entities (unknown: none).
-type cliMapper struct{ c *Client }
-
-func (m *cliMapper) MapEntity(e ecs.Entity) ecs.Entity {
-	if i, ok := m.c.byCli[e]; ok {
-		return m.c.ents[i].server
-	}
-	return 0
-}
-
-func (c *Client) fromServer() ecs.EntityMapper { return &c.mapper }
-func (c *Client) toServer() ecs.EntityMapper   { return &c.rmapper }

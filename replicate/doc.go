@@ -124,4 +124,32 @@
 //
 // SaveState and LoadState write and read the replicated state of a world
 // (server restarts, debugging).
+//
+// # Statistics
+//
+// Server.Stats returns a client's ConnectionStats (round trip, loss, bytes
+// and rates, resends, violations, the memory kept for it); Client.Stats
+// returns the client's own ClientCounters (messages applied, stale,
+// held, malformed).
+//
+// # Wire format
+//
+// The bytes of every message are specified in wire.go, which lays them
+// out; wire_test.go pins each message kind with golden bytes. Varints are
+// read by package internal/bin and must be minimally encoded. A client of
+// another wire version is rejected.
+//
+// # Source files
+//
+// The front door is config.go (ServerConfig, ClientConfig, defaults),
+// errors.go, protocol.go (Protocol, components, rules), messages.go
+// (message types), server.go and client.go. The server's tick, in the
+// order Send runs it: receive.go (connections, hellos, acks, client
+// messages, quotas), changes.go (the world's changes of the tick, values
+// encoded once), update.go (each client's update), parts.go (large updates
+// in parts, on both sides), visibility.go (visibility and priority),
+// segments.go (shared segments taken whole), packing.go (mutation
+// messages), acks.go (acks, loss and resends). state.go holds the server's
+// per-entity and per-client state, grouped by concern; apply.go and refs.go
+// the client's side of applying updates and mutations.
 package replicate

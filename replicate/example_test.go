@@ -1,11 +1,83 @@
 package replicate_test
 
 import (
+	"context"
 	"fmt"
+	"net/netip"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/transport"
 )
+
+// Pos is the replicated component of the examples.
+type Pos struct{ X, Y float32 }
+
+// newExampleProtocol builds the protocol; server and client each build the
+// same one.
+func newExampleProtocol() *replicate.Protocol {
+	p := replicate.NewProtocol()
+	if _, err := replicate.Component[Pos](p, replicate.WithOwnRule()); err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// A server replicates its world to a client over the in-memory network of
+// package transport (QUIC works the same way, see transport/quic). Each
+// server tick is one Send; the client applies what arrived in Update. A
+// game polls both once per tick; this example waits for the messages
+// instead, so it needs no clock. In tests, run it inside synctest.Test
+// with latency and loss on the network's links.
+func Example() {
+	ctx := context.Background()
+	network := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 1})
+	defer network.Close()
+	ln, _ := network.Listen(netip.AddrPort{})
+
+	// The server owns the world: entities marked Replicated are sent.
+	sw := ecs.New()
+	srv, err := replicate.NewServer(replicate.ServerConfig{World: sw, Protocol: newExampleProtocol()})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	e := sw.Spawn()
+	_ = ecs.Register[replicate.Replicated](sw).Set(e, replicate.Replicated{})
+	_ = ecs.Register[Pos](sw).Set(e, Pos{X: 1, Y: 2})
+
+	// The client dials, hands the conn to its Client and says hello.
+	cw := ecs.New()
+	client, _ := replicate.NewClient(replicate.ClientConfig{World: cw, Protocol: newExampleProtocol()})
+	defer client.Close()
+	conn, _ := network.Dial(ctx, ln.Addr())
+	sconn, _ := ln.Accept(ctx) // or srv.Serve(ctx, ln) in a goroutine
+	srv.AddConn(sconn)
+	_ = client.Connect(conn)
+
+	_ = sconn.WaitReceive(ctx) // the hello
+	srv.Send()                 // a server tick: welcome, then the update
+	for client.Entities() == 0 {
+		_ = conn.WaitReceive(ctx)
+		client.Update()
+	}
+	ce, _ := client.ClientEntity(e)
+	pos, _ := ecs.StoreOf[Pos](cw).Get(ce)
+	fmt.Println(client.State(), client.Entities(), pos)
+
+	// The next tick sends only what changed, as a mutation.
+	_ = ecs.StoreOf[Pos](sw).Set(e, Pos{X: 3, Y: 4})
+	srv.Send()
+	for pos.X != 3 {
+		_ = conn.WaitReceive(ctx)
+		client.Update()
+		pos, _ = ecs.StoreOf[Pos](cw).Get(ce)
+	}
+	fmt.Println(pos, "after", client.Stats().Updates, "update")
+	// Output:
+	// connected 1 {1 2}
+	// {3 4} after 1 update
+}
 
 // A Rule replicates its components together, on entities that have all of
 // them and pass its filters; WithOwnRule gives a component a rule of its

@@ -329,16 +329,16 @@ func isSeq(got []int32, n int32) bool {
 	return true
 }
 
-// Known bugs of package replicate, found with the rig above. These tests
-// fail until they are fixed.
+// Regression tests of bugs found with the rig above (both fixed; each
+// failed before its fix).
 
 // TestPriorityThrottlesChangingEntity: priority 0.25 must send an entity
 // that changes every tick at most every 4th tick ("priority × ticks since
-// the last send must reach 1"). An entity whose send was deferred is
-// visited twice per tick while it keeps changing (from the deferred list in
-// startMutations and from the changed list in mutateChanged), and its
-// accumulator grows by 2 × priority per tick: 0.25 sends every 3rd tick,
-// 0.1 every 5th.
+// the last send must reach 1"). The bug: an entity whose send was deferred
+// was visited twice per tick while it kept changing (from the deferred
+// list in startMutations and from the changed list in mutateChanged), so
+// its accumulator grew by 2 × priority per tick: 0.25 sent every 3rd tick,
+// 0.1 every 5th. visit now skips an entity already deferred this tick.
 func TestPriorityThrottlesChangingEntity(t *testing.T) {
 	tp := newProto(t)
 	h := newHarness(t, tp, replicate.ServerConfig{})
@@ -368,16 +368,14 @@ func TestPriorityThrottlesChangingEntity(t *testing.T) {
 // 10 seconds. The client must end up with the server's values, and the
 // server must stop resending.
 //
-// It does neither: the burst queues at the link for longer than the
-// mutation timeout (1.5 RTT + 2 ticks, from the transport's RTT, which does
-// not see queueing), so records expire and their entities are resent under
-// new sequence numbers. When the ack of the first send arrives, it is
-// ignored: resolveAck only looks at the newest send (sentSeq), although
-// the value acknowledged is the latest one. Every value is resent every
-// timeout, forever: ~1500 resends/s and ~30 kB/s offered to a 20 kB/s link
-// while nothing changes, which keeps the queue (and the acks) late. The
-// resends go out in the same order every round, so the link drops the
-// same entities every round, and some never arrive at all.
+// The bug: the burst queued at the link for longer than the mutation
+// timeout (then 1.5 RTT + 2 ticks from the transport's RTT, which does not
+// see queueing), so records expired and their entities were resent under
+// new sequence numbers, and the late ack of the first send was ignored
+// (resolveAck looked only at the newest send). Every value was resent every
+// timeout, forever. Now the timeout also follows the measured time to an
+// ack and backs off while messages keep timing out, and the send before
+// the last one (prevSeq) still counts when its ack comes late.
 func TestQuietServerConvergesOnSlowLink(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newMemRig(t, 1, replicate.ServerConfig{})

@@ -1,41 +1,16 @@
 package replicate
 
+// Typed game messages both ways: registration, sending, receiving and
+// their queues.
+
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/internal/typename"
 	"github.com/rewindgo/rewind/transport"
-)
-
-// Message kinds (the first byte of every message on the connection).
-const (
-	kindHello     = 1 // client: version, protocol hash, token
-	kindAcks      = 2 // client: mutation message sequence numbers
-	kindClientMsg = 3 // client: typed message
-	kindWelcome   = 10
-	kindUpdate    = 12
-	kindMutations = 13
-	kindServerMsg = 14
-	// kindUpdatePart carries a slice of an update message too large for one
-	// message: the update's length, the slice's offset in it, its bytes.
-	kindUpdatePart = 15
-
-	// wireVersion 2: updates larger than updatePart travel in parts.
-	wireVersion  = 2
-	maxTokenLen  = 1024
-	maxAcks      = 1024
-	maxReasonLen = 256
-)
-
-// Reject reasons.
-const (
-	rejectProtocol = 1
-	rejectAuth     = 2
-	rejectFull     = 3
-	rejectVersion  = 4
-	rejectTimeout  = 5
 )
 
 // MessageOption configures a message type.
@@ -207,8 +182,7 @@ func (mt MessageType[M]) SendToServer(c *Client, m M) error {
 	if mt.isMap {
 		any(&v).(ecs.MapEntitieser).MapEntities(c.toServer())
 	}
-	b := append(c.out[:0], kindClientMsg)
-	b = appendUvarint(b, uint64(mt.spec.id))
+	b := appendClientMsgHeader(c.out[:0], mt.spec.id)
 	b = mt.codec.Append(b, &v)
 	c.out = b
 	return c.send(mt.spec.ch, b)
@@ -244,6 +218,96 @@ func (p *Protocol) checkMessage(id int, dir Direction) (*messageSpec, bool) {
 	}
 	return p.msgs[id], true
 }
+
+// messageQueues holds the server's game messages: received ones per type
+// (inboxes) and the ones to send at the end of the tick (out, payloads in
+// outBuf).
+type messageQueues struct {
+	inboxes []msgQueue
+	out     []queuedMsg
+	outBuf  []byte
+	scratch []byte
+}
+
+type queuedMsg struct {
+	spec *messageSpec
+	to   Target
+	off  int
+	n    int
+}
+
+func (s *Server) queueMessage(spec *messageSpec, to Target, payload []byte) error {
+	if len(s.out) >= 1<<16 {
+		return fmt.Errorf("%w: outgoing message queue full", ErrTooLarge)
+	}
+	if err := s.checkMessageSize(spec, to, len(payload)); err != nil {
+		return err
+	}
+	off := len(s.outBuf)
+	s.outBuf = append(s.outBuf, payload...)
+	s.out = append(s.out, queuedMsg{spec: spec, to: to, off: off, n: len(payload)})
+	return nil
+}
+
+// checkMessageSize refuses a server message that would not fit the channel
+// of a client it is sent to: its header (kind, type id, update tick) and
+// payload must fit MaxMessageSize on the reliable channels, and the
+// unreliable limit of every targeted connected client on Unreliable.
+func (s *Server) checkMessageSize(spec *messageSpec, to Target, n int) error {
+	size := serverMsgHeaderMax(spec.id) + n
+	limit := s.cfg.MaxMessageSize
+	if spec.ch == transport.Unreliable {
+		limit = transport.DefaultMaxUnreliableSize
+		first := true
+		for _, c := range s.order {
+			if c.authed && !c.gone && to.includes(c.id) {
+				if m := c.conn.MaxUnreliableSize(); first || m < limit {
+					limit, first = m, false
+				}
+			}
+		}
+	}
+	if size > limit {
+		return fmt.Errorf("%w: server message %s of %d bytes (%d with its header) over the %v limit of %d bytes: %w",
+			ErrTooLarge, spec.name, n, size, spec.ch, limit, &transport.SizeError{Channel: spec.ch, Size: size, Limit: limit})
+	}
+	return nil
+}
+
+// flushMessages sends the server messages queued since the last tick.
+func (s *Server) flushMessages() {
+	for _, q := range s.out {
+		payload := s.outBuf[q.off : q.off+q.n]
+		for _, c := range s.order {
+			if !c.authed || c.gone || !q.to.includes(c.id) {
+				continue
+			}
+			req := c.lastUpdate
+			if q.spec.independent {
+				req = 0
+			}
+			b := appendServerMsgHeader(s.scratch[:0], q.spec.id, req)
+			b = append(b, payload...)
+			s.scratch = b
+			err := c.conn.Send(q.spec.ch, b)
+			if errors.Is(err, transport.ErrTooLarge) {
+				// SendToClients checked the size against MaxMessageSize and
+				// the clients of the time: this conn's limits are smaller.
+				// The game message is lost for this client; its
+				// replication state is not, so it stays connected.
+				s.log.Warn("replicate: server message too large for a client's conn", "client", c.id, "message", q.spec.name, "err", err)
+				continue
+			}
+			s.afterSend(c, q.spec.ch, len(b), err)
+		}
+	}
+	s.out = s.out[:0]
+	s.outBuf = s.outBuf[:0]
+}
+
+func (s *Server) inbox(id int) *msgQueue { return &s.inboxes[id] }
+
+func (c *Client) inbox(id int) *msgQueue { return &c.inboxes[id] }
 
 // rawMessage is a received message waiting for the game to read it.
 type rawMessage struct {

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
 )
 
 // Saved state format, version 1: "RWRS", a version byte, the protocol hash
@@ -60,7 +61,7 @@ func SaveState(w io.Writer, world *ecs.World, p *Protocol) error {
 			start := len(b)
 			b = c.appendValue(b, e)
 			v := append([]byte(nil), b[start:]...)
-			b = appendBytes(b[:start], v)
+			b = bin.AppendBytes(b[:start], v)
 		}
 		if len(b) > 1<<16 {
 			if _, err := bw.Write(b); err != nil {
@@ -113,30 +114,30 @@ func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.E
 		id int
 		v  []byte
 	}
-	rd := reader{b: data[13:]}
-	n := rd.count(maxSavedEntity)
+	rd := bin.NewReader(data[13:])
+	n := rd.Count(maxSavedEntity)
 	var items []item
 	var vals []val
 	seen := map[ecs.Entity]bool{}
-	for i := 0; i < n && rd.err == nil; i++ {
+	for i := 0; i < n && rd.Err() == nil; i++ {
 		it := item{e: readEntity(&rd), first: len(vals)}
 		if seen[it.e] {
-			rd.fail(fmt.Errorf("%w: entity %v saved twice", ErrMalformed, it.e))
+			rd.Fail(fmt.Errorf("%w: entity %v saved twice", ErrMalformed, it.e))
 		}
 		seen[it.e] = true
-		it.n = rd.count(MaxComponents)
-		for k := 0; k < it.n && rd.err == nil; k++ {
-			id := int(rd.uvarint())
-			v := rd.bytes(maxMessageValue)
-			if rd.err == nil && (id >= len(comps) || comps[id].decodeCheck(v) != nil) {
-				rd.fail(errValue)
+		it.n = rd.Count(MaxComponents)
+		for k := 0; k < it.n && rd.Err() == nil; k++ {
+			id := int(rd.Uvarint())
+			v := rd.LenBytes(maxMessageValue)
+			if rd.Err() == nil && (id >= len(comps) || comps[id].decodeCheck(v) != nil) {
+				rd.Fail(errValue)
 			}
 			vals = append(vals, val{id: id, v: v})
 		}
 		items = append(items, it)
 	}
-	if err := rd.end(); err != nil {
-		return nil, err
+	if err := rd.End(); err != nil {
+		return nil, malformed(err)
 	}
 	m := loadMapper{}
 	rep := ecs.Register[Replicated](world)

@@ -1,14 +1,16 @@
 package replicate
 
+// The Server: its construction, public API and connection table; Send
+// runs the tick, whose steps live in the files named in doc.go.
+
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -18,118 +20,8 @@ import (
 // ClientID identifies a client of a Server (assigned at connection, from 1).
 type ClientID uint64
 
-// Defaults of ServerConfig.
-const (
-	DefaultMaxClients         = 256
-	DefaultMaxPending         = 64
-	DefaultHelloTimeout       = 5 * time.Second
-	DefaultTickRate           = 60
-	DefaultMaxMessagesPerTick = 256
-	DefaultMaxBytesPerTick    = 64 << 10
-	DefaultMaxViolations      = 32
-	DefaultInboxMessages      = 4096
-	DefaultInboxBytes         = 4 << 20
-	tickRing                  = 1024 // server ticks whose world tick is remembered
-	maxRecords                = 512  // mutation messages awaiting an ack, per client
-	maxRecordEntities         = 1 << 16
-	maxMappings               = 4096
-	maxPacketsPerTick         = 255
-	minMessageSize            = 1 << 10 // least ServerConfig.MaxMessageSize
-	// wholeRing is the number of ticks whose whole-segment sends a client
-	// remembers; mutation messages older than wholeRing-wholeMargin ticks are
-	// treated as lost, so every live message's tick is remembered.
-	wholeRing   = 256
-	wholeMargin = 8
-)
-
-// DefaultMaxUpdateBacklog is the default ServerConfig.MaxUpdateBacklog:
-// 256 MiB, as the client's DefaultMaxUpdateBytes.
-const DefaultMaxUpdateBacklog = 256 << 20
-
-// wholeTick records the segments a client took whole at tick: segment j
-// (bit j of mask) went out in message base + (the number of lower bits set).
-type wholeTick struct {
-	tick tick.Tick
-	base uint32
-	mask uint32
-}
-
-// ServerConfig configures a Server. Zero fields take the documented defaults.
-type ServerConfig struct {
-	// World holds the entities to replicate; Protocol lists the types.
-	World    *ecs.World
-	Protocol *Protocol
-	// Authenticate checks a connecting client's token before anything is
-	// replicated to it; a non-nil error rejects the client with the error's
-	// text. Nil accepts every client whose protocol matches.
-	Authenticate func(id ClientID, token []byte) error
-	// HiddenByDefault makes entities invisible to a client until
-	// SetVisible(client, entity, true). Default: visible.
-	HiddenByDefault bool
-	// NoTickTracking stops sending an (empty) mutation message on ticks
-	// without mutations. Clients then cannot tell when all data of a tick
-	// has arrived (Client.TickComplete), which client prediction needs.
-	NoTickTracking bool
-	// TickRate is the server's ticks per second (for timeouts). Default 60.
-	TickRate int
-	// MutationTimeout is how long a mutation message may go unacknowledged
-	// before its entities' latest values are resent. Default: adaptive,
-	// 1.5 round trips plus two ticks (at least 50 ms). Whatever the timeout,
-	// a message unacknowledged for 248 ticks counts as lost.
-	MutationTimeout time.Duration
-	// MaxClients caps connected clients: those that passed the protocol
-	// check and authentication. A client whose hello would exceed it is
-	// rejected as full. Default 256.
-	MaxClients int
-	// MaxPending caps the connections that have not said hello yet,
-	// counted apart from MaxClients (they hold no client slot). A new
-	// connection beyond it closes the oldest pending one ("server
-	// busy"), so connections that stay silent cannot keep an honest
-	// client, which says hello within a round trip, from connecting.
-	// Default 64.
-	MaxPending int
-	// HelloTimeout is how long a new connection may take to send its
-	// hello; a connection still silent then is rejected ("hello
-	// timeout"). Default 5 s.
-	HelloTimeout time.Duration
-	// MaxMessageSize is the largest reliable message the server sends: a
-	// server message (MessageType.SendToClients) that would not fit is
-	// refused with ErrTooLarge. Set it to the conns'
-	// transport.MessageLimits.MaxMessageSize when they use a smaller one.
-	// Updates larger than it (or than 64 KiB) travel in parts. At least
-	// 1 KiB. Default transport.DefaultMaxMessageSize (1 MiB).
-	MaxMessageSize int
-	// MaxMessagesPerTick and MaxBytesPerTick are each client's own quota:
-	// the messages (and bytes) read from one client per tick, and its
-	// game messages waiting in the server's inboxes until
-	// ReceiveFromClients takes them. Reading stops at either (the message
-	// that crosses MaxBytesPerTick is still read); the rest waits in the
-	// client's connection, whose bounded queue disconnects that client
-	// alone if it keeps sending faster. What one client sends therefore
-	// never delays or disconnects another, and the inboxes hold at most
-	// MaxMessagesPerTick messages and MaxBytesPerTick bytes plus one
-	// message per client. Messages of a type the game never reads count against
-	// their sender's quota until it does. Defaults 256 and 64 KiB.
-	MaxMessagesPerTick int
-	MaxBytesPerTick    int
-	// MaxUpdateBacklog caps the update bytes queued for one client and not
-	// yet sent: an update larger than 64 KiB (a late joiner's first update
-	// holds the whole world it may see) goes out in parts, at most 1 MiB per
-	// tick, and the updates of later ticks queue behind it. A client whose
-	// queue would exceed the cap is disconnected as not keeping up, so it
-	// also bounds the size of one update. Default DefaultMaxUpdateBacklog.
-	MaxUpdateBacklog int
-	// MaxViolations is how many protocol violations (bad bytes, unknown
-	// messages, references to entities it cannot see) a client may commit
-	// per second before it is disconnected.
-	// Default 32.
-	MaxViolations int
-	// Now is the server's clock for timeouts and rates. Default time.Now
-	// (virtualised by testing/synctest).
-	Now func() time.Time
-	// Logger receives diagnostics. Nil is silent.
-	Logger *slog.Logger
-}
+// tickRing is the number of server ticks whose world tick is remembered.
+const tickRing = 1024
 
 // ServerEventKind is the kind of a ServerEvent.
 type ServerEventKind uint8
@@ -165,8 +57,9 @@ type ServerEvent struct {
 	Reason string
 }
 
-// ClientStats describes one client as seen by the server.
-type ClientStats struct {
+// ConnectionStats describes one client's connection as the server sees it
+// (Server.Stats). The client's own counters are ClientCounters.
+type ConnectionStats struct {
 	// RTT is the connection's smoothed round-trip time; PacketsLost the
 	// transport's count of lost packets (QUIC) or transmission attempts
 	// (memory network), a measure of the link's loss.
@@ -187,164 +80,6 @@ type ClientStats struct {
 	RetainedBytes int
 }
 
-// srvEnt is the server's replication state of one entity slot.
-type srvEnt struct {
-	e      ecs.Entity
-	mask   uint64 // replicated components
-	once   uint64 // of which replicated only once
-	listed bool
-	pos    int32
-	touch  tick.Tick // dedupe of structural processing
-	// structAt is the tick of the entity's last spawn or structural change.
-	structAt tick.Tick
-	chg      tick.Tick // tick at which a value changed (dedupe)
-	ins      uint64    // components inserted this tick
-	rem      uint64    // components removed this tick
-	prio     float32
-	// The entity's mutation block of this tick, shared by all clients.
-	blkStamp       tick.Tick
-	blkMask        uint64
-	blkOff, blkLen uint32
-	// This tick's shared block (the components that changed this tick), its
-	// segment, and the latest change tick of its other live components.
-	shOff, shLen uint32
-	seg          int32
-	others       tick.Tick
-	hasOthers    bool
-	// hist holds the last two ticks at which the entity's shared block went
-	// out in a segment, newest first: clients that took the segment whole
-	// learn those sends from here (catchUp), not from their own state.
-	hist [2]histEntry
-}
-
-// histEntry: at tick, the entity's shared block was in segment seg-1 (seg 0:
-// no entry).
-type histEntry struct {
-	tick tick.Tick
-	seg  int32
-}
-
-// clientEnt is a client's view of one entity slot (32 bytes).
-type clientEnt struct {
-	gen       uint32
-	ackedTick tick.Tick
-	sentTick  tick.Tick
-	sentSeq   uint32
-	// prevTick and prevSeq are the send before the last: its late ack still
-	// counts (a resend after a timeout must not make the first send's ack
-	// worthless, or a queue that delays acks keeps everything resending).
-	prevTick tick.Tick
-	prevSeq  uint32
-	acc      float32
-	vis      uint8 // 0 default, 1 visible, 2 hidden
-	flags    uint8
-}
-
-const (
-	ceSpawned  = 1
-	ceResend   = 2
-	ceDeferred = 4
-	ceSeen     = 8  // sentSeq valid
-	cePrev     = 16 // prevSeq valid
-)
-
-type sentRecord struct {
-	seq    uint32
-	tick   tick.Tick
-	first  int // index in entRing (absolute count)
-	n      int
-	acked  bool
-	sentAt time.Time
-}
-
-type serverClient struct {
-	// The fields read for every changed entity come first, together.
-	active   bool  // taking part in this tick's send
-	seg      int32 // 1 + index of the segment whose message is open, or 0
-	seq      uint32
-	nPkts    int
-	cur      *sentRecord
-	entRing  []uint32 // power-of-two ring of entity slots of the records
-	entStart int      // absolute index of entRing's oldest entry
-	entEnd   int
-	ackBits  *[ackWindow / 64]uint64
-	slow     []uint32 // changed entities to visit after the segments
-	whole    *[wholeRing]wholeTick
-	// shown has a bit per entity slot spawned on the client before this
-	// tick (newSpawns: spawned this tick, shown at the end of it).
-	shown     []uint64
-	newSpawns []uint32
-	// dirty: since an irregularity (a lost message, a deferral for lack
-	// of messages) the client may owe values older than its
-	// acknowledged ticks; it clears once everything sent up to settle is
-	// acknowledged.
-	dirty     bool
-	settle    tick.Tick
-	wholeMsgs uint64 // messages sent as whole segments (tests)
-
-	slot   int // column of the client in Server.cstate
-	nEnts  int // entity slots covered (for RetainedBytes)
-	maxPkt int
-	id     ClientID
-	conn   transport.MessageConn
-	authed bool
-	fresh  bool // authorized this tick: gets everything visible
-	gone   bool
-
-	// Until authed (its hello was accepted; it then holds a slot), the
-	// client is pending and is rejected if no hello came by helloBy.
-	helloBy time.Time
-	// queued and queuedBytes: the client's game messages waiting in the
-	// server's inboxes (its quota).
-	queued, queuedBytes int
-
-	spawned    int
-	lastUpdate tick.Tick
-	recs       []sentRecord // ring, oldest first from recHead
-	recHead    int
-	recLen     int
-	ackRTT     time.Duration // smoothed time from sending a mutation message to its ack
-	backoff    uint          // timeout doublings after repeated losses
-	resend     []uint32
-	deferred   []uint32
-	resend2    []uint32 // the other buffer of each list, swapped every tick
-	deferred2  []uint32
-	visQueue   []visChange
-	maps       []mapping
-
-	secMap, secDesp, secRem, secIns []byte
-	nMap, nDesp, nRem, nIns         int
-	upd                             []byte
-	pkts                            [][]byte
-	// backlog holds update messages (parts of a large update, and the
-	// updates after it) not sent yet, each length-prefixed; backOff is the
-	// offset of the first unsent one.
-	backlog []byte
-	backOff int
-
-	stats           ClientStats
-	violations      int
-	violationStart  time.Time
-	rateStart       time.Time
-	rateOut, rateIn uint64
-}
-
-type visChange struct {
-	e   ecs.Entity
-	vis uint8
-}
-
-type mapping struct {
-	server, client ecs.Entity
-}
-
-type queuedMsg struct {
-	spec *messageSpec
-	to   Target
-	off  int
-	n    int
-}
-
 // Server replicates a World to its clients: each tick (Send), one reliable,
 // ordered, atomic update message per client with what changed in structure
 // (spawns, despawns, inserted and removed components, entity mappings), and
@@ -361,41 +96,29 @@ type Server struct {
 	comps []boundComponent
 	rules []resolvedRule
 	rep   *ecs.Store[Replicated]
+	now   time.Time
+	evs   []ServerEvent
 
+	serverTicks   // server ticks and the world ticks they saw
+	entityTable   // per-entity and per-client-and-entity state (state.go)
+	worldChanges  // this tick's changes of the world (changes.go)
+	encodings     // values and blocks encoded once per tick (changes.go)
+	segmenter     // this tick's shared segments (segments.go)
+	connTable     // connections and clients (receive.go)
+	messageQueues // game messages both ways (messages.go)
+}
+
+// serverTicks maps server ticks to the world's change ticks.
+type serverTicks struct {
 	tick       tick.Tick
 	worldTicks [tickRing]uint64
 	prevWorld  uint64
+}
 
-	ents []srvEnt
-	list []uint32
-	// Per-client entity states, entity-major: the states of entity slot i
-	// are cstate[i*slotCap : (i+1)*slotCap], one column per client slot, so
-	// the clients' states of a changed entity share cache lines.
-	cstate  []clientEnt
-	slotCap int
-	slotOf  []*serverClient
-	cancel  func()
-	touched []ecs.Entity
-
-	spawnedNow   []uint32
-	despawnedNow []ecs.Entity
-	structNow    []uint32
-	changedNow   []uint32
-	shared       []uint32 // changed entities in this tick's segments
-	unshared     []uint32 // changed entities every client visits
-	segs         []segment
-	noWhole      bool // no whole segments (tests compare both paths)
-	// raised: an entity's priority was raised to 1 or more; what it held
-	// back goes out at raiseSettle.
-	raised      bool
-	raiseSettle tick.Tick
-
-	cache      []cacheEntry
-	cacheBuf   []byte
-	blockBuf   []byte
-	compTicks  []tick.Tick // per entity slot and component: server tick of the last change
-	cacheStamp tick.Tick
-
+// connTable holds the server's connections: new ones handed over by
+// AddConn (from any goroutine, under mu) and the clients, pending or
+// connected.
+type connTable struct {
 	mu       sync.Mutex
 	newConns []transport.MessageConn
 
@@ -403,19 +126,6 @@ type Server struct {
 	order   []*serverClient
 	nextID  ClientID
 	pending int // clients in order that have not said hello
-
-	inboxes []msgQueue
-	out     []queuedMsg
-	outBuf  []byte
-	scratch []byte
-	evs     []ServerEvent
-	now     time.Time
-}
-
-type cacheEntry struct {
-	stamp tick.Tick
-	off   uint32
-	n     uint32
 }
 
 // NewServer returns a Server for cfg.World with cfg.Protocol (which is frozen:
@@ -424,45 +134,16 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.World == nil || cfg.Protocol == nil {
 		return nil, fmt.Errorf("%w: World and Protocol are required", ErrRegistered)
 	}
-	if cfg.TickRate == 0 {
-		cfg.TickRate = DefaultTickRate
-	}
-	if cfg.MaxClients == 0 {
-		cfg.MaxClients = DefaultMaxClients
-	}
-	if cfg.MaxMessagesPerTick == 0 {
-		cfg.MaxMessagesPerTick = DefaultMaxMessagesPerTick
-	}
-	if cfg.MaxPending == 0 {
-		cfg.MaxPending = DefaultMaxPending
-	}
-	if cfg.HelloTimeout == 0 {
-		cfg.HelloTimeout = DefaultHelloTimeout
-	}
-	if cfg.MaxMessageSize == 0 {
-		cfg.MaxMessageSize = transport.DefaultMaxMessageSize
-	}
-	if cfg.MaxBytesPerTick == 0 {
-		cfg.MaxBytesPerTick = DefaultMaxBytesPerTick
-	}
-	if cfg.MaxViolations == 0 {
-		cfg.MaxViolations = DefaultMaxViolations
-	}
-	if cfg.MaxUpdateBacklog == 0 {
-		cfg.MaxUpdateBacklog = DefaultMaxUpdateBacklog
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxBytesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < minMessageSize || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
-		return nil, fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
 	}
 	p := cfg.Protocol
 	if err := p.checkRules(); err != nil {
 		return nil, err
 	}
 	p.freeze()
-	s := &Server{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger, clients: map[ClientID]*serverClient{}}
+	s := &Server{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger}
+	s.clients = map[ClientID]*serverClient{}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -548,10 +229,10 @@ func (s *Server) Clients() []ClientID {
 }
 
 // Stats returns a connected client's statistics.
-func (s *Server) Stats(id ClientID) (ClientStats, error) {
+func (s *Server) Stats(id ClientID) (ConnectionStats, error) {
 	c := s.clients[id]
 	if c == nil {
-		return ClientStats{}, ErrNotConnected
+		return ConnectionStats{}, ErrNotConnected
 	}
 	st := c.stats
 	cs := c.conn.Stats()
@@ -573,42 +254,6 @@ func (s *Server) Disconnect(id ClientID, reason string) error {
 	return nil
 }
 
-// SetVisible shows or hides entity e to client id from the next Send. An
-// entity that becomes visible is sent whole; one that becomes hidden is
-// despawned on that client.
-func (s *Server) SetVisible(id ClientID, e ecs.Entity, visible bool) error {
-	c := s.clients[id]
-	if c == nil {
-		return ErrNotConnected
-	}
-	v := uint8(2)
-	if visible {
-		v = 1
-	}
-	if len(c.visQueue) >= 1<<20 {
-		return fmt.Errorf("%w: visibility queue full", ErrTooLarge)
-	}
-	c.visQueue = append(c.visQueue, visChange{e: e, vis: v})
-	return nil
-}
-
-// SetPriority sets the send priority of entity e's mutations (default 1):
-// changes are sent when priority × ticks since the last send reaches 1, so
-// 0.25 sends at most every 4th tick; low priorities never starve.
-func (s *Server) SetPriority(e ecs.Entity, priority float32) {
-	if priority <= 0 || math.IsNaN(float64(priority)) {
-		priority = 1
-	}
-	idx := int(e.Index())
-	s.grow(idx)
-	if s.ents[idx].prio < 1 && priority >= 1 {
-		// Values the entity's priority held back go out next tick: no
-		// client takes whole segments until that tick is acknowledged.
-		s.raised, s.raiseSettle = true, s.tick+1
-	}
-	s.ents[idx].prio = priority
-}
-
 // MapClientEntity tells client id that server entity se is its predicted
 // entity ce: when se reaches the client, the client adopts ce instead of
 // spawning a new entity.
@@ -622,6 +267,51 @@ func (s *Server) MapClientEntity(id ClientID, se, ce ecs.Entity) error {
 	}
 	c.maps = append(c.maps, mapping{server: se, client: ce})
 	return nil
+}
+
+// Send runs one server tick of replication: it accepts new connections,
+// reads the clients' messages (hellos, acks, game messages), then sends each
+// authenticated client its update and mutation messages for what changed in
+// the world since the previous Send, and the server messages queued since.
+// Call it once per server tick, after the simulation step. It advances the
+// world's change tick.
+func (s *Server) Send() {
+	s.now = s.cfg.Now()
+	s.accept()
+	s.receive()
+	s.tick++
+	t := s.tick
+	wt := s.w.Tick()
+	s.worldTicks[int(t)%tickRing] = wt
+	s.structural(t)
+	s.valueChanges(t)
+	s.cacheStamp = t
+	s.cacheBuf = s.cacheBuf[:0]
+	s.blockBuf = s.blockBuf[:0]
+	for i := 0; i < len(s.order); i++ {
+		c := s.order[i]
+		c.active = false
+		if c.authed && !c.gone {
+			s.sendClient(c, t)
+			c.active = !c.gone
+		}
+		if c.gone {
+			i--
+		}
+	}
+	s.mutateChanged(t)
+	for _, c := range s.order {
+		if c.active {
+			s.finishClient(c, t)
+		}
+	}
+	s.flushMessages()
+	s.prevWorld = wt
+	s.w.AdvanceTick()
+	s.spawnedNow = s.spawnedNow[:0]
+	s.despawnedNow = s.despawnedNow[:0]
+	s.structNow = s.structNow[:0]
+	s.changedNow = s.changedNow[:0]
 }
 
 func (s *Server) grow(idx int) {
@@ -690,251 +380,6 @@ func (s *Server) drop(c *serverClient, reason string) {
 	s.log.Debug("replicate: client dropped", "client", c.id, "reason", reason)
 }
 
-func (s *Server) violation(c *serverClient, what string) {
-	c.stats.Violations++
-	if s.now.Sub(c.violationStart) > time.Second {
-		c.violationStart = s.now
-		c.violations = 0
-	}
-	c.violations++
-	s.log.Debug("replicate: client violation", "client", c.id, "what", what)
-	if c.violations > s.cfg.MaxViolations {
-		s.drop(c, "protocol violations: "+what)
-	}
-}
-
-func (s *Server) queueMessage(spec *messageSpec, to Target, payload []byte) error {
-	if len(s.out) >= 1<<16 {
-		return fmt.Errorf("%w: outgoing message queue full", ErrTooLarge)
-	}
-	if err := s.checkMessageSize(spec, to, len(payload)); err != nil {
-		return err
-	}
-	off := len(s.outBuf)
-	s.outBuf = append(s.outBuf, payload...)
-	s.out = append(s.out, queuedMsg{spec: spec, to: to, off: off, n: len(payload)})
-	return nil
-}
-
-// checkMessageSize refuses a server message that would not fit the channel
-// of a client it is sent to: its header (kind, type id, update tick) and
-// payload must fit MaxMessageSize on the reliable channels, and the
-// unreliable limit of every targeted connected client on Unreliable.
-func (s *Server) checkMessageSize(spec *messageSpec, to Target, n int) error {
-	size := 1 + uvarintLen(uint64(spec.id)) + binary.MaxVarintLen32 + n
-	limit := s.cfg.MaxMessageSize
-	if spec.ch == transport.Unreliable {
-		limit = transport.DefaultMaxUnreliableSize
-		first := true
-		for _, c := range s.order {
-			if c.authed && !c.gone && to.includes(c.id) {
-				if m := c.conn.MaxUnreliableSize(); first || m < limit {
-					limit, first = m, false
-				}
-			}
-		}
-	}
-	if size > limit {
-		return fmt.Errorf("%w: server message %s of %d bytes (%d with its header) over the %v limit of %d bytes: %w",
-			ErrTooLarge, spec.name, n, size, spec.ch, limit, &transport.SizeError{Channel: spec.ch, Size: size, Limit: limit})
-	}
-	return nil
-}
-
-// uvarintLen is the length of v's uvarint encoding.
-func uvarintLen(v uint64) int {
-	n := 1
-	for ; v >= 0x80; v >>= 7 {
-		n++
-	}
-	return n
-}
-
-func (s *Server) inbox(id int) *msgQueue { return &s.inboxes[id] }
-
-// accept moves new connections into the client table.
-func (s *Server) accept() {
-	s.mu.Lock()
-	pend := s.newConns
-	s.newConns = nil
-	s.mu.Unlock()
-	for _, conn := range pend {
-		if s.pending >= s.cfg.MaxPending {
-			for _, o := range s.order { // the oldest pending connection
-				if !o.authed {
-					s.reject(o, rejectFull, fmt.Sprintf("server busy: %d connections waiting for their hello", s.cfg.MaxPending))
-					break
-				}
-			}
-		}
-		s.nextID++
-		c := &serverClient{id: s.nextID, conn: conn, violationStart: s.now, rateStart: s.now, helloBy: s.now.Add(s.cfg.HelloTimeout)}
-		s.clients[c.id] = c
-		s.order = append(s.order, c)
-		s.pending++
-	}
-}
-
-// receive reads each client's messages (at most MaxMessagesPerTick).
-func (s *Server) receive() {
-	for i := 0; i < len(s.order); i++ {
-		c := s.order[i]
-		select {
-		case <-c.conn.Done():
-			s.drop(c, "connection closed")
-			i--
-			continue
-		default:
-		}
-		for n, read := 0, 0; s.quotaLeft(c, n, read); n++ {
-			ch, msg, ok := c.conn.Receive()
-			if !ok {
-				break
-			}
-			read += len(msg)
-			c.stats.BytesIn += uint64(len(msg))
-			s.handle(c, ch, msg)
-		}
-		if !c.authed && !c.gone && !s.now.Before(c.helloBy) {
-			s.reject(c, rejectTimeout, fmt.Sprintf("hello timeout: no hello within %v", s.cfg.HelloTimeout))
-		}
-		if c.gone {
-			i--
-		}
-	}
-}
-
-func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
-	if len(msg) == 0 {
-		s.violation(c, "empty message")
-		return
-	}
-	r := reader{b: msg[1:]}
-	switch msg[0] {
-	case kindHello:
-		if c.authed {
-			s.violation(c, "second hello")
-			return
-		}
-		ver := r.uvarint()
-		hash := r.u64()
-		token := r.bytes(maxTokenLen)
-		if r.end() != nil {
-			s.reject(c, rejectVersion, "malformed hello")
-			return
-		}
-		if ver != wireVersion {
-			s.reject(c, rejectVersion, fmt.Sprintf("wire version %d, server speaks %d", ver, wireVersion))
-			return
-		}
-		if hash != s.p.hash {
-			s.reject(c, rejectProtocol, fmt.Sprintf("protocol mismatch: client %016x, server %016x", hash, s.p.hash))
-			return
-		}
-		if s.cfg.Authenticate != nil {
-			if err := s.cfg.Authenticate(c.id, token); err != nil {
-				s.reject(c, rejectAuth, "authentication failed: "+err.Error())
-				return
-			}
-		}
-		if s.authed() >= s.cfg.MaxClients {
-			s.reject(c, rejectFull, "server full")
-			return
-		}
-		c.ackBits, c.whole = new([ackWindow / 64]uint64), new([wholeRing]wholeTick)
-		s.assignSlot(c)
-		s.pending--
-		c.authed, c.fresh = true, true
-		b := append(s.scratch[:0], kindWelcome)
-		b = binary.AppendUvarint(b, uint64(c.id))
-		b = binary.AppendUvarint(b, uint64(s.tick))
-		s.scratch = b
-		s.sendTo(c, transport.ReliableOrdered, b)
-		s.event(ServerEvent{Kind: ClientConnected, Client: c.id})
-	case kindAcks:
-		if !c.authed {
-			s.violation(c, "acks before hello")
-			return
-		}
-		n := r.count(maxAcks)
-		for i := 0; i < n; i++ {
-			s.ack(c, r.u32())
-		}
-		if r.end() != nil {
-			s.violation(c, "malformed acks")
-		}
-	case kindClientMsg:
-		if !c.authed {
-			s.violation(c, "message before hello")
-			return
-		}
-		id := int(r.uvarint())
-		if r.err != nil {
-			s.violation(c, "malformed message header")
-			return
-		}
-		spec, ok := s.p.checkMessage(id, ClientToServer)
-		if !ok {
-			s.violation(c, "unknown message type")
-			return
-		}
-		if ch != spec.ch && !(spec.ch == transport.Unreliable) {
-			// Reliable types must arrive on their channel.
-			s.violation(c, "message on the wrong channel")
-			return
-		}
-		if err := s.checkClientMessage(c, id, r.b); err != nil {
-			s.violation(c, err.Error())
-			return
-		}
-		s.inboxes[id].add(c.id, r.b)
-		c.queued++
-		c.queuedBytes += len(r.b)
-	default:
-		s.violation(c, "unknown message kind")
-	}
-}
-
-// quotaLeft reports whether more may be read from c this tick, having read
-// n messages of read bytes: its per-tick quota and its quota of messages
-// waiting in the inboxes both have room.
-func (s *Server) quotaLeft(c *serverClient, n, read int) bool {
-	return !c.gone && n < s.cfg.MaxMessagesPerTick && read < s.cfg.MaxBytesPerTick &&
-		c.queued < s.cfg.MaxMessagesPerTick && c.queuedBytes < s.cfg.MaxBytesPerTick
-}
-
-// unqueued gives a message taken from an inbox back to its sender's quota.
-func (s *Server) unqueued(m rawMessage) {
-	if c := s.clients[m.client]; c != nil {
-		c.queued--
-		c.queuedBytes -= len(m.data)
-	}
-}
-
-// authed counts the connected clients (those past their hello).
-func (s *Server) authed() int { return len(s.order) - s.pending }
-
-// checkClientMessage decodes a client message to validate it (the typed
-// decode happens again when the game reads it).
-func (s *Server) checkClientMessage(c *serverClient, id int, payload []byte) error {
-	m := &clientRefMapper{s: s, c: c}
-	if err := s.p.msgs[id].validate(payload, m); err != nil {
-		return err
-	}
-	if m.bad {
-		return errors.New("message refers to an entity the client cannot see")
-	}
-	return nil
-}
-
-// reject refuses a client. The reason travels in the connection's close
-// reason (messages queued before a close may be discarded), prefixed with
-// the code: "reject/1 protocol mismatch: ...".
-func (s *Server) reject(c *serverClient, code byte, reason string) {
-	s.event(ServerEvent{Kind: ClientRejected, Client: c.id, Reason: reason})
-	s.drop(c, fmt.Sprintf("reject/%d %s", code, reason))
-}
-
 func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
 	return s.afterSend(c, ch, len(b), c.conn.Send(ch, b))
 }
@@ -957,27 +402,22 @@ func (s *Server) afterSend(c *serverClient, ch transport.Channel, n int, err err
 	return true
 }
 
-// clientRefMapper checks that entity references in a client's message are
-// entities spawned on that client. The zero Entity (none: an empty
-// reference) is valid data and maps to itself.
-type clientRefMapper struct {
-	s   *Server
-	c   *serverClient
-	bad bool
+func (s *Server) rates(c *serverClient) {
+	if el := s.now.Sub(c.rateStart); el >= time.Second {
+		c.stats.OutPerSec = float64(c.stats.BytesOut-c.rateOut) / el.Seconds()
+		c.stats.InPerSec = float64(c.stats.BytesIn-c.rateIn) / el.Seconds()
+		c.rateStart, c.rateOut, c.rateIn = s.now, c.stats.BytesOut, c.stats.BytesIn
+	}
 }
 
-func (m *clientRefMapper) MapEntity(e ecs.Entity) ecs.Entity {
-	if e.IsZero() {
-		return e
+// retained estimates the bytes of per-client replication state.
+func (c *serverClient) retained() int {
+	n := c.nEnts*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
+	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + int(unsafe.Sizeof(mapping{}))*cap(c.maps)
+	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd) + cap(c.backlog)
+	for _, p := range c.pkts {
+		n += cap(p)
 	}
-	idx := int(e.Index())
-	if idx >= len(m.s.ents) {
-		m.bad = true
-		return 0
-	}
-	if ce := m.s.ce(m.c, idx); ce.flags&ceSpawned == 0 || ce.gen != e.Generation() {
-		m.bad = true
-		return 0
-	}
-	return e
+	n += 8*cap(c.shown) + 4*cap(c.newSpawns)
+	return n + int(unsafe.Sizeof(*c)) + int(unsafe.Sizeof(*c.ackBits)) + int(unsafe.Sizeof(*c.whole))
 }

@@ -1,69 +1,15 @@
 package replicate_test
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
+	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/transport"
 )
-
-// TestOversizeServerMessageRefused: a server message that does not fit the
-// message size limit (1 MiB on the reliable channels, the conns' datagram
-// size on Unreliable) is refused by SendToClients with an error matching
-// replicate.ErrTooLarge and transport.ErrTooLarge, and disconnects nobody:
-// the clients stay connected and receive the messages that fit, exactly
-// once.
-func TestOversizeServerMessageRefused(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		r := newMemRig(t, 1, replicate.ServerConfig{})
-		defer r.close()
-		r.connect(3, transport.LinkConfig{})
-		r.srv.Events()
-
-		big := Blob(bytes.Repeat([]byte{'x'}, transport.DefaultMaxMessageSize))
-		err := r.tp.blob.SendToClients(r.srv, replicate.All(), big)
-		var se *transport.SizeError
-		if !errors.Is(err, replicate.ErrTooLarge) || !errors.Is(err, transport.ErrTooLarge) || !errors.As(err, &se) ||
-			se.Channel != transport.ReliableOrdered || se.Limit != transport.DefaultMaxMessageSize || se.Size <= se.Limit {
-			t.Fatalf("SendToClients(1 MiB payload) = %v, want a size error over the 1 MiB limit", err)
-		}
-		bigU := BlobU(bytes.Repeat([]byte{'u'}, transport.DefaultMaxUnreliableSize))
-		if err := r.tp.blobU.SendToClients(r.srv, replicate.Single(r.clients[1].ID()), bigU); !errors.Is(err, replicate.ErrTooLarge) || !errors.As(err, &se) || se.Channel != transport.Unreliable {
-			t.Fatalf("SendToClients(unreliable, %d bytes) = %v, want a size error", len(bigU), err)
-		}
-		fits := Blob(bytes.Repeat([]byte{'y'}, transport.DefaultMaxMessageSize-64))
-		if err := r.tp.blob.SendToClients(r.srv, replicate.All(), fits); err != nil {
-			t.Fatalf("SendToClients(a message that fits) = %v", err)
-		}
-		got := make([]int, len(r.clients))
-		for range 60 {
-			r.step()
-			for i, c := range r.clients {
-				for _, m := range r.tp.blob.ReceiveFromServer(c) {
-					if !bytes.Equal(m, fits) {
-						t.Fatalf("client %d received a message of %d bytes, want the %d that fit", i, len(m), len(fits))
-					}
-					got[i]++
-				}
-			}
-		}
-		for _, ev := range r.srv.Events() {
-			if ev.Kind == replicate.ClientDisconnected {
-				t.Fatalf("client %d disconnected: %s", ev.Client, ev.Reason)
-			}
-		}
-		for i, c := range r.clients {
-			if c.State() != replicate.Connected || got[i] != 1 {
-				t.Fatalf("client %d: state %v, %d messages received; want connected with the one that fit", i, c.State(), got[i])
-			}
-		}
-	})
-}
 
 // silentConn hands the server a connection that never says hello and
 // returns the client's end.
@@ -270,5 +216,82 @@ func TestClientByteQuota(t *testing.T) {
 	}
 	if st, _ := h.srv.Stats(c.ID()); st.Violations != 0 || c.State() != replicate.Connected {
 		t.Fatalf("client %v with %d violations", c.State(), st.Violations)
+	}
+}
+
+func TestProtocolMismatchAndAuth(t *testing.T) {
+	tp := newProto(t)
+	h := newHarness(t, tp, replicate.ServerConfig{Authenticate: func(id replicate.ClientID, token []byte) error {
+		if string(token) != "secret" {
+			return errors.New("bad token")
+		}
+		return nil
+	}})
+	spawnRep(h.sw, Position{}, 1)
+	// Another protocol: one more component.
+	other := newProto(t)
+	h.proto = other.p
+	type Extra struct{ A int8 }
+	_, _ = replicate.Component[Extra](other.p, replicate.WithOwnRule())
+	bad := h.connect([]byte("secret"))
+	h.proto = tp.p
+	wrongToken := h.connect([]byte("guess"))
+	good := h.connect([]byte("secret"))
+	for i := 0; i < 4; i++ {
+		h.exchange()
+	}
+	if !errors.Is(bad.Err(), replicate.ErrProtocolMismatch) || bad.State() != replicate.Disconnected {
+		t.Fatalf("mismatched client: %v %v", bad.State(), bad.Err())
+	}
+	if !errors.Is(wrongToken.Err(), replicate.ErrRejected) || wrongToken.Entities() != 0 {
+		t.Fatalf("wrong token: %v, %d entities", wrongToken.Err(), wrongToken.Entities())
+	}
+	if good.State() != replicate.Connected || good.Entities() != 1 {
+		t.Fatalf("good client %v with %d entities", good.State(), good.Entities())
+	}
+	rejected := 0
+	for _, ev := range h.srv.Events() {
+		if ev.Kind == replicate.ClientRejected {
+			rejected++
+		}
+	}
+	if rejected != 2 {
+		t.Fatalf("%d rejections", rejected)
+	}
+}
+
+func TestHostileClient(t *testing.T) {
+	tp := newProto(t)
+	h := newHarness(t, tp, replicate.ServerConfig{MaxViolations: 10})
+	hidden := spawnRep(h.sw, Position{}, 1)
+	good := h.connect(nil)
+	evil := h.connect(nil)
+	h.converge(3, nil)
+	end := h.cliEnds[1]
+	// Garbage, unknown kinds, bad messages, a reference to an unknown entity.
+	for i := 0; i < 20; i++ {
+		_ = end.Send(transport.ReliableOrdered, []byte{3, 99})
+		_ = end.Send(transport.ReliableOrdered, []byte{byte(i), 0xff, 0xff})
+		_ = end.Send(transport.Unreliable, []byte{2, 200})
+	}
+	_ = tp.target.SendToServer(evil, Target{E: ecs.NewEntity(500, 1)})
+	_ = hidden
+	h.exchange()
+	h.exchange()
+	if evil.State() != replicate.Disconnected {
+		t.Fatal("misbehaving client still connected")
+	}
+	if got := tp.target.ReceiveFromClients(h.srv); len(got) != 0 {
+		t.Fatalf("bad reference delivered: %v", got)
+	}
+	_ = ecs.StoreOf[Position](h.sw).Set(hidden, Position{3, 3})
+	h.exchange()
+	h.exchange()
+	if good.State() != replicate.Connected {
+		t.Fatal("well-behaved client hurt")
+	}
+	gv := clientView(good, h.cws[0])
+	if d := diffViews(serverView(h, nil), gv); d != "" {
+		t.Fatal(d)
 	}
 }

@@ -1,0 +1,225 @@
+package replicate
+
+// A tick's changes of the world (spawns, despawns, structural and value
+// changes of replicated entities) and the values and blocks encoded once
+// per tick for every client.
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// worldChanges collects the world's structural events (touched, from an
+// observer) and sorts them, each tick, into spawns, despawns, structural
+// changes and value changes of replicated entities.
+type worldChanges struct {
+	cancel       func() // stops observing the world
+	touched      []ecs.Entity
+	spawnedNow   []uint32
+	despawnedNow []ecs.Entity
+	structNow    []uint32
+	changedNow   []uint32
+}
+
+// encodings holds this tick's encoded values (one per entity and component,
+// shared by every client) and mutation blocks.
+type encodings struct {
+	cache      []cacheEntry
+	cacheBuf   []byte
+	blockBuf   []byte
+	compTicks  []tick.Tick // per entity slot and component: server tick of the last change
+	cacheStamp tick.Tick
+}
+
+// growTicks makes room in compTicks for entity slot idx.
+func (s *Server) growTicks(idx int) {
+	if need := (idx + 1) * len(s.comps); len(s.compTicks) < need {
+		s.compTicks = append(s.compTicks, make([]tick.Tick, need-len(s.compTicks))...)
+	}
+}
+
+func (s *Server) replicatedNow(e ecs.Entity) bool { return s.w.Alive(e) && s.rep.Has(e) }
+
+// structural turns the world's structural events since the last tick into
+// this tick's spawns, despawns, inserts and removals of replicated data.
+func (s *Server) structural(t tick.Tick) {
+	for _, e := range s.touched {
+		idx := int(e.Index())
+		s.grow(idx)
+		se := &s.ents[idx]
+		if se.listed && se.e == e && !s.replicatedNow(e) {
+			s.despawnedNow = append(s.despawnedNow, e)
+			s.unlist(idx)
+		}
+	}
+	for _, e := range s.touched {
+		if !s.replicatedNow(e) {
+			continue
+		}
+		idx := int(e.Index())
+		se := &s.ents[idx]
+		if se.touch == t && se.e == e {
+			continue
+		}
+		se.touch = t
+		mask, once := s.maskOf(e)
+		if !se.listed || se.e != e {
+			if se.listed { // an older generation still listed: it is gone
+				s.despawnedNow = append(s.despawnedNow, se.e)
+				s.unlist(idx)
+			}
+			se.e, se.mask, se.once = e, mask, once
+			s.growTicks(idx)
+			for k := range s.comps {
+				s.compTicks[idx*len(s.comps)+k] = t
+			}
+			se.listed = true
+			se.hist = [2]histEntry{}
+			se.pos = int32(len(s.list))
+			s.list = append(s.list, uint32(idx))
+			s.spawnedNow = append(s.spawnedNow, uint32(idx))
+			se.structAt = t
+			continue
+		}
+		ins, rem := mask&^se.mask, se.mask&^mask
+		se.mask, se.once = mask, once
+		if ins|rem != 0 {
+			se.ins, se.rem = ins, rem
+			s.structNow = append(s.structNow, uint32(idx))
+			se.structAt = t
+		}
+	}
+	s.touched = s.touched[:0]
+}
+
+func (s *Server) unlist(idx int) {
+	se := &s.ents[idx]
+	last := s.list[len(s.list)-1]
+	s.list[se.pos] = last
+	s.ents[last].pos = se.pos
+	s.list = s.list[:len(s.list)-1]
+	se.listed = false
+	se.mask, se.once = 0, 0
+}
+
+// maskOf applies the rules to e: which components replicate, and which of
+// them only once.
+func (s *Server) maskOf(e ecs.Entity) (mask, once uint64) {
+	var present uint64
+	for i, c := range s.comps {
+		if c.has(e) {
+			present |= 1 << uint(i)
+		}
+	}
+	for i := range s.rules {
+		r := &s.rules[i]
+		if present&r.comps != r.comps {
+			continue
+		}
+		ok := true
+		for j, f := range r.filters {
+			if f(e) != r.want[j] {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		for j, id := range r.ids {
+			bit := uint64(1) << uint(id)
+			if mask&bit != 0 {
+				continue
+			}
+			mask |= bit
+			if r.modes[j] == Once {
+				once |= bit
+			}
+		}
+	}
+	return mask, once
+}
+
+// valueChanges lists the entities with a replicated, on-change component
+// written since the last tick (one scan of the change ticks for all clients).
+func (s *Server) valueChanges(t tick.Tick) {
+	defer slices.Sort(s.changedNow) // ascending slots: friendlier to the caches of the per-client scans
+	for id, c := range s.comps {
+		bit := uint64(1) << uint(id)
+		ents, changed := c.column()
+		for i, ct := range changed {
+			if ct <= s.prevWorld {
+				continue
+			}
+			e := ents[i]
+			idx := int(e.Index())
+			if idx >= len(s.ents) {
+				continue
+			}
+			se := &s.ents[idx]
+			if !se.listed || se.e != e || se.mask&bit == 0 || se.once&bit != 0 {
+				continue
+			}
+			s.compTicks[idx*len(s.comps)+id] = t
+			if se.chg == t {
+				continue
+			}
+			se.chg = t
+			s.changedNow = append(s.changedNow, uint32(idx))
+		}
+	}
+}
+
+type cacheEntry struct {
+	stamp tick.Tick
+	off   uint32
+	n     uint32
+}
+
+// value returns the encoding of component id of entity idx at this tick,
+// encoding it at most once per tick for all clients.
+func (s *Server) value(idx, id int) []byte {
+	k := idx*len(s.comps) + id
+	for len(s.cache) <= k {
+		s.cache = append(s.cache, cacheEntry{})
+	}
+	ce := &s.cache[k]
+	if ce.stamp != s.cacheStamp {
+		off := len(s.cacheBuf)
+		s.cacheBuf = s.comps[id].appendValue(s.cacheBuf, s.ents[idx].e)
+		*ce = cacheEntry{stamp: s.cacheStamp, off: uint32(off), n: uint32(len(s.cacheBuf) - off)}
+	}
+	return s.cacheBuf[ce.off : ce.off+ce.n]
+}
+
+// appendComponents appends the component mask and the values of the
+// components in mask (length-prefixed only for variable-size codecs).
+func (s *Server) appendComponents(dst []byte, idx int, mask uint64) []byte {
+	dst = binary.AppendUvarint(dst, mask)
+	for m := mask; m != 0; m &= m - 1 {
+		id := bits.TrailingZeros64(m)
+		v := s.value(idx, id)
+		if s.p.comps[id].fixed == 0 {
+			dst = binary.AppendUvarint(dst, uint64(len(v)))
+		}
+		dst = append(dst, v...)
+	}
+	return dst
+}
+
+// block returns entity idx's mutation block (entity and the values in mask),
+// built once per tick and mask and shared by every client.
+func (s *Server) block(idx int, mask uint64) []byte {
+	se := &s.ents[idx]
+	if se.blkStamp != s.cacheStamp || se.blkMask != mask {
+		off := len(s.blockBuf)
+		s.blockBuf = appendEntity(s.blockBuf, se.e)
+		s.blockBuf = s.appendComponents(s.blockBuf, idx, mask)
+		se.blkStamp, se.blkMask, se.blkOff, se.blkLen = s.cacheStamp, mask, uint32(off), uint32(len(s.blockBuf)-off)
+	}
+	return s.blockBuf[se.blkOff : se.blkOff+se.blkLen]
+}

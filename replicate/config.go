@@ -1,0 +1,195 @@
+package replicate
+
+// Configuration of Server and Client, and their defaults.
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// Defaults of ServerConfig: a zero field takes its default.
+const (
+	DefaultMaxClients         = 256
+	DefaultMaxPending         = 64
+	DefaultHelloTimeout       = 5 * time.Second
+	DefaultTickRate           = 60
+	DefaultMaxMessagesPerTick = 256
+	DefaultMaxBytesPerTick    = 64 << 10
+	DefaultMaxViolations      = 32
+	// DefaultMaxUpdateBacklog is the default ServerConfig.MaxUpdateBacklog:
+	// 256 MiB, as the client's DefaultMaxUpdateBytes.
+	DefaultMaxUpdateBacklog = 256 << 20
+)
+
+// Defaults of ClientConfig: a zero field takes its default.
+const (
+	// DefaultMaxBuffered is the default ClientConfig.MaxBuffered.
+	DefaultMaxBuffered = 1024
+	// DefaultMaxUpdateBytes is the default ClientConfig.MaxUpdateBytes:
+	// 256 MiB, a first update of several million entities.
+	DefaultMaxUpdateBytes = 256 << 20
+)
+
+// Fixed caps of a client's inbox of each server message type (messages
+// beyond them are dropped and counted in ClientCounters.DroppedBuffered).
+const (
+	DefaultInboxMessages = 4096
+	DefaultInboxBytes    = 4 << 20
+)
+
+// ServerConfig configures a Server. Zero fields take the documented defaults.
+type ServerConfig struct {
+	// World holds the entities to replicate; Protocol lists the types.
+	World    *ecs.World
+	Protocol *Protocol
+	// Authenticate checks a connecting client's token before anything is
+	// replicated to it; a non-nil error rejects the client with the error's
+	// text. Nil accepts every client whose protocol matches.
+	Authenticate func(id ClientID, token []byte) error
+	// HiddenByDefault makes entities invisible to a client until
+	// SetVisible(client, entity, true). Default: visible.
+	HiddenByDefault bool
+	// NoTickTracking stops sending an (empty) mutation message on ticks
+	// without mutations. Clients then cannot tell when all data of a tick
+	// has arrived (Client.TickComplete), which client prediction needs.
+	NoTickTracking bool
+	// TickRate is the server's ticks per second (for timeouts). Default 60.
+	TickRate int
+	// MutationTimeout is how long a mutation message may go unacknowledged
+	// before its entities' latest values are resent. Default: adaptive,
+	// 1.5 round trips plus two ticks (at least 50 ms). Whatever the timeout,
+	// a message unacknowledged for 248 ticks counts as lost.
+	MutationTimeout time.Duration
+	// MaxClients caps connected clients: those that passed the protocol
+	// check and authentication. A client whose hello would exceed it is
+	// rejected as full. Default 256.
+	MaxClients int
+	// MaxPending caps the connections that have not said hello yet,
+	// counted apart from MaxClients (they hold no client slot). A new
+	// connection beyond it closes the oldest pending one ("server
+	// busy"), so connections that stay silent cannot keep an honest
+	// client, which says hello within a round trip, from connecting.
+	// Default 64.
+	MaxPending int
+	// HelloTimeout is how long a new connection may take to send its
+	// hello; a connection still silent then is rejected ("hello
+	// timeout"). Default 5 s.
+	HelloTimeout time.Duration
+	// MaxMessageSize is the largest reliable message the server sends: a
+	// server message (MessageType.SendToClients) that would not fit is
+	// refused with ErrTooLarge. Set it to the conns'
+	// transport.MessageLimits.MaxMessageSize when they use a smaller one.
+	// Updates larger than it (or than 64 KiB) travel in parts. At least
+	// 1 KiB. Default transport.DefaultMaxMessageSize (1 MiB).
+	MaxMessageSize int
+	// MaxMessagesPerTick and MaxBytesPerTick are each client's own quota:
+	// the messages (and bytes) read from one client per tick, and its
+	// game messages waiting in the server's inboxes until
+	// ReceiveFromClients takes them. Reading stops at either (the message
+	// that crosses MaxBytesPerTick is still read); the rest waits in the
+	// client's connection, whose bounded queue disconnects that client
+	// alone if it keeps sending faster. What one client sends therefore
+	// never delays or disconnects another, and the inboxes hold at most
+	// MaxMessagesPerTick messages and MaxBytesPerTick bytes plus one
+	// message per client. Messages of a type the game never reads count against
+	// their sender's quota until it does. Defaults 256 and 64 KiB.
+	MaxMessagesPerTick int
+	MaxBytesPerTick    int
+	// MaxUpdateBacklog caps the update bytes queued for one client and not
+	// yet sent: an update larger than 64 KiB (a late joiner's first update
+	// holds the whole world it may see) goes out in parts, at most 1 MiB per
+	// tick, and the updates of later ticks queue behind it. A client whose
+	// queue would exceed the cap is disconnected as not keeping up, so it
+	// also bounds the size of one update. Default DefaultMaxUpdateBacklog.
+	MaxUpdateBacklog int
+	// MaxViolations is how many protocol violations (bad bytes, unknown
+	// messages, references to entities it cannot see) a client may commit
+	// per second before it is disconnected.
+	// Default 32.
+	MaxViolations int
+	// Now is the server's clock for timeouts and rates. Default time.Now
+	// (virtualised by testing/synctest).
+	Now func() time.Time
+	// Logger receives diagnostics. Nil is silent.
+	Logger *slog.Logger
+}
+
+// minMessageSize is the least ServerConfig.MaxMessageSize.
+const minMessageSize = 1 << 10
+
+// setDefaults fills the zero fields of cfg with their defaults and checks
+// the limits.
+func (cfg *ServerConfig) setDefaults() error {
+	if cfg.TickRate == 0 {
+		cfg.TickRate = DefaultTickRate
+	}
+	if cfg.MaxClients == 0 {
+		cfg.MaxClients = DefaultMaxClients
+	}
+	if cfg.MaxMessagesPerTick == 0 {
+		cfg.MaxMessagesPerTick = DefaultMaxMessagesPerTick
+	}
+	if cfg.MaxPending == 0 {
+		cfg.MaxPending = DefaultMaxPending
+	}
+	if cfg.HelloTimeout == 0 {
+		cfg.HelloTimeout = DefaultHelloTimeout
+	}
+	if cfg.MaxMessageSize == 0 {
+		cfg.MaxMessageSize = transport.DefaultMaxMessageSize
+	}
+	if cfg.MaxBytesPerTick == 0 {
+		cfg.MaxBytesPerTick = DefaultMaxBytesPerTick
+	}
+	if cfg.MaxViolations == 0 {
+		cfg.MaxViolations = DefaultMaxViolations
+	}
+	if cfg.MaxUpdateBacklog == 0 {
+		cfg.MaxUpdateBacklog = DefaultMaxUpdateBacklog
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxBytesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < minMessageSize || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
+		return fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
+	}
+	return nil
+}
+
+// ClientConfig configures a Client.
+type ClientConfig struct {
+	// World receives the replicated entities; Protocol must equal the server's.
+	World    *ecs.World
+	Protocol *Protocol
+	// Token is sent to the server's Authenticate hook.
+	Token []byte
+	// TickComplete, if set, is called (during Update) for each server tick
+	// whose update and every mutation message have arrived and been applied:
+	// the signal a prediction layer waits for before comparing.
+	TickComplete func(t tick.Tick)
+	// MaxBuffered caps messages held until the update they depend on
+	// arrives. Default DefaultMaxBuffered.
+	MaxBuffered int
+	// MaxUpdateBytes caps the size of one update (a late joiner's first
+	// update holds the whole visible world; large updates arrive in parts
+	// and are buffered until complete). A server that announces a larger
+	// update is disconnected as malformed. Default DefaultMaxUpdateBytes.
+	MaxUpdateBytes int
+	// Logger receives diagnostics. Nil is silent.
+	Logger *slog.Logger
+}
+
+// setDefaults fills the zero fields of cfg with their defaults.
+func (cfg *ClientConfig) setDefaults() {
+	if cfg.MaxBuffered == 0 {
+		cfg.MaxBuffered = DefaultMaxBuffered
+	}
+	if cfg.MaxUpdateBytes <= 0 {
+		cfg.MaxUpdateBytes = DefaultMaxUpdateBytes
+	}
+}

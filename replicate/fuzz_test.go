@@ -1,0 +1,106 @@
+package replicate_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// Fuzz targets of every decoder of network bytes: the client's (server
+// messages, update parts), the server's (client messages) and LoadState.
+// Their seeds cover every message kind (wire_test.go pins their bytes).
+
+// FuzzClientReceive feeds arbitrary server messages to a connected client.
+func FuzzClientReceive(f *testing.F) {
+	f.Add([]byte{12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 240, 63, 0, 0, 0, 0, 0, 0, 0, 64})
+	f.Add([]byte{13, 9, 9, 1, 0, 1, 3, 1, 1, 1, 2, 4, 1, 0, 0, 0})
+	f.Add([]byte{14, 1, 0, 7, 0, 0, 0})
+	f.Add([]byte{10, 1, 0})                                        // a second welcome
+	f.Add([]byte{12, 6, 0, 1, 0, 1, 0, 0})                         // a despawn
+	f.Add([]byte{15, 28, 0, 12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16}) // the first part of an update
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tp := newProto(t)
+		h := newHarness(t, tp, replicate.ServerConfig{})
+		spawnRep(h.sw, Position{}, 1)
+		c := h.connect(nil)
+		h.exchange()
+		h.exchange()
+		h.cliEnds[0].inbox = append(h.cliEnds[0].inbox, pipeMsg{ch: transport.Unreliable, data: b}, pipeMsg{ch: transport.ReliableOrdered, data: b})
+		c.Update()
+		_ = tp.notice.ReceiveFromServer(c)
+		_ = tp.ordered.ReceiveFromServer(c)
+	})
+}
+
+// FuzzServerReceive feeds arbitrary client messages to a server.
+func FuzzServerReceive(f *testing.F) {
+	f.Add([]byte{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{2, 2, 0, 1})
+	f.Add([]byte{3, 0, 1, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tp := newProto(t)
+		h := newHarness(t, tp, replicate.ServerConfig{})
+		spawnRep(h.sw, Position{}, 1)
+		h.connect(nil)
+		h.exchange()
+		h.exchange()
+		for i := 0; i < 3; i++ {
+			h.srvEnds[0].inbox = append(h.srvEnds[0].inbox, pipeMsg{ch: transport.Channel(i), data: b})
+		}
+		h.exchange()
+		_ = tp.chat.ReceiveFromClients(h.srv)
+		_ = tp.target.ReceiveFromClients(h.srv)
+	})
+}
+
+// FuzzUpdateParts feeds a connected client arbitrary update parts (the
+// input cut into messages by its length bytes): no panic, and the client
+// never holds more than MaxUpdateBytes of an incomplete update.
+func FuzzUpdateParts(f *testing.F) {
+	// An update spawning one entity with a Position, in two parts.
+	upd := []byte{12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 240, 63, 0, 0, 0, 0, 0, 0, 0, 64}
+	part := func(off, end int) []byte {
+		p := []byte{byte(len(upd)), byte(off)}
+		return append(p, upd[off:end]...)
+	}
+	two := append([]byte{byte(len(part(0, 10)))}, part(0, 10)...)
+	two = append(two, byte(len(part(10, len(upd)))))
+	two = append(two, part(10, len(upd))...)
+	f.Add(two)
+	f.Add([]byte{3, 200, 1, 0})           // an update longer than the cap
+	f.Add([]byte{4, 50, 0, 12, 1, 3, 50}) // out of sequence
+	const maxBytes = 256
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tp := newProto(t)
+		h := newHarness(t, tp, replicate.ServerConfig{})
+		c := h.connectWith(replicate.ClientConfig{MaxUpdateBytes: maxBytes})
+		h.exchange()
+		h.exchange()
+		for len(b) > 0 {
+			n := min(int(b[0]), len(b)-1)
+			msg := append([]byte{15}, b[1:1+n]...)
+			b = b[1+n:]
+			h.cliEnds[0].inbox = append(h.cliEnds[0].inbox, pipeMsg{ch: transport.ReliableOrdered, data: msg})
+			c.Update()
+			if n := replicate.UpdatePartBytes(c); n > maxBytes {
+				t.Fatalf("client holds %d bytes of update parts, cap %d", n, maxBytes)
+			}
+		}
+	})
+}
+
+func FuzzLoadState(f *testing.F) {
+	tp := newProto(f)
+	w := ecs.New()
+	a := spawnRep(w, Position{1, 2}, 3)
+	_ = ecs.StoreOf[Owner](w).Set(a, Owner{E: a})
+	var buf bytes.Buffer
+	_ = replicate.SaveState(&buf, w, tp.p)
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = replicate.LoadState(bytes.NewReader(b), ecs.New(), tp.p)
+	})
+}

@@ -1,0 +1,174 @@
+package replicate
+
+// Mutation messages: packing each client's pending values into
+// datagrams, and sending them.
+
+import (
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// maxMutationPacket is the largest mutation message (less when a conn's
+// datagrams are smaller).
+const maxMutationPacket = 1200
+
+// maxPacketsPerTick is the most mutation messages a client gets per tick
+// (their index and count are one byte each).
+const maxPacketsPerTick = 255
+
+// startMutations begins the client's mutation messages of tick t with the
+// entities it owes from earlier ticks: timed-out sends (resent with their
+// latest values) and entities held back by their priority.
+func (s *Server) startMutations(c *serverClient, t tick.Tick) {
+	c.nPkts = 0
+	c.maxPkt = min(maxMutationPacket, c.conn.MaxUnreliableSize())
+	resend, deferred := c.resend, c.deferred
+	c.resend, c.resend2 = c.resend2[:0], resend
+	c.deferred, c.deferred2 = c.deferred2[:0], deferred
+	for _, idx := range resend {
+		i := int(idx)
+		if i < len(s.ents) {
+			ce := s.ce(c, i)
+			ce.flags &^= ceResend
+			s.visit(c, ce, i, t, true)
+		}
+	}
+	for _, idx := range deferred {
+		i := int(idx)
+		if i < len(s.ents) {
+			ce := s.ce(c, i)
+			ce.flags &^= ceDeferred
+			s.visit(c, ce, i, t, false)
+		}
+	}
+}
+
+// visit adds entity idx's pending values to the client's mutation messages,
+// unless it has nothing pending, was already sent this tick, or its priority
+// defers it (forced: a resend, not subject to priority).
+func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, forced bool) {
+	if !forced && ce.flags&ceDeferred != 0 {
+		return // already considered (and deferred again) this tick
+	}
+	se := &s.ents[i]
+	if !se.listed || ce.gen != se.e.Generation() || ce.flags&ceSpawned == 0 {
+		return
+	}
+	s.resolve(c, ce, i)
+	if ce.sentTick == t || ce.ackedTick == t {
+		return
+	}
+	m := s.pendingMask(i, ce)
+	if m == 0 {
+		return
+	}
+	if !forced && se.prio < 1 {
+		ce.acc += se.prio
+		if ce.acc < 1 {
+			if ce.flags&ceDeferred == 0 {
+				ce.flags |= ceDeferred
+				c.deferred = append(c.deferred, uint32(i))
+			}
+			return
+		}
+		ce.acc = 0
+	}
+	if s.writeBlock(c, i, m, t, c.maxPkt) {
+		c.sent(ce, t)
+		return
+	}
+	s.irregular(c, t+1) // no more messages this tick: it goes next tick
+	if ce.flags&ceDeferred == 0 {
+		ce.flags |= ceDeferred
+		c.deferred = append(c.deferred, uint32(i))
+	}
+}
+
+func (s *Server) startPacket(c *serverClient, t tick.Tick) {
+	if c.nPkts == len(c.pkts) {
+		c.pkts = append(c.pkts, make([]byte, 0, maxMutationPacket))
+	}
+	// Index and count are patched in finishPackets.
+	c.pkts[c.nPkts] = appendMutationHeader(c.pkts[c.nPkts][:0], t, uint32(t.Sub(c.lastUpdate)), c.seq)
+	c.nPkts++
+	s.record(c, t)
+	c.ackBits[(c.seq/64)%(ackWindow/64)] &^= 1 << (c.seq % 64)
+	c.seq++
+}
+
+// writeBlock writes entity idx's pending components into the current
+// packet, starting a new packet when it does not fit. It reports false when
+// no more packets may be sent this tick.
+func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, maxPkt int) bool {
+	if c.nPkts == 0 {
+		s.startPacket(c, t)
+	}
+	s.ringFree(c, 1)
+	p := &c.pkts[c.nPkts-1]
+	block := s.block(idx, m)
+	if len(*p)+len(block) > maxPkt && c.cur.n > 0 {
+		// Does not fit: start a new packet.
+		if c.nPkts == maxPacketsPerTick {
+			return false
+		}
+		s.startPacket(c, t)
+		p = &c.pkts[c.nPkts-1]
+	}
+	*p = append(*p, block...)
+	c.entRing[c.entEnd&(len(c.entRing)-1)] = uint32(idx)
+	c.entEnd++
+	c.cur.n++
+	return true
+}
+
+// finishPackets patches index and count into the tick's packets and sends
+// them: unreliable, or reliable-unordered for a single entity too large for
+// a datagram.
+func (s *Server) finishPackets(c *serverClient) {
+	maxU := c.conn.MaxUnreliableSize()
+	for i := 0; i < c.nPkts; i++ {
+		b := c.pkts[i]
+		patchMutationHeader(b, i, c.nPkts)
+		ch := transport.Unreliable
+		if len(b) > maxU {
+			ch = transport.ReliableUnordered
+		}
+		s.sendTo(c, ch, b)
+		c.stats.MutationMessages++
+	}
+}
+
+// finishClient sends the client's mutation messages of the tick.
+func (s *Server) finishClient(c *serverClient, t tick.Tick) {
+	if c.nPkts == 0 && !s.cfg.NoTickTracking {
+		s.startPacket(c, t)
+	}
+	s.finishPackets(c)
+	s.rates(c)
+	for _, idx := range c.newSpawns {
+		if i := int(idx); s.ce(c, i).flags&ceSpawned != 0 {
+			c.setShown(i, true)
+		}
+	}
+	c.newSpawns = c.newSpawns[:0]
+	if cap(c.newSpawns) > 256 { // a late joiner's first tick
+		c.newSpawns = nil
+	}
+}
+
+// sent records in the entity's state that it went out at tick t in the
+// message being built.
+func (c *serverClient) sent(ce *clientEnt, t tick.Tick) {
+	c.sentIn(ce, t, c.seq-1)
+}
+
+// sentIn records in the entity's state that it went out at tick t in
+// message seq; the previous send stays known (its late ack still counts).
+func (c *serverClient) sentIn(ce *clientEnt, t tick.Tick, seq uint32) {
+	if ce.flags&ceSeen != 0 {
+		ce.prevTick, ce.prevSeq = ce.sentTick, ce.sentSeq
+		ce.flags |= cePrev
+	}
+	ce.sentTick, ce.sentSeq = t, seq
+	ce.flags |= ceSeen
+}

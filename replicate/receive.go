@@ -1,0 +1,228 @@
+package replicate
+
+// The server's receiving side: new connections, hellos, acks, client
+// messages, per-client quotas and violations.
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// accept moves new connections into the client table.
+func (s *Server) accept() {
+	s.mu.Lock()
+	pend := s.newConns
+	s.newConns = nil
+	s.mu.Unlock()
+	for _, conn := range pend {
+		if s.pending >= s.cfg.MaxPending {
+			for _, o := range s.order { // the oldest pending connection
+				if !o.authed {
+					s.reject(o, rejectFull, fmt.Sprintf("server busy: %d connections waiting for their hello", s.cfg.MaxPending))
+					break
+				}
+			}
+		}
+		s.nextID++
+		c := &serverClient{
+			clientLink:  clientLink{id: s.nextID, conn: conn, helloBy: s.now.Add(s.cfg.HelloTimeout)},
+			clientMeter: clientMeter{violationStart: s.now, rateStart: s.now},
+		}
+		s.clients[c.id] = c
+		s.order = append(s.order, c)
+		s.pending++
+	}
+}
+
+// receive reads each client's messages (at most MaxMessagesPerTick).
+func (s *Server) receive() {
+	for i := 0; i < len(s.order); i++ {
+		c := s.order[i]
+		select {
+		case <-c.conn.Done():
+			s.drop(c, "connection closed")
+			i--
+			continue
+		default:
+		}
+		for n, read := 0, 0; s.quotaLeft(c, n, read); n++ {
+			ch, msg, ok := c.conn.Receive()
+			if !ok {
+				break
+			}
+			read += len(msg)
+			c.stats.BytesIn += uint64(len(msg))
+			s.handle(c, ch, msg)
+		}
+		if !c.authed && !c.gone && !s.now.Before(c.helloBy) {
+			s.reject(c, rejectTimeout, fmt.Sprintf("hello timeout: no hello within %v", s.cfg.HelloTimeout))
+		}
+		if c.gone {
+			i--
+		}
+	}
+}
+
+func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
+	if len(msg) == 0 {
+		s.violation(c, "empty message")
+		return
+	}
+	switch msg[0] {
+	case kindHello:
+		if c.authed {
+			s.violation(c, "second hello")
+			return
+		}
+		ver, hash, token, err := readHello(msg[1:])
+		if err != nil {
+			s.reject(c, rejectVersion, "malformed hello")
+			return
+		}
+		if ver != wireVersion {
+			s.reject(c, rejectVersion, fmt.Sprintf("wire version %d, server speaks %d", ver, wireVersion))
+			return
+		}
+		if hash != s.p.hash {
+			s.reject(c, rejectProtocol, fmt.Sprintf("protocol mismatch: client %016x, server %016x", hash, s.p.hash))
+			return
+		}
+		if s.cfg.Authenticate != nil {
+			if err := s.cfg.Authenticate(c.id, token); err != nil {
+				s.reject(c, rejectAuth, "authentication failed: "+err.Error())
+				return
+			}
+		}
+		if s.authed() >= s.cfg.MaxClients {
+			s.reject(c, rejectFull, "server full")
+			return
+		}
+		c.ackBits, c.whole = new([ackWindow / 64]uint64), new([wholeRing]wholeTick)
+		s.assignSlot(c)
+		s.pending--
+		c.authed, c.fresh = true, true
+		b := appendWelcome(s.scratch[:0], c.id, s.tick)
+		s.scratch = b
+		s.sendTo(c, transport.ReliableOrdered, b)
+		s.event(ServerEvent{Kind: ClientConnected, Client: c.id})
+	case kindAcks:
+		if !c.authed {
+			s.violation(c, "acks before hello")
+			return
+		}
+		if readAcks(msg[1:], func(seq uint32) { s.ack(c, seq) }) != nil {
+			s.violation(c, "malformed acks")
+		}
+	case kindClientMsg:
+		if !c.authed {
+			s.violation(c, "message before hello")
+			return
+		}
+		id, payload, err := readClientMsg(msg[1:])
+		if err != nil {
+			s.violation(c, "malformed message header")
+			return
+		}
+		spec, ok := s.p.checkMessage(id, ClientToServer)
+		if !ok {
+			s.violation(c, "unknown message type")
+			return
+		}
+		if ch != spec.ch && !(spec.ch == transport.Unreliable) {
+			// Reliable types must arrive on their channel.
+			s.violation(c, "message on the wrong channel")
+			return
+		}
+		if err := s.checkClientMessage(c, id, payload); err != nil {
+			s.violation(c, err.Error())
+			return
+		}
+		s.inboxes[id].add(c.id, payload)
+		c.queued++
+		c.queuedBytes += len(payload)
+	default:
+		s.violation(c, "unknown message kind")
+	}
+}
+
+// quotaLeft reports whether more may be read from c this tick, having read
+// n messages of read bytes: its per-tick quota and its quota of messages
+// waiting in the inboxes both have room.
+func (s *Server) quotaLeft(c *serverClient, n, read int) bool {
+	return !c.gone && n < s.cfg.MaxMessagesPerTick && read < s.cfg.MaxBytesPerTick &&
+		c.queued < s.cfg.MaxMessagesPerTick && c.queuedBytes < s.cfg.MaxBytesPerTick
+}
+
+// unqueued gives a message taken from an inbox back to its sender's quota.
+func (s *Server) unqueued(m rawMessage) {
+	if c := s.clients[m.client]; c != nil {
+		c.queued--
+		c.queuedBytes -= len(m.data)
+	}
+}
+
+// authed counts the connected clients (those past their hello).
+func (s *Server) authed() int { return len(s.order) - s.pending }
+
+// checkClientMessage decodes a client message to validate it (the typed
+// decode happens again when the game reads it).
+func (s *Server) checkClientMessage(c *serverClient, id int, payload []byte) error {
+	m := &clientRefMapper{s: s, c: c}
+	if err := s.p.msgs[id].validate(payload, m); err != nil {
+		return err
+	}
+	if m.bad {
+		return errors.New("message refers to an entity the client cannot see")
+	}
+	return nil
+}
+
+// reject refuses a client. The reason travels in the connection's close
+// reason (messages queued before a close may be discarded), prefixed with
+// the code: "reject/1 protocol mismatch: ...".
+func (s *Server) reject(c *serverClient, code byte, reason string) {
+	s.event(ServerEvent{Kind: ClientRejected, Client: c.id, Reason: reason})
+	s.drop(c, rejectReason(code, reason))
+}
+
+func (s *Server) violation(c *serverClient, what string) {
+	c.stats.Violations++
+	if s.now.Sub(c.violationStart) > time.Second {
+		c.violationStart = s.now
+		c.violations = 0
+	}
+	c.violations++
+	s.log.Debug("replicate: client violation", "client", c.id, "what", what)
+	if c.violations > s.cfg.MaxViolations {
+		s.drop(c, "protocol violations: "+what)
+	}
+}
+
+// clientRefMapper checks that entity references in a client's message are
+// entities spawned on that client. The zero Entity (none: an empty
+// reference) is valid data and maps to itself.
+type clientRefMapper struct {
+	s   *Server
+	c   *serverClient
+	bad bool
+}
+
+func (m *clientRefMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	if e.IsZero() {
+		return e
+	}
+	idx := int(e.Index())
+	if idx >= len(m.s.ents) {
+		m.bad = true
+		return 0
+	}
+	if ce := m.s.ce(m.c, idx); ce.flags&ceSpawned == 0 || ce.gen != e.Generation() {
+		m.bad = true
+		return 0
+	}
+	return e
+}

@@ -1,0 +1,196 @@
+package replicate
+
+// The server's replication state: per entity slot, per client and
+// entity slot, and per client (grouped into parts by concern).
+
+import (
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// srvEnt is the server's replication state of one entity slot.
+type srvEnt struct {
+	e      ecs.Entity
+	mask   uint64 // replicated components
+	once   uint64 // of which replicated only once
+	listed bool
+	pos    int32
+	touch  tick.Tick // dedupe of structural processing
+	// structAt is the tick of the entity's last spawn or structural change.
+	structAt tick.Tick
+	chg      tick.Tick // tick at which a value changed (dedupe)
+	ins      uint64    // components inserted this tick
+	rem      uint64    // components removed this tick
+	prio     float32
+	// The entity's mutation block of this tick, shared by all clients.
+	blkStamp       tick.Tick
+	blkMask        uint64
+	blkOff, blkLen uint32
+	// This tick's shared block (the components that changed this tick), its
+	// segment, and the latest change tick of its other live components.
+	shOff, shLen uint32
+	seg          int32
+	others       tick.Tick
+	hasOthers    bool
+	// hist holds the last two ticks at which the entity's shared block went
+	// out in a segment, newest first: clients that took the segment whole
+	// learn those sends from here (catchUp), not from their own state.
+	hist [2]histEntry
+}
+
+// histEntry: at tick, the entity's shared block was in segment seg-1 (seg 0:
+// no entry).
+type histEntry struct {
+	tick tick.Tick
+	seg  int32
+}
+
+// clientEnt is a client's view of one entity slot (32 bytes).
+type clientEnt struct {
+	gen       uint32
+	ackedTick tick.Tick
+	sentTick  tick.Tick
+	sentSeq   uint32
+	// prevTick and prevSeq are the send before the last: its late ack still
+	// counts (a resend after a timeout must not make the first send's ack
+	// worthless, or a queue that delays acks keeps everything resending).
+	prevTick tick.Tick
+	prevSeq  uint32
+	acc      float32
+	vis      uint8 // 0 default, 1 visible, 2 hidden
+	flags    uint8
+}
+
+const (
+	ceSpawned  = 1
+	ceResend   = 2
+	ceDeferred = 4
+	ceSeen     = 8  // sentSeq valid
+	cePrev     = 16 // prevSeq valid
+)
+
+// serverClient is the server's state of one connection, in parts by
+// concern. The first part is the hot one, read for every changed entity of
+// a tick: it stays first and together (BenchmarkServerSend with 64
+// clients depends on it; the parts after it are read per tick or per
+// message).
+type serverClient struct {
+	clientSend   // the tick's mutation messages (packing.go, segments.go)
+	clientLink   // identity, connection and admission (server.go, receive.go)
+	clientAcks   // messages awaiting acks, and resends (acks.go)
+	clientUpdate // the update being built and the queued updates (update.go, parts.go)
+	clientView   // visibility changes and priority deferrals (visibility.go)
+	clientMeter  // statistics, rates and violations (server.go, receive.go)
+}
+
+// clientSend is the hot part of a client: its mutation messages of this
+// tick and what the per-entity send loops read for every changed entity.
+type clientSend struct {
+	active   bool  // taking part in this tick's send
+	seg      int32 // 1 + index of the segment whose message is open, or 0
+	seq      uint32
+	nPkts    int
+	cur      *sentRecord
+	entRing  []uint32 // power-of-two ring of entity slots of the records
+	entStart int      // absolute index of entRing's oldest entry
+	entEnd   int
+	ackBits  *[ackWindow / 64]uint64
+	slow     []uint32 // changed entities to visit after the segments
+	whole    *[wholeRing]wholeTick
+	// shown has a bit per entity slot spawned on the client before this
+	// tick (newSpawns: spawned this tick, shown at the end of it).
+	shown     []uint64
+	newSpawns []uint32
+	// dirty: since an irregularity (a lost message, a deferral for lack
+	// of messages) the client may owe values older than its
+	// acknowledged ticks; it clears once everything sent up to settle is
+	// acknowledged.
+	dirty     bool
+	settle    tick.Tick
+	wholeMsgs uint64 // messages sent as whole segments (tests)
+	slot      int    // column of the client in Server.cstate
+	maxPkt    int    // the largest mutation message on its conn
+	pkts      [][]byte
+}
+
+// clientLink is a client's identity, connection and admission.
+type clientLink struct {
+	id     ClientID
+	conn   transport.MessageConn
+	authed bool
+	fresh  bool // authorized this tick: gets everything visible
+	gone   bool
+	// Until authed (its hello was accepted; it then holds a slot), the
+	// client is pending and is rejected if no hello came by helloBy.
+	helloBy time.Time
+	// queued and queuedBytes: the client's game messages waiting in the
+	// server's inboxes (its quota).
+	queued, queuedBytes int
+}
+
+// clientAcks holds a client's mutation messages awaiting an ack (their
+// entities are in clientSend.entRing) and the entities to resend.
+type clientAcks struct {
+	recs    []sentRecord // ring, oldest first from recHead
+	recHead int
+	recLen  int
+	ackRTT  time.Duration // smoothed time from sending a mutation message to its ack
+	backoff uint          // timeout doublings after repeated losses
+	resend  []uint32
+	resend2 []uint32 // the other buffer, swapped every tick
+}
+
+// clientUpdate is a client's update of this tick, built in sections, and
+// its queue of updates not sent yet.
+type clientUpdate struct {
+	spawned    int // entities spawned on the client
+	lastUpdate tick.Tick
+	maps       []mapping // MapClientEntity requests not sent yet
+
+	secMap, secDesp, secRem, secIns []byte
+	nMap, nDesp, nRem, nIns         int
+	upd                             []byte
+	// backlog holds update messages (parts of a large update, and the
+	// updates after it) not sent yet, each length-prefixed; backOff is the
+	// offset of the first unsent one.
+	backlog []byte
+	backOff int
+}
+
+// clientView holds a client's visibility changes for the next tick and the
+// entities its priorities (or a full tick) deferred.
+type clientView struct {
+	visQueue  []visChange
+	deferred  []uint32
+	deferred2 []uint32 // the other buffer, swapped every tick
+}
+
+// clientMeter is what the server measures of a client.
+type clientMeter struct {
+	stats           ConnectionStats
+	nEnts           int // entity slots covered (for RetainedBytes)
+	violations      int
+	violationStart  time.Time
+	rateStart       time.Time
+	rateOut, rateIn uint64
+}
+
+type mapping struct {
+	server, client ecs.Entity
+}
+
+// entityTable is the server's state per entity slot (ents, with the
+// replicated ones listed) and per client and entity slot (cstate).
+type entityTable struct {
+	ents []srvEnt
+	list []uint32
+	// Per-client entity states, entity-major: the states of entity slot i
+	// are cstate[i*slotCap : (i+1)*slotCap], one column per client slot, so
+	// the clients' states of a changed entity share cache lines.
+	cstate  []clientEnt
+	slotCap int
+	slotOf  []*serverClient
+}

@@ -1,0 +1,137 @@
+package replicate
+
+// Each client's update message of the tick: spawns (with entity mappings),
+// despawns, removals and insertions.
+
+import (
+	"encoding/binary"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
+)
+
+func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
+	se := &s.ents[idx]
+	ce := s.syncGen(c, idx)
+	ce.flags |= ceSpawned
+	ce.ackedTick, ce.sentTick = t, t
+	c.spawned++
+	c.newSpawns = append(c.newSpawns, uint32(idx))
+	for i, m := range c.maps {
+		if m.server == se.e {
+			c.secMap = appendEntity(c.secMap, m.server)
+			c.secMap = appendEntity(c.secMap, m.client)
+			c.nMap++
+			c.maps = append(c.maps[:i], c.maps[i+1:]...)
+			break
+		}
+	}
+	c.secIns = appendEntity(c.secIns, se.e)
+	c.secIns = append(c.secIns, 1)
+	c.secIns = s.appendComponents(c.secIns, idx, se.mask)
+	c.nIns++
+}
+
+func (s *Server) despawnOn(c *serverClient, idx int, e ecs.Entity) {
+	ce := s.ce(c, idx)
+	ce.flags &^= ceSpawned
+	c.spawned--
+	c.setShown(idx, false)
+	c.secDesp = appendEntity(c.secDesp, e)
+	c.nDesp++
+}
+
+// maxMappings caps a client's MapClientEntity requests not sent yet.
+const maxMappings = 4096
+
+// sendClient sends the client its update for tick t and prepares its
+// mutation messages with the entities it owes (resends, deferred); the
+// entities that changed this tick are added for every client at once by
+// mutateChanged, and finishClient sends the messages.
+func (s *Server) sendClient(c *serverClient, t tick.Tick) {
+	c.secMap, c.secDesp, c.secRem, c.secIns = c.secMap[:0], c.secDesp[:0], c.secRem[:0], c.secIns[:0]
+	c.nMap, c.nDesp, c.nRem, c.nIns = 0, 0, 0, 0
+	s.expire(c)
+
+	// Despawns first: a slot may be despawned and reused in one tick.
+	for _, e := range s.despawnedNow {
+		idx := int(e.Index())
+		ce := s.ce(c, idx)
+		if ce.flags&ceSpawned != 0 && ce.gen == e.Generation() {
+			s.despawnOn(c, idx, e)
+		}
+	}
+	s.applyVisibility(c, t)
+	if c.fresh {
+		// A new client gets everything it may see.
+		c.fresh = false
+		for _, idx := range s.list {
+			i := int(idx)
+			ce := s.syncGen(c, i)
+			if ce.flags&ceSpawned == 0 && s.visible(c, i) {
+				s.spawnOn(c, i, t)
+			}
+		}
+	} else {
+		for _, idx := range s.spawnedNow {
+			i := int(idx)
+			if !s.ents[i].listed {
+				continue
+			}
+			ce := s.syncGen(c, i)
+			if ce.flags&ceSpawned == 0 && s.visible(c, i) {
+				s.spawnOn(c, i, t)
+			}
+		}
+	}
+	for _, idx := range s.structNow {
+		i := int(idx)
+		se := &s.ents[i]
+		ce := s.ce(c, i)
+		if ce.flags&ceSpawned == 0 || ce.gen != se.e.Generation() || ce.ackedTick == t {
+			continue
+		}
+		if se.rem != 0 {
+			c.secRem = appendEntity(c.secRem, se.e)
+			n := 0
+			for m := se.rem; m != 0; m &= m - 1 {
+				n++
+			}
+			c.secRem = binary.AppendUvarint(c.secRem, uint64(n))
+			for id := range s.comps {
+				if se.rem&(1<<uint(id)) != 0 {
+					c.secRem = binary.AppendUvarint(c.secRem, uint64(id))
+				}
+			}
+			c.nRem++
+		}
+		// The update carries the entity's inserted components and every
+		// value not yet acknowledged, so the client can treat mutations
+		// older than this update as stale (they could otherwise re-insert
+		// a component the update removed).
+		s.resolve(c, ce, i)
+		if m := (se.ins | s.pendingMask(i, ce)) & se.mask; m != 0 {
+			c.secIns = appendEntity(c.secIns, se.e)
+			c.secIns = append(c.secIns, 0)
+			c.secIns = s.appendComponents(c.secIns, i, m)
+			c.nIns++
+		}
+		ce.ackedTick, ce.sentTick = t, t
+	}
+	if c.nMap+c.nDesp+c.nRem+c.nIns > 0 {
+		b := appendUpdate(c.upd[:0], t, c.nMap, c.secMap, c.nDesp, c.secDesp, c.nRem, c.secRem, c.nIns, c.secIns)
+		c.upd = b
+		sent := s.sendUpdate(c, b)
+		if cap(c.upd) > shrinkAbove { // a late joiner's full state: do not keep its buffers
+			c.upd, c.secIns, c.secMap, c.secDesp, c.secRem = nil, nil, nil, nil, nil
+		}
+		if !sent {
+			return
+		}
+		c.lastUpdate = t
+	}
+	if c.backOff < len(c.backlog) && !s.flushBacklog(c) {
+		return
+	}
+	s.startMutations(c, t)
+}

@@ -1,0 +1,115 @@
+package replicate
+
+// Visibility (per client and entity) and priority.
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// SetVisible shows or hides entity e to client id from the next Send. An
+// entity that becomes visible is sent whole; one that becomes hidden is
+// despawned on that client.
+func (s *Server) SetVisible(id ClientID, e ecs.Entity, visible bool) error {
+	c := s.clients[id]
+	if c == nil {
+		return ErrNotConnected
+	}
+	v := uint8(2)
+	if visible {
+		v = 1
+	}
+	if len(c.visQueue) >= 1<<20 {
+		return fmt.Errorf("%w: visibility queue full", ErrTooLarge)
+	}
+	c.visQueue = append(c.visQueue, visChange{e: e, vis: v})
+	return nil
+}
+
+// SetPriority sets the send priority of entity e's mutations (default 1):
+// changes are sent when priority × ticks since the last send reaches 1, so
+// 0.25 sends at most every 4th tick; low priorities never starve.
+func (s *Server) SetPriority(e ecs.Entity, priority float32) {
+	if priority <= 0 || math.IsNaN(float64(priority)) {
+		priority = 1
+	}
+	idx := int(e.Index())
+	s.grow(idx)
+	if s.ents[idx].prio < 1 && priority >= 1 {
+		// Values the entity's priority held back go out next tick: no
+		// client takes whole segments until that tick is acknowledged.
+		s.raised, s.raiseSettle = true, s.tick+1
+	}
+	s.ents[idx].prio = priority
+}
+
+type visChange struct {
+	e   ecs.Entity
+	vis uint8
+}
+
+func (s *Server) visible(c *serverClient, idx int) bool {
+	v := s.ce(c, idx).vis
+	return v == 1 || (v == 0 && !s.cfg.HiddenByDefault)
+}
+
+// syncGen resets the client's view of slot idx when it belonged to an older
+// generation of the entity slot.
+func (s *Server) syncGen(c *serverClient, idx int) *clientEnt {
+	ce := s.ce(c, idx)
+	if gen := s.ents[idx].e.Generation(); ce.gen != gen {
+		if ce.flags&ceSpawned != 0 {
+			c.spawned--
+			c.setShown(idx, false)
+		}
+		*ce = clientEnt{gen: gen}
+	}
+	return ce
+}
+
+// setShown sets or clears entity slot idx's bit in the client's shown set.
+func (c *serverClient) setShown(idx int, on bool) {
+	w := idx / 64
+	if w >= len(c.shown) {
+		if !on {
+			return
+		}
+		c.shown = append(c.shown, make([]uint64, w+1-len(c.shown))...)
+	}
+	if on {
+		c.shown[w] |= 1 << uint(idx%64)
+	} else {
+		c.shown[w] &^= 1 << uint(idx%64)
+	}
+}
+
+func (c *serverClient) isShown(idx uint32) bool {
+	w := int(idx / 64)
+	return w < len(c.shown) && c.shown[w]&(1<<(idx%64)) != 0
+}
+
+// applyVisibility applies the client's visibility changes queued since the
+// last tick (SetVisible) to its update of tick t: an entity that becomes
+// visible is spawned on it (a fresh client gets every visible entity
+// anyway), one that becomes hidden is despawned.
+func (s *Server) applyVisibility(c *serverClient, t tick.Tick) {
+	for _, vc := range c.visQueue {
+		idx := int(vc.e.Index())
+		if idx >= len(s.ents) || !s.ents[idx].listed || s.ents[idx].e != vc.e {
+			continue // not replicated (any more)
+		}
+		ce := s.syncGen(c, idx)
+		ce.vis = vc.vis
+		vis := s.visible(c, idx)
+		switch {
+		case vis && ce.flags&ceSpawned == 0 && !c.fresh:
+			s.spawnOn(c, idx, t)
+		case !vis && ce.flags&ceSpawned != 0:
+			s.despawnOn(c, idx, s.ents[idx].e)
+		}
+	}
+	c.visQueue = c.visQueue[:0]
+}

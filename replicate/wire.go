@@ -1,0 +1,325 @@
+package replicate
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// This file is the replication wire format: every byte a Server and a
+// Client exchange is laid out by the append functions here and read back
+// by the read functions here, or, for entity blocks, by the code named
+// below. wire_test.go pins each message kind with golden bytes. Change the
+// layout only together with wireVersion (a client of another version is
+// rejected with code 4) and the golden bytes.
+//
+// # Conventions
+//
+// Messages travel on a transport.MessageConn, which keeps message
+// boundaries, so no message carries its own length. Integers are uvarints
+// (encoding/binary's unsigned LEB128), read by package internal/bin: an
+// encoding longer than the minimal one is malformed, and a value read as a
+// tick, sequence number or entity half must fit 32 bits. The protocol hash
+// is 8 bytes little-endian. An entity is two uvarints, its index and its
+// generation. A string is a uvarint length and its bytes. "n ×" repeats
+// what follows n times; counts are bounded (at most the bytes left, and
+// the limit given) so a hostile count cannot make a reader allocate.
+//
+// # Messages
+//
+// The first byte of every message is its kind. Client to server:
+//
+//	1 Hello      uvarint wire version (2); protocol hash: 8 bytes;
+//	             string token (at most 1024 bytes). ReliableOrdered, first.
+//	2 Acks       uvarint n (at most 1024); n × uvarint sequence number of a
+//	             Mutations message received. ReliableOrdered.
+//	3 ClientMsg  uvarint message type id; the payload (the type's codec)
+//	             to the end. On the type's channel.
+//
+// Server to client:
+//
+//	10 Welcome   uvarint client id; uvarint server tick. ReliableOrdered.
+//	12 Update    uvarint tick, then four sections, each a uvarint count
+//	             (at most 1<<20) and that many entries:
+//	               mappings   server entity, client entity (a predicted
+//	                          client entity the client adopts)
+//	               despawns   entity
+//	               removals   entity; uvarint n (at most 64);
+//	                          n × uvarint component id
+//	               insertions entity; byte spawn (1: spawn, 0: the entity
+//	                          exists); component block
+//	             ReliableOrdered (or in parts, kind 15).
+//	15 UpdatePart uvarint total length of the Update message (its kind
+//	             byte included; at least 2, at most
+//	             ClientConfig.MaxUpdateBytes); uvarint offset of this part
+//	             in it; the part's bytes (at least one) to the end. Parts
+//	             follow each other in order, the first starting with kind
+//	             12, and nothing else on the channel comes between them.
+//	13 Mutations uvarint tick; uvarint tick minus the update tick it needs
+//	             (equal to tick: it needs none); uvarint sequence number
+//	             (one per message, from 0, wrapping at 32 bits); byte index
+//	             and byte count of the message among the tick's (index <
+//	             count); then entity blocks to the end, each an entity and
+//	             a component block. Unreliable, or ReliableUnordered when
+//	             one entity's block is larger than a datagram.
+//	14 ServerMsg uvarint message type id; uvarint update tick the client
+//	             applies first (0: deliver at once, Independent types);
+//	             the payload to the end. On the type's channel.
+//
+// A component block is a uvarint mask of the component ids present (bit i:
+// the i-th registered component; no bit at or above the number of
+// components), then each present component's value in ascending id order:
+// exactly the codec's size for plain-data components (fixed size, no
+// prefix), otherwise a string of at most 1 MiB. Its writer is
+// Server.appendComponents; its reader Client.parseBlocks.
+//
+// A rejection is no message: the server closes the connection with the
+// reason "reject/<code> <text>" (rejectReason), codes 1 protocol mismatch,
+// 2 authentication failed, 3 server full or busy, 4 wire version or
+// malformed hello, 5 hello timeout.
+
+// Message kinds (the first byte of every message on the connection).
+const (
+	kindHello      = 1
+	kindAcks       = 2
+	kindClientMsg  = 3
+	kindWelcome    = 10
+	kindUpdate     = 12
+	kindMutations  = 13
+	kindServerMsg  = 14
+	kindUpdatePart = 15
+)
+
+// Limits of the wire format.
+const (
+	// wireVersion 2: updates larger than updatePart travel in parts.
+	wireVersion = 2
+	maxTokenLen = 1024
+	maxAcks     = 1024
+	// maxEntitiesPerMessage bounds each section of an update.
+	maxEntitiesPerMessage = 1 << 20
+	// maxMessageValue bounds a length-prefixed component value.
+	maxMessageValue = 1 << 20
+	// partHeader bounds an update part's header: kind, total length, offset.
+	partHeader = 1 + 2*binary.MaxVarintLen64
+	// mutateHeaderMax bounds a mutation message's header: kind, three
+	// uvarints of at most 5 bytes each, index and count.
+	mutateHeaderMax = 1 + 3*binary.MaxVarintLen32 + 2
+)
+
+// Reject codes, in the close reason of a refused connection.
+const (
+	rejectProtocol = 1
+	rejectAuth     = 2
+	rejectFull     = 3
+	rejectVersion  = 4
+	rejectTimeout  = 5
+)
+
+func appendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(dst, v) }
+
+func appendEntity(dst []byte, e ecs.Entity) []byte {
+	dst = binary.AppendUvarint(dst, uint64(e.Index()))
+	return binary.AppendUvarint(dst, uint64(e.Generation()))
+}
+
+func readEntity(r *bin.Reader) ecs.Entity {
+	idx := r.Uvarint32()
+	gen := r.Uvarint32()
+	return ecs.NewEntity(idx, gen)
+}
+
+// uvarintLen is the length of v's uvarint encoding.
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// appendHello appends a Hello message.
+func appendHello(dst []byte, hash uint64, token []byte) []byte {
+	dst = append(dst, kindHello)
+	dst = binary.AppendUvarint(dst, wireVersion)
+	dst = binary.LittleEndian.AppendUint64(dst, hash)
+	return bin.AppendBytes(dst, token)
+}
+
+// readHello reads the body of a Hello message (after its kind byte).
+func readHello(body []byte) (version, hash uint64, token []byte, err error) {
+	r := bin.NewReader(body)
+	version = r.Uvarint()
+	hash = r.Uint64()
+	token = r.LenBytes(maxTokenLen)
+	return version, hash, token, r.End()
+}
+
+// appendAcks appends an Acks message of seqs (at most maxAcks of them).
+func appendAcks(dst []byte, seqs []uint32) []byte {
+	dst = append(dst, kindAcks)
+	dst = binary.AppendUvarint(dst, uint64(len(seqs)))
+	for _, s := range seqs {
+		dst = binary.AppendUvarint(dst, uint64(s))
+	}
+	return dst
+}
+
+// readAcks reads the body of an Acks message, calling ack with each
+// sequence number until the first error.
+func readAcks(body []byte, ack func(seq uint32)) error {
+	r := bin.NewReader(body)
+	n := r.Count(maxAcks)
+	for i := 0; i < n; i++ {
+		seq := r.Uvarint32()
+		if r.Err() != nil {
+			break
+		}
+		ack(seq)
+	}
+	return r.End()
+}
+
+// readClientMsg reads the body of a ClientMsg message: the type id and
+// the payload (aliasing body).
+func readClientMsg(body []byte) (id int, payload []byte, err error) {
+	r := bin.NewReader(body)
+	id = int(r.Uvarint())
+	payload = r.Rest()
+	return id, payload, r.Err()
+}
+
+// readServerMsg reads the body of a ServerMsg message: the type id, the
+// update tick it waits for (0: none) and the payload (aliasing body).
+func readServerMsg(body []byte) (id int, required tick.Tick, payload []byte, err error) {
+	r := bin.NewReader(body)
+	id = int(r.Uvarint())
+	required = tick.Tick(r.Uvarint32())
+	payload = r.Rest()
+	return id, required, payload, r.Err()
+}
+
+// appendWelcome appends a Welcome message.
+func appendWelcome(dst []byte, id ClientID, t tick.Tick) []byte {
+	dst = append(dst, kindWelcome)
+	dst = binary.AppendUvarint(dst, uint64(id))
+	return binary.AppendUvarint(dst, uint64(t))
+}
+
+// readWelcome reads the body of a Welcome message.
+func readWelcome(body []byte) (ClientID, tick.Tick, error) {
+	r := bin.NewReader(body)
+	id := r.Uvarint()
+	t := r.Uvarint32()
+	return ClientID(id), tick.Tick(t), r.End()
+}
+
+// appendClientMsgHeader appends the header of a ClientMsg message; the
+// payload follows.
+func appendClientMsgHeader(dst []byte, id int) []byte {
+	dst = append(dst, kindClientMsg)
+	return binary.AppendUvarint(dst, uint64(id))
+}
+
+// appendServerMsgHeader appends the header of a ServerMsg message; the
+// payload follows. required is the update tick the client applies first
+// (0: none).
+func appendServerMsgHeader(dst []byte, id int, required tick.Tick) []byte {
+	dst = append(dst, kindServerMsg)
+	dst = binary.AppendUvarint(dst, uint64(id))
+	return binary.AppendUvarint(dst, uint64(required))
+}
+
+// serverMsgHeaderMax bounds the header of a ServerMsg of type id.
+func serverMsgHeaderMax(id int) int { return 1 + uvarintLen(uint64(id)) + binary.MaxVarintLen32 }
+
+// appendUpdate appends an Update message of tick t from its four sections
+// (each already encoded, with its entry count).
+func appendUpdate(dst []byte, t tick.Tick, nMap int, maps []byte, nDesp int, desp []byte, nRem int, rem []byte, nIns int, ins []byte) []byte {
+	dst = append(dst, kindUpdate)
+	dst = binary.AppendUvarint(dst, uint64(t))
+	dst = binary.AppendUvarint(dst, uint64(nMap))
+	dst = append(dst, maps...)
+	dst = binary.AppendUvarint(dst, uint64(nDesp))
+	dst = append(dst, desp...)
+	dst = binary.AppendUvarint(dst, uint64(nRem))
+	dst = append(dst, rem...)
+	dst = binary.AppendUvarint(dst, uint64(nIns))
+	return append(dst, ins...)
+}
+
+// appendPartHeader appends the header of an UpdatePart message: the
+// update's total length and the part's offset; the part's bytes follow.
+func appendPartHeader(dst []byte, total, off int) []byte {
+	dst = append(dst, kindUpdatePart)
+	dst = binary.AppendUvarint(dst, uint64(total))
+	return binary.AppendUvarint(dst, uint64(off))
+}
+
+// appendMutationHeader appends the header of a Mutations message, with
+// index and count 0 (patchMutationHeader sets them once the tick's
+// messages are known).
+func appendMutationHeader(dst []byte, t tick.Tick, delta uint32, seq uint32) []byte {
+	dst = append(dst, kindMutations)
+	dst = binary.AppendUvarint(dst, uint64(t))
+	dst = binary.AppendUvarint(dst, uint64(delta))
+	dst = binary.AppendUvarint(dst, uint64(seq))
+	return append(dst, 0, 0)
+}
+
+// patchMutationHeader sets the index and count of Mutations message b.
+func patchMutationHeader(b []byte, index, count int) {
+	off := 1
+	for k := 0; k < 3; k++ {
+		_, n := binary.Uvarint(b[off:])
+		off += n
+	}
+	b[off], b[off+1] = byte(index), byte(count)
+}
+
+// mutationHeader is the header of a Mutations message.
+type mutationHeader struct {
+	tick         tick.Tick
+	delta, seq   uint32
+	index, count int
+}
+
+// readMutationHeader reads a Mutations message's header from r (positioned
+// after the kind byte), leaving r at the first entity block.
+func readMutationHeader(r *bin.Reader) (h mutationHeader, err error) {
+	h.tick = tick.Tick(r.Uvarint32())
+	h.delta = r.Uvarint32()
+	h.seq = r.Uvarint32()
+	h.index = int(r.Byte())
+	h.count = int(r.Byte())
+	if r.Err() == nil && h.index >= h.count {
+		r.Fail(errRange)
+	}
+	return h, r.Err()
+}
+
+// required is the update tick the message needs, and whether it needs one.
+func (h mutationHeader) required() (tick.Tick, bool) {
+	return h.tick - tick.Tick(h.delta), h.delta != uint32(h.tick)
+}
+
+// rejectReason is the close reason of a rejection with code.
+func rejectReason(code byte, text string) string {
+	return fmt.Sprintf("reject/%d %s", code, text)
+}
+
+// parseReject reads a server's rejection close reason "reject/<code> text".
+func parseReject(reason string) (code int, text string, ok bool) {
+	var n int
+	if _, err := fmt.Sscanf(reason, "reject/%d", &n); err != nil {
+		return 0, "", false
+	}
+	if i := strings.IndexByte(reason, ' '); i >= 0 {
+		text = reason[i+1:]
+	}
+	return n, text, true
+}
