@@ -177,7 +177,9 @@ func Dial(ctx context.Context, addr string, cfg Config) (*Conn, error) {
 	st, err := qc.OpenStream()
 	if err != nil {
 		qc.CloseWithError(codeProtocol, "cannot open the ordered stream")
-		return nil, fmt.Errorf("quic: dial %s: open ordered stream: %w", addr, err)
+		// The server may refuse the conn (accept backlog full) before the
+		// stream opens: report its close reason (errors.Is ErrRefused).
+		return nil, fmt.Errorf("quic: dial %s: open ordered stream: %w", addr, closeErrorFrom(err))
 	}
 	c, err := newConn(qc, cfg, nil, st)
 	if err != nil {
