@@ -67,7 +67,7 @@ func hostileQUIC(ctx context.Context, addr string, srv *quic.Config, partial []b
 // conn, instead of the announced lengths; the honest clients beside them
 // keep converging.
 func TestHostileQUICPeersBounded(t *testing.T) {
-	hostile := raceSize(100, 25) // handshakes are slow under the race detector
+	hostile := raceSize(100, 25)   // handshakes are slow under the race detector
 	const partial = 256 << 10      // real bytes each hostile peer sends
 	buffered := hostile * 80 << 10 // the listener's shared cap: 7.8 MiB for 100
 	ctx, cancel := context.WithCancel(context.Background())

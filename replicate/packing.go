@@ -9,8 +9,8 @@ import (
 )
 
 // maxMutationPacket is the largest mutation message (less when a conn's
-// datagrams are smaller).
-const maxMutationPacket = 1200
+// datagrams are smaller): one datagram.
+const maxMutationPacket = transport.MaxPacketSize
 
 // maxPacketsPerTick is the most mutation messages a client gets per tick
 // (their index and count are one byte each).

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/rng"
 	"github.com/rewindgo/rewind/rollback"
 	"github.com/rewindgo/rewind/rollback/runner"
@@ -77,23 +78,15 @@ func ParseMeta(b []byte) (Config, error) {
 	if v := b[len(metaMagic)]; v != metaVersion {
 		return c, fmt.Errorf("%w: demo metadata version %d, this build reads %d", ErrConfig, v, metaVersion)
 	}
-	b = b[len(metaMagic)+1:]
-	players, n1 := binary.Uvarint(b)
-	if n1 <= 0 {
-		return c, fmt.Errorf("%w: bad player count in metadata", ErrConfig)
-	}
-	b = b[n1:]
-	npcs, n2 := binary.Uvarint(b)
-	if n2 <= 0 {
-		return c, fmt.Errorf("%w: bad NPC count in metadata", ErrConfig)
-	}
-	b = b[n2:]
-	if len(b) != 8 {
-		return c, fmt.Errorf("%w: bad seed in metadata", ErrConfig)
+	r := bin.NewReader(b[len(metaMagic)+1:])
+	players, npcs := r.Uvarint(), r.Uvarint()
+	seed := r.Uint64()
+	if err := r.End(); err != nil {
+		return c, fmt.Errorf("%w: bad player count, NPC count or seed in metadata: %w", ErrConfig, err)
 	}
 	if players > rollback.MaxPlayers || npcs > MaxNPCs {
 		return c, fmt.Errorf("%w: metadata says %d players, %d NPCs", ErrConfig, players, npcs)
 	}
-	c = Config{Players: int(players), NPCs: int(npcs), Seed: binary.LittleEndian.Uint64(b)}
+	c = Config{Players: int(players), NPCs: int(npcs), Seed: seed}
 	return c, c.check()
 }

@@ -144,7 +144,8 @@ func TestMeta(t *testing.T) {
 		t.Fatalf("ParseMeta = %+v, %v", got, err)
 	}
 	bad := [][]byte{nil, []byte("rwdemo"), append([]byte("rwdemo"), 2), c.AppendMeta(nil)[:10], append(c.AppendMeta(nil), 0),
-		Config{Players: 0, Seed: 1}.AppendMeta(nil), Config{Players: 9}.AppendMeta(nil)}
+		Config{Players: 0, Seed: 1}.AppendMeta(nil), Config{Players: 9}.AppendMeta(nil),
+		append([]byte("rwdemo\x01\x83\x00\x07"), make([]byte, 8)...)} // 3 players as a padded varint
 	for _, b := range bad {
 		if _, err := ParseMeta(b); !errors.Is(err, ErrConfig) {
 			t.Errorf("ParseMeta(%q) = %v, want ErrConfig", b, err)
