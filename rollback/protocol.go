@@ -1,5 +1,11 @@
 package rollback
 
+// The protocol endpoint (GGRS's network/protocol), shared by the P2P and
+// spectator sessions: the per-address state machine (handshake, message
+// dispatch, timers, disconnect), the netcore that owns the conn and the
+// endpoints, and the event queue. Inputs on the wire are in
+// protocol_input.go.
+
 import (
 	crand "crypto/rand"
 	"encoding/binary"
@@ -108,15 +114,6 @@ type sumEntry struct {
 	sum   uint64
 	ok    bool
 	done  bool // compared (remote reports)
-}
-
-// exchange is a parts exchange with a peer about one checked frame whose
-// checksums differ: it ends with one EventDesyncDetected.
-type exchange struct {
-	frame         Frame
-	local, remote uint64
-	since, last   time.Time
-	parts         []Part // the peer's parts received so far
 }
 
 // netcore is the part of a session that talks to the network: the conn, the
@@ -412,89 +409,6 @@ func (n *netcore) heard(e *endpoint) {
 	}
 }
 
-// ack drops pending frames the peer has received.
-func (n *netcore) ack(e *endpoint, f Frame) {
-	if f <= e.lastAcked || f > e.pending.last {
-		return
-	}
-	e.lastAcked = f
-	// Keep the acked frame itself: it is the delta base of the next packet.
-	e.pending.dropThrough(f - 1)
-}
-
-func (n *netcore) onInput(h handler, e *endpoint, m *wire.Message) {
-	if m.DisconnectRequested {
-		h.dropEndpoint(e, "the peer disconnected us")
-		return
-	}
-	if !e.host && len(m.Status) != n.cfg.NumPlayers {
-		n.malformedFrom(h, e, "status length", nil)
-		return
-	}
-	n.ack(e, Frame(m.AckFrame))
-	e.sumAcked = max(e.sumAcked, Frame(m.SumAck))
-	if !e.host {
-		copy(e.peerStatus, m.Status)
-		e.hasStatus = true
-		h.onInputMeta(e, m)
-	}
-	start := Frame(m.StartFrame)
-	if m.NumFrames == 0 {
-		return
-	}
-	if top := start + Frame(m.NumFrames) - 1; top > e.lastSeen {
-		e.lastSeen = top
-	}
-	e.ackDue = true
-	var base []byte
-	switch {
-	case start == 0:
-		base = nil
-	case e.recv.has(start - 1):
-		base = e.recv.get(start - 1)
-	default:
-		// No decode base (a gap, or older than we keep): wait for a resend.
-		e.dropped++
-		return
-	}
-	if start+Frame(m.NumFrames)-1 <= e.lastRecv {
-		return // nothing new
-	}
-	if err := n.dec.Reset(m.Inputs, base, m.NumFrames, n.maxRecord()); err != nil {
-		n.malformedFrom(h, e, "inputs", err)
-		return
-	}
-	want := len(e.handles)
-	if e.host {
-		want = n.cfg.NumPlayers
-	}
-	for f := start; ; f++ {
-		rec, ok, err := n.dec.Next()
-		if err != nil {
-			n.malformedFrom(h, e, "inputs", err)
-			return
-		}
-		if !ok {
-			return
-		}
-		if f <= e.lastRecv {
-			continue
-		}
-		if f != e.lastRecv+1 {
-			return
-		}
-		if !splitRecord(rec, want, n.cfg.MaxInputSize, nil) {
-			n.malformedFrom(h, e, "input record", nil)
-			return
-		}
-		if !h.onRecord(e, f, rec) {
-			return
-		}
-		e.recv.push(f, rec)
-		e.lastRecv = f
-	}
-}
-
 // timers runs retries, keep-alives, quality reports and disconnect detection.
 func (n *netcore) timers(h handler, e *endpoint) {
 	switch e.state {
@@ -537,81 +451,6 @@ func (n *netcore) timers(h handler, e *endpoint) {
 	}
 }
 
-// flush sends what each running endpoint is owed: pending inputs (with the
-// acks), or bare acks. fill (nil for none) fills the session part of an
-// Input message.
-func (n *netcore) flush(fill func(*endpoint, *wire.Message)) {
-	for _, e := range n.eps {
-		if e.state != stateRunning {
-			continue
-		}
-		if e.inputDirty || e.disconnectRq {
-			n.sendInput(e, fill)
-		} else if e.ackDue {
-			m := n.msg(wire.KindInputAck)
-			m.AckFrame, m.SumAck = int32(e.lastRecv), int32(e.sumRecv)
-			n.send(e)
-		}
-		e.ackDue = false
-	}
-}
-
-// sendInput sends every unacknowledged frame (as many as fit one datagram),
-// delta-encoded against the last acknowledged one.
-func (n *netcore) sendInput(e *endpoint, fill func(*endpoint, *wire.Message)) {
-	e.inputDirty = false
-	first := e.lastAcked + 1
-	if e.pending.empty() || first < e.pending.first {
-		first = e.pending.first
-	}
-	count := int(e.pending.last - first + 1)
-	if count < 0 {
-		count = 0
-	}
-	if count > wire.MaxFrames {
-		count = wire.MaxFrames
-	}
-	var base []byte
-	if first > 0 && e.pending.has(first-1) {
-		base = e.pending.get(first - 1)
-	}
-	for {
-		n.enc.Reset(base)
-		for i := 0; i < count; i++ {
-			n.enc.Add(e.pending.get(first + Frame(i)))
-		}
-		n.rec = n.enc.AppendTo(n.rec[:0])
-		n.msg(wire.KindInput)
-		if fill != nil && !e.host {
-			// Peers gossip every player's connection status; spectators
-			// get it too (informational: their records carry the status).
-			fill(e, &n.out)
-		}
-		n.out.SumAck = int32(e.sumRecv)
-		start := first
-		if count == 0 {
-			start = e.pending.last + 1
-			if start < 0 {
-				start = 0
-			}
-		}
-		n.out.StartFrame = int32(start)
-		n.out.AckFrame = int32(e.lastRecv)
-		n.out.DisconnectRequested = e.disconnectRq
-		n.out.NumFrames = count
-		n.out.Inputs = n.rec
-		// Upper bound of the encoded size: header, compressed inputs, a
-		// status (at most 8 bytes) per player, a report (frame uvarint and
-		// 8-byte checksum, at most 13 bytes) per report, 32 for the rest.
-		if count <= 1 || 4+len(n.rec)+8*len(n.out.Status)+13*len(n.out.Reports)+32 <= transport.MaxPacketSize {
-			break
-		}
-		count /= 2
-	}
-	n.send(e)
-	e.lastInput = n.now
-}
-
 // disconnect marks e disconnected (and tells the peer so, once).
 func (n *netcore) disconnect(e *endpoint, reason string) bool {
 	if e.state == stateDisconnected {
@@ -624,67 +463,4 @@ func (n *netcore) disconnect(e *endpoint, reason string) bool {
 	e.state = stateDisconnected
 	n.event(Event{Kind: EventDisconnected, Addr: e.addr, Reason: reason})
 	return true
-}
-
-// stats fills NetworkStats for e.
-func (n *netcore) stats(e *endpoint) (NetworkStats, error) {
-	if e.state == stateSyncing {
-		return NetworkStats{}, ErrNotSynchronized
-	}
-	el := n.now.Sub(e.syncedAt)
-	if el < time.Second {
-		return NetworkStats{}, ErrNotEnoughData
-	}
-	st := NetworkStats{
-		Ping: e.rtt, BytesSent: e.bytesSent, PacketsSent: e.packetsSent,
-		BytesReceived: e.bytesRecv, PacketsReceived: e.packetsRecv,
-		LocalFramesBehind: e.localAdv, RemoteFramesBehind: e.remoteAdv,
-		Malformed: e.malformed, Dropped: e.dropped,
-	}
-	if !e.pending.empty() {
-		st.SendQueueLen = int(e.pending.last - e.lastAcked)
-	}
-	st.KbpsSent = float64(e.bytesSent+udpOverhead*e.packetsSent) * 8 / 1000 / el.Seconds()
-	return st, nil
-}
-
-// updateAdvantage records the time-sync sample of this frame: how far the
-// peer is ahead of us (estimated from the last frame received and half the
-// round trip) and how far it says we are ahead of it. Until the peer's first
-// input arrives there is nothing to estimate from, and the local advantage
-// stays 0 (as in GGRS): "frame -1" would make every peer look far ahead of a
-// peer that is merely still in flight at the start of a match.
-func (n *netcore) updateAdvantage(e *endpoint, local Frame) {
-	if e.lastRecv != NullFrame {
-		remote := int(e.lastRecv) + int(e.rtt.Milliseconds()*int64(n.cfg.FPS)/2000)
-		e.localAdv = remote - int(local)
-	}
-	i := int(local) % timeSyncWindow
-	if i < 0 {
-		i += timeSyncWindow
-	}
-	e.localWindow[i] = e.localAdv
-	e.remoteWindow[i] = e.remoteAdv
-}
-
-// framesAhead is the averaged number of frames this session is ahead of e:
-// half the difference of the averaged remote and local advantages (each
-// side measures the gap once), rounded to the nearest frame, halves away
-// from zero. GGRS truncates toward zero instead, which hides up to a whole
-// frame of lead in either direction: two peers 0.9 frames apart would both
-// read 0 and neither would slow down.
-func (e *endpoint) framesAhead() int {
-	var l, r int
-	for i := range e.localWindow {
-		l += e.localWindow[i]
-		r += e.remoteWindow[i]
-	}
-	return int(float64(r-l)/float64(2*timeSyncWindow) + 0.5*sign(r-l))
-}
-
-func sign(x int) float64 {
-	if x < 0 {
-		return -1
-	}
-	return 1
 }

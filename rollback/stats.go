@@ -27,3 +27,25 @@ type NetworkStats struct {
 	// no sense; Dropped counts datagrams dropped for flooding.
 	Malformed, Dropped uint64
 }
+
+// stats fills NetworkStats for e.
+func (n *netcore) stats(e *endpoint) (NetworkStats, error) {
+	if e.state == stateSyncing {
+		return NetworkStats{}, ErrNotSynchronized
+	}
+	el := n.now.Sub(e.syncedAt)
+	if el < time.Second {
+		return NetworkStats{}, ErrNotEnoughData
+	}
+	st := NetworkStats{
+		Ping: e.rtt, BytesSent: e.bytesSent, PacketsSent: e.packetsSent,
+		BytesReceived: e.bytesRecv, PacketsReceived: e.packetsRecv,
+		LocalFramesBehind: e.localAdv, RemoteFramesBehind: e.remoteAdv,
+		Malformed: e.malformed, Dropped: e.dropped,
+	}
+	if !e.pending.empty() {
+		st.SendQueueLen = int(e.pending.last - e.lastAcked)
+	}
+	st.KbpsSent = float64(e.bytesSent+udpOverhead*e.packetsSent) * 8 / 1000 / el.Seconds()
+	return st, nil
+}
