@@ -52,8 +52,12 @@ func (b *benchWorld) sim(tick.Tick) {
 // BenchmarkPredictRollback measures one Step that rolls back 8 ticks
 // (restore, 8 re-simulated ticks each saved, then the current tick: 9
 // simulated ticks) beside simonly, the same 9 ticks simulated without
-// prediction. A forced timeline receives one authoritative value 8 ticks
-// back per Step. historyB is the memory of the history (window 30).
+// prediction. Each Step receives the server's position of one entity 8
+// ticks back, off by one unit from the prediction: a real misprediction,
+// so the re-simulation changes that entity's history at every tick after
+// it. historyB is the memory of the history (window 30), and
+// historyB/(W+1)copies its ratio to W+1 copies of the predicted
+// components.
 func BenchmarkPredictRollback(b *testing.B) {
 	const ticks = 8
 	for _, n := range []int{1000, 10000} {
@@ -68,7 +72,7 @@ func BenchmarkPredictRollback(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("ticks=%d/entities=%d", ticks, n), func(b *testing.B) {
 			bw := newBenchWorld(n)
-			tl := predict.New(bw.w, 0, predict.Config{Forced: true})
+			tl := predict.New(bw.w, 0, predict.Config{})
 			pos, _ := predict.Register[bpos](tl)
 			_, _ = predict.Register[bvel](tl)
 			_, _ = predict.Register[bhp](tl)
@@ -78,6 +82,7 @@ func BenchmarkPredictRollback(b *testing.B) {
 			step := func() {
 				at := tl.Now() - ticks
 				v, _ := pos.At(bw.e0, at)
+				v.X++ // mispredicted
 				_ = pos.Authoritative(bw.e0, at, v)
 				_ = tl.Complete(at)
 				tl.Step(bw.sim)

@@ -423,15 +423,18 @@ func (c *Component[T]) save(t tick.Tick, savedTick uint64) {
 	if f.restored && f.held && f.t == t && f.buf != nil && f.buf.refs == 1 &&
 		f.layout != nil && f.layout.id == col.Layout && len(f.buf.vals) == len(col.Values) {
 		f.restored = false
-		vals, changed := f.buf.vals, col.Changed[:len(col.Values)]
-		for p, k := range changed {
-			if k > f.saved {
-				vals[p] = col.Values[p]
+		if col.MaxChanged > f.saved { // the tick's changes wrote some values
+			vals, changed := f.buf.vals, col.Changed[:len(col.Values)]
+			for p, k := range changed {
+				if k > f.saved {
+					vals[p] = col.Values[p]
+				}
 			}
 		}
 		f.saved = savedTick
 		return
 	}
+	again := f.held && f.t == t // re-saved: f holds an earlier state of t
 	f.t, f.held, f.restored = t, true, false
 	if f.layout == nil || f.layout.id != col.Layout {
 		release(&f.layout)
@@ -448,11 +451,51 @@ func (c *Component[T]) save(t tick.Tick, savedTick uint64) {
 		return
 	}
 	f.saved = savedTick
+	if again && f.buf != nil && f.buf.refs == 1 && len(f.buf.vals) == len(col.Values) && c.p.size > 0 {
+		// A re-simulated tick: the frame holds the earlier prediction of t,
+		// which a rollback mostly leaves unchanged. Compare it with the
+		// store and copy only the blocks that differ, so the re-save reads
+		// the history instead of rewriting it.
+		patch(asBytes(f.buf.vals), asBytes(col.Values))
+		return
+	}
 	if f.buf == nil || f.buf.refs > 1 {
 		c.releaseVals(&f.buf)
 		f.buf = c.acquireVals()
 	}
 	f.buf.vals = append(f.buf.vals[:0], col.Values...)
+}
+
+// asBytes returns the memory of vals (plain data).
+func asBytes[T any](vals []T) []byte {
+	if len(vals) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), len(vals)*int(unsafe.Sizeof(vals[0])))
+}
+
+// patchBlock is the unit patch compares and copies: large enough that the
+// comparison runs at memory speed, small enough that one mispredicted
+// entity rewrites little.
+const patchBlock = 4096
+
+// patch makes dst (the same length as src) equal to src, writing only the
+// blocks that differ: when most of dst already holds src, reading both is
+// cheaper than rewriting dst. Once a quarter of the blocks seen differ, it
+// copies the rest.
+func patch(dst, src []byte) {
+	diff := 0
+	for i := 0; i < len(src); i += patchBlock {
+		j := min(i+patchBlock, len(src))
+		if bytes.Equal(dst[i:j], src[i:j]) {
+			continue
+		}
+		copy(dst[i:j], src[i:j])
+		if diff++; diff >= 4 && 4*diff > i/patchBlock+1 {
+			copy(dst[j:], src[j:])
+			return
+		}
+	}
 }
 
 func (c *Component[T]) acquireVals() *valBuf[T] {
@@ -514,10 +557,10 @@ func (c *Component[T]) restore(rs *ecs.Restore, t tick.Tick) {
 	case len(dst) == 0:
 		return
 	case c.p.w8 > 0:
-		restoreWords[uint64](unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), c.p.w8, changed, saved, now)
+		restoreWords(words[uint64](dst, c.p.w8), words[uint64](src, c.p.w8), c.p.w8, changed[:len(dst)], saved, now)
 		return
 	case c.p.w4 > 0:
-		restoreWords[uint32](unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), c.p.w4, changed, saved, now)
+		restoreWords(words[uint32](dst, c.p.w4), words[uint32](src, c.p.w4), c.p.w4, changed[:len(dst)], saved, now)
 		return
 	}
 	for p := range dst {
@@ -528,20 +571,73 @@ func (c *Component[T]) restore(rs *ecs.Restore, t tick.Tick) {
 	}
 }
 
+// words returns the memory of vals as machine words of type W, w per value.
+func words[W uint32 | uint64, T any](vals []T, w int) []W {
+	return unsafe.Slice((*W)(unsafe.Pointer(&vals[0])), len(vals)*w)
+}
+
+// restoreBlock is the number of values restoreWords compares at once.
+const restoreBlock = 64
+
 // restoreWords is restore's loop for values of w words of type W (values
-// whose size and alignment allow it): values written since the save whose
-// words differ are copied and stamped.
-func restoreWords[W uint32 | uint64](dst, src unsafe.Pointer, w int, changed []uint64, saved, now uint64) {
-	size := w * int(unsafe.Sizeof(W(0)))
-	for p := range changed {
-		if changed[p] <= saved {
+// whose size and alignment allow it): it makes dst equal to src, stamping
+// the values written since the save (changed after saved) whose words
+// differ. Blocks of values are compared at memory speed first, so a block
+// the rollback leaves unchanged costs one comparison; values not written
+// since the save hold their saved bytes, so a differing block is copied
+// whole.
+func restoreWords[W uint32 | uint64](dst, src []W, w int, changed []uint64, saved, now uint64) {
+	n := len(changed)
+	dst, src = dst[:n*w], src[:n*w]
+	for lo := 0; lo < n; lo += restoreBlock {
+		hi := min(lo+restoreBlock, n)
+		d, s := dst[lo*w:hi*w], src[lo*w:hi*w]
+		if bytes.Equal(asBytes(d), asBytes(s)) {
 			continue
 		}
-		d := unsafe.Slice((*W)(unsafe.Add(dst, p*size)), w)
-		s := unsafe.Slice((*W)(unsafe.Add(src, p*size)), w)
-		for i := range d {
+		stampDiff(d, s[:len(d)], w, changed[lo:hi], saved, now)
+		copy(d, s)
+	}
+}
+
+// stampDiff stamps with now the values (w words each) written since saved
+// whose words differ between d and s.
+func stampDiff[W uint32 | uint64](d, s []W, w int, changed []uint64, saved, now uint64) {
+	if w == 1 {
+		d, s = d[:len(changed)], s[:len(changed)]
+		for p, k := range changed {
+			if k > saved && d[p] != s[p] {
+				changed[p] = now
+			}
+		}
+		return
+	}
+	if w == 2 {
+		d, s = d[:2*len(changed)], s[:2*len(changed)]
+		for p, k := range changed {
+			o := 2 * p
+			if k > saved && (d[o] != s[o] || d[o+1] != s[o+1]) {
+				changed[p] = now
+			}
+		}
+		return
+	}
+	if w == 3 {
+		d, s = d[:3*len(changed)], s[:3*len(changed)]
+		for p, k := range changed {
+			o := 3 * p
+			if k > saved && (d[o] != s[o] || d[o+1] != s[o+1] || d[o+2] != s[o+2]) {
+				changed[p] = now
+			}
+		}
+		return
+	}
+	for p, k := range changed {
+		if k <= saved {
+			continue
+		}
+		for i := p * w; i < p*w+w; i++ {
 			if d[i] != s[i] {
-				copy(d, s)
 				changed[p] = now
 				break
 			}

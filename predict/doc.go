@@ -19,6 +19,16 @@
 // the buffers have grown. An entity's history starts at the tick its
 // component appeared.
 //
+// A rollback's work beyond the re-simulation itself is kept to memory-speed
+// passes: the restore compares blocks of values with the saved ones and
+// decides change stamps value by value only in blocks that differ; a
+// re-simulated tick is re-saved by comparing the store with the earlier
+// prediction of the same tick, in 4 KiB blocks, and copying only the
+// blocks that differ (a misprediction usually changes few entities), so
+// the re-save reads the history rather than rewriting it. Every tick of
+// the window stays saved: any of them can still be compared with server
+// values or be the target of a later rollback.
+//
 // # The frame
 //
 // Server (replicate's job; the tick is the game's simulation tick): receive
