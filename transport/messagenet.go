@@ -94,8 +94,6 @@ type MessageNetworkConfig struct {
 // All methods are safe for concurrent use.
 type MessageNetwork struct {
 	mu        sync.Mutex
-	seed      uint64
-	def       LinkConfig // normalized
 	lim       MessageLimits
 	idle      time.Duration // <= 0: never
 	minRTO    time.Duration
@@ -105,7 +103,7 @@ type MessageNetwork struct {
 
 	ev timeq.Queue[*memEvent] // by (time, scheduling order)
 
-	links     map[linkKey]*link
+	links     linkTable
 	listeners map[netip.AddrPort]*MessageNetworkListener
 	lnList    []*MessageNetworkListener // open listeners, in creation order
 	pairs     map[linkKey]*memPair
@@ -116,23 +114,21 @@ type MessageNetwork struct {
 	closed    bool
 
 	// Free lists, so that steady-state traffic allocates nothing.
-	freeEv  []*memEvent
-	freeMsg []*memMsg
+	freeEv  freeList[memEvent]
+	freeMsg freeList[memMsg]
 	bufs    bufPool
 }
 
 // NewMessageNetwork returns an empty MessageNetwork.
 func NewMessageNetwork(cfg MessageNetworkConfig) *MessageNetwork {
 	n := &MessageNetwork{
-		seed:      cfg.Seed,
-		def:       cfg.Default.normalized(),
 		lim:       cfg.Limits.WithDefaults(),
 		idle:      cfg.IdleTimeout,
 		minRTO:    cfg.MinRTO,
 		maxFlight: cfg.MaxInFlight,
 		backlog:   cfg.AcceptBacklog,
 		log:       cfg.Logger,
-		links:     make(map[linkKey]*link),
+		links:     newLinkTable(cfg.Seed, cfg.Default),
 		listeners: make(map[netip.AddrPort]*MessageNetworkListener),
 		pairs:     make(map[linkKey]*memPair),
 	}
@@ -166,33 +162,9 @@ func (n *MessageNetwork) Listen(addr netip.AddrPort) (*MessageNetworkListener, e
 	if n.closed {
 		return nil, ErrClosed
 	}
-	addr = unmap(addr)
-	switch {
-	case addr == netip.AddrPort{}:
-		for {
-			n.nextIP++
-			if byte(n.nextIP) == 0 || byte(n.nextIP) == 255 {
-				continue
-			}
-			addr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 0, byte(n.nextIP >> 8), byte(n.nextIP)}), autoPort)
-			if n.listeners[addr] == nil {
-				break
-			}
-		}
-	case !addr.Addr().IsValid():
-		return nil, ErrInvalidAddr
-	case addr.Port() == 0:
-		for p := uint32(autoPort); ; p++ {
-			if p > 65535 {
-				return nil, ErrAddrInUse
-			}
-			if a := netip.AddrPortFrom(addr.Addr(), uint16(p)); n.listeners[a] == nil {
-				addr = a
-				break
-			}
-		}
-	case n.listeners[addr] != nil:
-		return nil, ErrAddrInUse
+	addr, err := listenAddr(unmap(addr), &n.nextIP, func(a netip.AddrPort) bool { return n.listeners[a] != nil })
+	if err != nil {
+		return nil, err
 	}
 	l := &MessageNetworkListener{n: n, addr: addr, notify: msgq.NewSignal(), closedCh: make(chan struct{})}
 	n.listeners[addr] = l
@@ -227,17 +199,9 @@ func (n *MessageNetwork) Dial(ctx context.Context, addr netip.AddrPort) (*Messag
 		n.mu.Unlock()
 		return nil, fmt.Errorf("transport: dial %v: %w", addr, ErrRefused)
 	}
-	var local netip.AddrPort
-	for {
-		n.nextCli++
-		if byte(n.nextCli) == 0 || byte(n.nextCli) == 255 {
-			continue
-		}
-		local = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 1, byte(n.nextCli >> 8), byte(n.nextCli)}), clientPort)
-		if n.listeners[local] == nil && n.pairs[linkKey{local, addr}] == nil {
-			break
-		}
-	}
+	local := nextAddr(&n.nextCli, 1, clientPort, func(a netip.AddrPort) bool {
+		return n.listeners[a] != nil || n.pairs[linkKey{a, addr}] != nil
+	})
 	p := &memPair{}
 	c := n.newConn(p, local, addr)
 	s := n.newConn(p, addr, local)
@@ -278,7 +242,7 @@ func (n *MessageNetwork) newConn(p *memPair, local, remote netip.AddrPort) *Mess
 		pair:   p,
 		local:  local,
 		remote: remote,
-		out:    n.link(local, remote),
+		out:    n.links.get(local, remote),
 		done:   make(chan struct{}),
 		rx:     msgq.NewQueue(n.lim.ReceiveQueueMessages, n.lim.ReceiveQueueBytes, n.lim.UnreliableQueue),
 	}
@@ -289,34 +253,22 @@ func (n *MessageNetwork) newConn(p *memPair, local, remote netip.AddrPort) *Mess
 // from now on: messages in flight keep their arrival times, reliable
 // messages waiting for a retransmission use the new conditions for it.
 func (n *MessageNetwork) SetLink(from, to netip.AddrPort, cfg LinkConfig) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	now := n.now()
-	n.catchUpAt(now)
 	from, to = unmap(from), unmap(to)
-	l := n.link(from, to)
-	l.cfg, l.custom = cfg.normalized(), true
-	n.updatePairOf(from, to, now)
-	n.catchUpAt(now)
+	n.change(func(now time.Duration) {
+		n.links.set(from, to, cfg)
+		n.updatePairOf(from, to, now)
+	})
 }
 
 // SetDefaultLink replaces the conditions of every link not configured with
 // SetLink.
 func (n *MessageNetwork) SetDefaultLink(cfg LinkConfig) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	now := n.now()
-	n.catchUpAt(now)
-	n.def = cfg.normalized()
-	for _, l := range n.links {
-		if !l.custom {
-			l.cfg = n.def
+	n.change(func(now time.Duration) {
+		n.links.setDefault(cfg)
+		for _, p := range slices.Clone(n.pairList) {
+			n.updatePair(p, now)
 		}
-	}
-	for _, p := range slices.Clone(n.pairList) {
-		n.updatePair(p, now)
-	}
-	n.catchUpAt(now)
+	})
 }
 
 // Partition cuts both directions between a and b (typically a client conn's
@@ -329,14 +281,22 @@ func (n *MessageNetwork) Partition(a, b netip.AddrPort) { n.setPartition(a, b, t
 func (n *MessageNetwork) Heal(a, b netip.AddrPort) { n.setPartition(a, b, false) }
 
 func (n *MessageNetwork) setPartition(a, b netip.AddrPort, down bool) {
+	a, b = unmap(a), unmap(b)
+	n.change(func(now time.Duration) {
+		n.links.partition(a, b, down)
+		n.updatePairOf(a, b, now)
+	})
+}
+
+// change makes a change to the network at the current time now, under the
+// lock: first it handles the events due by now (the change must not act on
+// the past), then f, then the events f made due at once.
+func (n *MessageNetwork) change(f func(now time.Duration)) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	now := n.now()
 	n.catchUpAt(now)
-	a, b = unmap(a), unmap(b)
-	n.link(a, b).partitioned = down
-	n.link(b, a).partitioned = down
-	n.updatePairOf(a, b, now)
+	f(now)
 	n.catchUpAt(now)
 }
 
@@ -347,10 +307,7 @@ func (n *MessageNetwork) LinkStats(from, to netip.AddrPort) LinkStats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.catchUp()
-	if l := n.links[linkKey{unmap(from), unmap(to)}]; l != nil {
-		return l.stats
-	}
-	return LinkStats{}
+	return n.links.stats(unmap(from), unmap(to))
 }
 
 // Close closes every listener and conn (their Err reports "network
@@ -374,17 +331,6 @@ func (n *MessageNetwork) Close() error {
 	n.closed = true
 	n.ev.Stop()
 	return nil
-}
-
-// link returns the link from -> to, creating it with the default conditions.
-func (n *MessageNetwork) link(from, to netip.AddrPort) *link {
-	k := linkKey{from, to}
-	l := n.links[k]
-	if l == nil {
-		l = newLink(n.seed, linkStream(from, to), n.def)
-		n.links[k] = l
-	}
-	return l
 }
 
 func (n *MessageNetwork) now() time.Duration { return n.ev.Now() }
@@ -479,26 +425,14 @@ type memEvent struct {
 
 // schedule queues a copy of e.
 func (n *MessageNetwork) schedule(e memEvent) {
-	var p *memEvent
-	if k := len(n.freeEv); k > 0 {
-		p = n.freeEv[k-1]
-		n.freeEv = n.freeEv[:k-1]
-	} else {
-		p = new(memEvent)
-	}
+	p := n.freeEv.get()
 	*p = e
 	n.ev.Push(p.at, p)
 }
 
 // newMsg returns a message from c on ch holding a copy of data.
 func (n *MessageNetwork) newMsg(c *MessageNetworkConn, ch Channel, data []byte) *memMsg {
-	var m *memMsg
-	if k := len(n.freeMsg); k > 0 {
-		m = n.freeMsg[k-1]
-		n.freeMsg = n.freeMsg[:k-1]
-	} else {
-		m = new(memMsg)
-	}
+	m := n.freeMsg.get()
 	*m = memMsg{from: c, ch: ch, data: n.bufs.get(len(data))}
 	copy(m.data, data)
 	return m
@@ -507,10 +441,7 @@ func (n *MessageNetwork) newMsg(c *MessageNetworkConn, ch Channel, data []byte) 
 // freeMsgOnly recycles m whose data was handed on; dropMsg recycles m and
 // its data.
 func (n *MessageNetwork) freeMsgOnly(m *memMsg) {
-	*m = memMsg{}
-	if len(n.freeMsg) < maxFreeList {
-		n.freeMsg = append(n.freeMsg, m)
-	}
+	n.freeMsg.put(m)
 }
 
 func (n *MessageNetwork) dropMsg(m *memMsg) {
@@ -518,8 +449,30 @@ func (n *MessageNetwork) dropMsg(m *memMsg) {
 	n.freeMsgOnly(m)
 }
 
+// freeList recycles values of T, up to maxFreeList of them.
+type freeList[T any] []*T
+
 // maxFreeList bounds each free list.
 const maxFreeList = 1024
+
+// get returns a recycled value, or a new one.
+func (f *freeList[T]) get() *T {
+	if k := len(*f); k > 0 {
+		p := (*f)[k-1]
+		*f = (*f)[:k-1]
+		return p
+	}
+	return new(T)
+}
+
+// put zeroes p (dropping what it points to) and keeps it for get.
+func (f *freeList[T]) put(p *T) {
+	var zero T
+	*p = zero
+	if len(*f) < maxFreeList {
+		*f = append(*f, p)
+	}
+}
 
 // catchUp handles every event due by now and re-arms the timer. Called
 // with n.mu held.
@@ -542,10 +495,7 @@ func (n *MessageNetwork) catchUpAt(now time.Duration) {
 			break
 		}
 		n.handle(e)
-		*e = memEvent{}
-		if len(n.freeEv) < maxFreeList {
-			n.freeEv = append(n.freeEv, e)
-		}
+		n.freeEv.put(e)
 	}
 	n.ev.Rearm(now)
 }
@@ -764,13 +714,7 @@ func (l *MessageNetworkListener) Addr() netip.AddrPort { return l.addr }
 
 // Close implements MessageListener. The address becomes free for Listen.
 func (l *MessageNetworkListener) Close() error {
-	n := l.n
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	now := n.now()
-	n.catchUpAt(now)
-	n.closeListener(l, now)
-	n.catchUpAt(now)
+	l.n.change(func(now time.Duration) { l.n.closeListener(l, now) })
 	return nil
 }
 

@@ -48,28 +48,80 @@ type PacketNetworkConfig struct {
 // All methods are safe for concurrent use.
 type PacketNetwork struct {
 	mu     sync.Mutex
-	seed   uint64
-	def    LinkConfig // normalized
 	rxCap  int
 	log    *slog.Logger
 	s      sched
 	conns  map[netip.AddrPort]*PacketNetworkConn
-	links  map[linkKey]*link
+	links  linkTable
 	nextIP uint32 // auto-assigned addresses: 10.0.x.y
 	closed bool
 }
 
 type linkKey struct{ from, to netip.AddrPort }
 
+// linkTable holds the one-way links of a simulated network (PacketNetwork,
+// MessageNetwork), each created on first use with the default conditions
+// and seeded from the network's seed and its two addresses. Addresses are
+// unmapped. Its owner guards it.
+type linkTable struct {
+	seed uint64
+	def  LinkConfig // normalized
+	m    map[linkKey]*link
+}
+
+func newLinkTable(seed uint64, def LinkConfig) linkTable {
+	return linkTable{seed: seed, def: def.normalized(), m: make(map[linkKey]*link)}
+}
+
+// get returns the link from -> to, creating it with the default conditions.
+func (t *linkTable) get(from, to netip.AddrPort) *link {
+	k := linkKey{from, to}
+	l := t.m[k]
+	if l == nil {
+		l = newLink(t.seed, linkStream(from, to), t.def)
+		t.m[k] = l
+	}
+	return l
+}
+
+// set gives the link from -> to its own conditions (SetLink).
+func (t *linkTable) set(from, to netip.AddrPort, cfg LinkConfig) {
+	l := t.get(from, to)
+	l.cfg, l.custom = cfg.normalized(), true
+}
+
+// setDefault replaces the conditions of every link without its own.
+func (t *linkTable) setDefault(cfg LinkConfig) {
+	t.def = cfg.normalized()
+	for _, l := range t.m { // the same value for each: the order does not matter
+		if !l.custom {
+			l.cfg = t.def
+		}
+	}
+}
+
+// partition cuts (down) or heals both directions between a and b.
+func (t *linkTable) partition(a, b netip.AddrPort, down bool) {
+	t.get(a, b).partitioned = down
+	t.get(b, a).partitioned = down
+}
+
+// stats returns the counters of the link from -> to (zero if nothing was
+// ever sent over it).
+func (t *linkTable) stats(from, to netip.AddrPort) LinkStats {
+	if l := t.m[linkKey{from, to}]; l != nil {
+		return l.stats
+	}
+	return LinkStats{}
+}
+
 // NewPacketNetwork returns an empty PacketNetwork.
 func NewPacketNetwork(cfg PacketNetworkConfig) *PacketNetwork {
 	n := &PacketNetwork{
-		seed:  cfg.Seed,
-		def:   cfg.Default.normalized(),
 		rxCap: cfg.ReceiveQueue,
 		log:   cfg.Logger,
 		conns: make(map[netip.AddrPort]*PacketNetworkConn),
-		links: make(map[linkKey]*link),
+		links: newLinkTable(cfg.Seed, cfg.Default),
 	}
 	if n.rxCap <= 0 {
 		n.rxCap = DefaultReceiveQueue
@@ -85,6 +137,45 @@ func NewPacketNetwork(cfg PacketNetworkConfig) *PacketNetwork {
 // when Listen is given an address with port 0.
 const autoPort = 7000
 
+// nextAddr returns the next address 10.sub.x.y:port, x.y counting up in
+// *next and skipping .0 and .255, that taken does not report.
+func nextAddr(next *uint32, sub byte, port uint16, taken func(netip.AddrPort) bool) netip.AddrPort {
+	for {
+		*next++
+		if byte(*next) == 0 || byte(*next) == 255 {
+			continue
+		}
+		a := netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, sub, byte(*next >> 8), byte(*next)}), port)
+		if !taken(a) {
+			return a
+		}
+	}
+}
+
+// listenAddr returns the address a Listen on (unmapped) addr gets: for the
+// zero netip.AddrPort the next free 10.0.x.y:7000 (counted in *next), for
+// port 0 the first free port from 7000 on addr's IP, else addr. It returns
+// ErrInvalidAddr for an invalid IP and ErrAddrInUse when taken reports
+// addr, or every port, in use.
+func listenAddr(addr netip.AddrPort, next *uint32, taken func(netip.AddrPort) bool) (netip.AddrPort, error) {
+	switch {
+	case addr == netip.AddrPort{}:
+		return nextAddr(next, 0, autoPort, taken), nil
+	case !addr.Addr().IsValid():
+		return netip.AddrPort{}, ErrInvalidAddr
+	case addr.Port() == 0:
+		for p := uint32(autoPort); p <= 65535; p++ {
+			if a := netip.AddrPortFrom(addr.Addr(), uint16(p)); !taken(a) {
+				return a, nil
+			}
+		}
+		return netip.AddrPort{}, ErrAddrInUse
+	case taken(addr):
+		return netip.AddrPort{}, ErrAddrInUse
+	}
+	return addr, nil
+}
+
 // Listen opens a PacketNetworkConn on addr. If addr is the zero netip.AddrPort, the
 // network assigns the next free address of the form 10.0.x.y:7000; if only
 // the port is zero, it assigns the next free port from 7000 on that IP. It
@@ -95,35 +186,9 @@ func (n *PacketNetwork) Listen(addr netip.AddrPort) (*PacketNetworkConn, error) 
 	if n.closed {
 		return nil, ErrClosed
 	}
-	addr = unmap(addr)
-	switch {
-	case addr == netip.AddrPort{}:
-		for {
-			n.nextIP++
-			if byte(n.nextIP) == 0 || byte(n.nextIP) == 255 {
-				continue
-			}
-			ip := netip.AddrFrom4([4]byte{10, 0, byte(n.nextIP >> 8), byte(n.nextIP)})
-			addr = netip.AddrPortFrom(ip, autoPort)
-			if n.conns[addr] == nil {
-				break
-			}
-		}
-	case !addr.Addr().IsValid():
-		return nil, ErrInvalidAddr
-	case addr.Port() == 0:
-		for p := uint32(autoPort); ; p++ {
-			if p > 65535 {
-				return nil, ErrAddrInUse
-			}
-			a := netip.AddrPortFrom(addr.Addr(), uint16(p))
-			if n.conns[a] == nil {
-				addr = a
-				break
-			}
-		}
-	case n.conns[addr] != nil:
-		return nil, ErrAddrInUse
+	addr, err := listenAddr(unmap(addr), &n.nextIP, func(a netip.AddrPort) bool { return n.conns[a] != nil })
+	if err != nil {
+		return nil, err
 	}
 	c := &PacketNetworkConn{
 		n:        n,
@@ -142,8 +207,7 @@ func (n *PacketNetwork) Listen(addr netip.AddrPort) (*PacketNetworkConn, error) 
 func (n *PacketNetwork) SetLink(from, to netip.AddrPort, cfg LinkConfig) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	l := n.link(unmap(from), unmap(to))
-	l.cfg, l.custom = cfg.normalized(), true
+	n.links.set(unmap(from), unmap(to), cfg)
 }
 
 // SetDefaultLink replaces the conditions of every link not configured with
@@ -151,12 +215,7 @@ func (n *PacketNetwork) SetLink(from, to netip.AddrPort, cfg LinkConfig) {
 func (n *PacketNetwork) SetDefaultLink(cfg LinkConfig) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.def = cfg.normalized()
-	for _, l := range n.links {
-		if !l.custom {
-			l.cfg = n.def
-		}
-	}
+	n.links.setDefault(cfg)
 }
 
 // Partition cuts both directions between a and b: datagrams sent between
@@ -171,9 +230,7 @@ func (n *PacketNetwork) Heal(a, b netip.AddrPort) { n.setPartition(a, b, false) 
 func (n *PacketNetwork) setPartition(a, b netip.AddrPort, down bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	a, b = unmap(a), unmap(b)
-	n.link(a, b).partitioned = down
-	n.link(b, a).partitioned = down
+	n.links.partition(unmap(a), unmap(b), down)
 }
 
 // LinkStats returns the counters of the one-way link from one address to
@@ -182,10 +239,7 @@ func (n *PacketNetwork) LinkStats(from, to netip.AddrPort) LinkStats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.catchUp()
-	if l := n.links[linkKey{unmap(from), unmap(to)}]; l != nil {
-		return l.stats
-	}
-	return LinkStats{}
+	return n.links.stats(unmap(from), unmap(to))
 }
 
 // Close closes every PacketNetworkConn, drops the datagrams in flight and stops the
@@ -203,17 +257,6 @@ func (n *PacketNetwork) Close() error {
 		delete(n.conns, addr)
 	}
 	return nil
-}
-
-// link returns the link from -> to, creating it with the default conditions.
-func (n *PacketNetwork) link(from, to netip.AddrPort) *link {
-	k := linkKey{from, to}
-	l := n.links[k]
-	if l == nil {
-		l = newLink(n.seed, linkStream(from, to), n.def)
-		n.links[k] = l
-	}
-	return l
 }
 
 // onTimer is the delivery timer's callback.
@@ -285,7 +328,7 @@ func (c *PacketNetworkConn) Send(to netip.AddrPort, payload []byte) error {
 	c.stats.PacketsSent++
 	c.stats.BytesSent += uint64(len(payload))
 	to = unmap(to)
-	l := n.link(c.local, to)
+	l := n.links.get(c.local, to)
 	now := n.s.Now()
 	k, at := l.plan(now, len(payload))
 	for i := range k {

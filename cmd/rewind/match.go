@@ -60,11 +60,7 @@ func runDemo(ctx context.Context, o demoOptions, live io.Writer) (*demoSummary, 
 		m.close()
 		return nil, err
 	}
-	sum := &demoSummary{
-		Mode: "p2p", Frames: o.Frames, Peers: o.Peers, Spectators: o.Spectators,
-		Events: map[string]int{}, Record: o.Record,
-		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss, Dup: o.Dup},
-	}
+	sum := o.newSummary("p2p")
 	elapsed, err := m.play(ctx, sum, live)
 	if cerr := m.close(); err == nil {
 		err = cerr
@@ -74,6 +70,15 @@ func runDemo(ctx context.Context, o demoOptions, live io.Writer) (*demoSummary, 
 	}
 	sum.finish(m.peers, m.specs, elapsed)
 	return sum, nil
+}
+
+// newSummary starts the summary of a match played with o in mode.
+func (o *demoOptions) newSummary(mode string) *demoSummary {
+	return &demoSummary{
+		Mode: mode, Frames: o.Frames, Peers: o.Peers, Spectators: o.Spectators,
+		Events: map[string]int{}, Record: o.Record,
+		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss, Dup: o.Dup},
+	}
 }
 
 // newMatch opens the sockets and proxies (closed when ctx is done) and
@@ -144,45 +149,20 @@ func newMatch(ctx context.Context, o demoOptions) (*match, error) {
 		}
 		m.rec = f
 	}
-	gcfg := demo.Config{Players: o.Peers, NPCs: o.NPCs, Seed: o.Seed}
 	for i, p := range m.peers {
-		cfg := rollback.Config{
-			NumPlayers: o.Peers, InputDelay: o.InputDelay, DesyncInterval: o.DesyncInterval,
-			MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(i) + 1, EndFrame: o.Frames,
-		}
-		for j := range m.peers {
-			pl := rollback.Player{Handle: rollback.PlayerHandle(j), Kind: rollback.Local}
-			if j != i {
-				pl.Kind, pl.Addr = rollback.Remote, addr[i][j]
-				p.remotes[pl.Handle] = fmt.Sprintf("p%d", j)
-			}
-			cfg.Players = append(cfg.Players, pl)
-		}
+		var specs []netip.AddrPort
+		var rec io.Writer
 		if i == 0 {
-			for k := range m.specs {
-				h := rollback.PlayerHandle(o.Peers + k)
-				cfg.Players = append(cfg.Players, rollback.Player{Handle: h, Kind: rollback.Spectator, Addr: specAddr[k]})
-				p.remotes[h] = fmt.Sprintf("s%d", k)
-			}
+			specs = specAddr
 			if m.rec != nil {
-				cfg.Record, cfg.RecordMeta = m.rec, gcfg.AppendMeta(nil)
+				rec = m.rec
 			}
 		}
-		var err error
-		if p.sess, err = rollback.NewP2P(p.conn, cfg); err != nil {
-			return m, err
-		}
-		if p.game, err = demo.New(gcfg); err != nil {
-			return m, err
-		}
-		p.run, err = p.game.NewRunner(p.sess, runner.Config{
-			ChecksumAll: true,
-			Confirmed:   func(f rollback.Frame, sum uint64) { p.sums = append(p.sums, frameSum{f, sum}) },
-		})
-		if err != nil {
+		if err := p.start(&o, p.conn, addr[i], specs, rec); err != nil {
 			return m, err
 		}
 	}
+	gcfg := o.gameConfig()
 	for k, s := range m.specs {
 		var err error
 		s.sess, err = rollback.NewSpectator(s.conn, hostAddr[k], rollback.Config{
@@ -210,12 +190,102 @@ func newMatch(ctx context.Context, o demoOptions) (*match, error) {
 	return m, nil
 }
 
+// gameConfig is the configuration of the demo game every peer and
+// spectator of a match with o plays.
+func (o *demoOptions) gameConfig() demo.Config {
+	return demo.Config{Players: o.Peers, NPCs: o.NPCs, Seed: o.Seed}
+}
+
+// start creates p's session on conn, its game and its runner, which keeps
+// the checksum of every confirmed frame. addrs[h] is where p reaches player
+// h (p's own entry is unused), specs where it reaches the spectators it
+// hosts; rec, if not nil, is where p records the match.
+func (p *demoPeer) start(o *demoOptions, conn transport.PacketConn, addrs, specs []netip.AddrPort, rec io.Writer) error {
+	cfg := rollback.Config{
+		NumPlayers: o.Peers, InputDelay: o.InputDelay, DesyncInterval: o.DesyncInterval,
+		MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(p.idx) + 1, EndFrame: o.Frames,
+	}
+	for j := range o.Peers {
+		pl := rollback.Player{Handle: rollback.PlayerHandle(j), Kind: rollback.Local}
+		if j != p.idx {
+			pl.Kind, pl.Addr = rollback.Remote, addrs[j]
+			p.remotes[pl.Handle] = fmt.Sprintf("p%d", j)
+		}
+		cfg.Players = append(cfg.Players, pl)
+	}
+	for k, a := range specs {
+		h := rollback.PlayerHandle(o.Peers + k)
+		cfg.Players = append(cfg.Players, rollback.Player{Handle: h, Kind: rollback.Spectator, Addr: a})
+		p.remotes[h] = fmt.Sprintf("s%d", k)
+	}
+	gcfg := o.gameConfig()
+	if rec != nil {
+		cfg.Record, cfg.RecordMeta = rec, gcfg.AppendMeta(nil)
+	}
+	var err error
+	if p.sess, err = rollback.NewP2P(conn, cfg); err != nil {
+		return err
+	}
+	if p.game, err = demo.New(gcfg); err != nil {
+		return err
+	}
+	p.run, err = p.game.NewRunner(p.sess, runner.Config{
+		ChecksumAll: true,
+		Confirmed:   func(f rollback.Frame, sum uint64) { p.sums = append(p.sums, frameSum{f, sum}) },
+	})
+	return err
+}
+
 // play runs every peer and spectator from this goroutine on wall-clock time
 // until every one has finished the match (the sessions' EndFrame is
 // o.Frames: all frames confirmed, compared, recorded and sent to the
 // spectators), or the timeout passes, or ctx is done. It returns the time
 // played.
 func (m *match) play(ctx context.Context, sum *demoSummary, live io.Writer) (time.Duration, error) {
+	return m.loop(ctx, sum, live, func(_ time.Time, dt time.Duration) (bool, error) {
+		done := true
+		for _, p := range m.peers {
+			finished, err := advance(p.run, dt, fmt.Sprintf("peer %d", p.idx), sum, live)
+			if err != nil {
+				return false, err
+			}
+			done = done && finished
+		}
+		for k, s := range m.specs {
+			finished, err := advance(s.run, dt, fmt.Sprintf("spectator %d", k), sum, live)
+			if err != nil {
+				return false, err
+			}
+			done = done && finished
+		}
+		return done, nil
+	})
+}
+
+// advance updates run by dt, or once it is finished only polls its session
+// (keep answering: the others may not know yet), and counts the session's
+// events as who's. It reports whether run was finished before this call.
+func advance(run *runner.Runner, dt time.Duration, who string, sum *demoSummary, live io.Writer) (bool, error) {
+	finished := run.Finished()
+	if !finished {
+		if _, err := run.Update(dt); err != nil {
+			return false, fmt.Errorf("%s: %w", who, err)
+		}
+	} else {
+		run.Session().Poll()
+	}
+	for _, ev := range run.Session().Events() {
+		sum.event(live, who, ev)
+	}
+	return finished, nil
+}
+
+// loop calls step with the time and the time since its last call, every
+// 2 ms on wall-clock time, until step reports the match over (then it
+// returns at once), the timeout passes (o.Timeout, 0: 3x the match plus
+// 30s) or ctx is done; it prints live statistics every o.StatsEvery. It
+// returns the time played.
+func (m *match) loop(ctx context.Context, sum *demoSummary, live io.Writer, step func(now time.Time, dt time.Duration) (over bool, err error)) (time.Duration, error) {
 	o := m.o
 	timeout := o.Timeout
 	if timeout == 0 {
@@ -225,37 +295,13 @@ func (m *match) play(ctx context.Context, sum *demoSummary, live io.Writer) (tim
 	last, nextStats := start, start.Add(o.StatsEvery)
 	for {
 		now := time.Now()
-		dt := now.Sub(last)
+		over, err := step(now, now.Sub(last))
+		if err != nil {
+			return 0, err
+		}
 		last = now
-		done := true
-		for _, p := range m.peers {
-			if !p.run.Finished() {
-				done = false
-				if _, err := p.run.Update(dt); err != nil {
-					return 0, fmt.Errorf("peer %d: %w", p.idx, err)
-				}
-			} else {
-				p.sess.Poll() // keep answering: the others may not know yet
-			}
-			for _, ev := range p.sess.Events() {
-				sum.event(live, fmt.Sprintf("peer %d", p.idx), ev)
-			}
-		}
-		for k, s := range m.specs {
-			if !s.run.Finished() {
-				done = false
-				if _, err := s.run.Update(dt); err != nil {
-					return 0, fmt.Errorf("spectator %d: %w", k, err)
-				}
-			} else {
-				s.sess.Poll()
-			}
-			for _, ev := range s.sess.Events() {
-				sum.event(live, fmt.Sprintf("spectator %d", k), ev)
-			}
-		}
 		switch {
-		case done:
+		case over:
 			return time.Since(start), nil
 		case now.Sub(start) > timeout:
 			fmt.Fprintf(live, "timed out after %v\n", timeout)

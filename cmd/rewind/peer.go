@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -205,43 +206,12 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 	m := &match{o: o.demoOptions, peers: []*demoPeer{p}}
 	defer m.close()
 
-	cfg := rollback.Config{
-		NumPlayers: o.Peers, InputDelay: o.InputDelay, DesyncInterval: o.DesyncInterval,
-		MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(o.Handle) + 1, EndFrame: o.Frames,
-	}
-	remotes := o.Remotes
-	for h := range o.Peers {
-		pl := rollback.Player{Handle: rollback.PlayerHandle(h), Kind: rollback.Local}
-		if h != o.Handle {
-			pl.Kind, pl.Addr, remotes = rollback.Remote, remotes[0], remotes[1:]
-			p.remotes[pl.Handle] = fmt.Sprintf("p%d", h)
-		}
-		cfg.Players = append(cfg.Players, pl)
-	}
-	for k, a := range o.SpectatorAddrs {
-		h := rollback.PlayerHandle(o.Peers + k)
-		cfg.Players = append(cfg.Players, rollback.Player{Handle: h, Kind: rollback.Spectator, Addr: a})
-		p.remotes[h] = fmt.Sprintf("s%d", k)
-	}
-	if p.sess, err = rollback.NewP2P(conn, cfg); err != nil {
+	// o.Remotes skips this peer's handle; start wants an entry for every one.
+	addrs := slices.Insert(slices.Clone(o.Remotes), o.Handle, netip.AddrPort{})
+	if err := p.start(&o.demoOptions, conn, addrs, o.SpectatorAddrs, nil); err != nil {
 		return nil, err
 	}
-	if p.game, err = demo.New(demo.Config{Players: o.Peers, NPCs: o.NPCs, Seed: o.Seed}); err != nil {
-		return nil, err
-	}
-	p.run, err = p.game.NewRunner(p.sess, runner.Config{
-		ChecksumAll: true,
-		Confirmed:   func(f rollback.Frame, sum uint64) { p.sums = append(p.sums, frameSum{f, sum}) },
-	})
-	if err != nil {
-		return nil, err
-	}
-
-	sum := &demoSummary{
-		Mode: "peer", Frames: o.Frames, Peers: o.Peers, Spectators: o.Spectators,
-		Events: map[string]int{},
-		Link:   linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss},
-	}
+	sum := o.newSummary("peer")
 	elapsed, err := m.playOne(ctx, p.run, fmt.Sprintf("peer %d", p.idx), sum, live)
 	if err != nil {
 		return nil, err
@@ -259,22 +229,12 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 // checked on every peer) and o.Drain has passed since, or until the
 // timeout, or until ctx is done. It returns the time played.
 func (m *match) playOne(ctx context.Context, run *runner.Runner, who string, sum *demoSummary, live io.Writer) (time.Duration, error) {
-	o := m.o
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = 3*time.Duration(o.Frames)*time.Second/60 + 30*time.Second
-	}
-	start := time.Now()
-	last, nextStats := start, start.Add(o.StatsEvery)
 	var doneAt time.Time
-	for {
-		now := time.Now()
-		dt := now.Sub(last)
-		last = now
+	return m.loop(ctx, sum, live, func(now time.Time, dt time.Duration) (bool, error) {
 		// Once finished the runner only polls: the other peers may not know
 		// yet that we are done.
 		if _, err := run.Update(dt); err != nil {
-			return 0, fmt.Errorf("%s: %w", who, err)
+			return false, fmt.Errorf("%s: %w", who, err)
 		}
 		if run.Finished() && doneAt.IsZero() {
 			doneAt = now
@@ -282,22 +242,8 @@ func (m *match) playOne(ctx context.Context, run *runner.Runner, who string, sum
 		for _, ev := range run.Session().Events() {
 			sum.event(live, who, ev)
 		}
-		switch {
-		case !doneAt.IsZero() && now.Sub(doneAt) >= o.Drain:
-			return time.Since(start), nil
-		case now.Sub(start) > timeout:
-			fmt.Fprintf(live, "timed out after %v\n", timeout)
-			return time.Since(start), nil
-		case ctx.Err() != nil:
-			sum.Interrupted = true
-			return time.Since(start), nil
-		}
-		if o.StatsEvery > 0 && !now.Before(nextStats) {
-			nextStats = nextStats.Add(o.StatsEvery)
-			m.liveStats(live, now.Sub(start))
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return !doneAt.IsZero() && now.Sub(doneAt) >= m.o.Drain, nil
+	})
 }
 
 // listen opens this process's UDP socket and, with link conditions, the
@@ -332,7 +278,7 @@ func runSpectator(ctx context.Context, o peerOptions, live io.Writer) (*peerResu
 	}); err != nil {
 		return nil, err
 	}
-	if s.game, err = demo.New(demo.Config{Players: o.Peers, NPCs: o.NPCs, Seed: o.Seed}); err != nil {
+	if s.game, err = demo.New(o.gameConfig()); err != nil {
 		return nil, err
 	}
 	// A spectator simulates confirmed frames only: every state is final.
@@ -352,11 +298,8 @@ func runSpectator(ctx context.Context, o peerOptions, live io.Writer) (*peerResu
 	if err != nil {
 		return nil, err
 	}
-	sum := &demoSummary{
-		Mode: "spectator", Frames: o.Frames, Peers: o.Peers, Spectators: 1,
-		Events: map[string]int{},
-		Link:   linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss},
-	}
+	sum := o.newSummary("spectator")
+	sum.Spectators = 1
 	elapsed, err := m.playOne(ctx, s.run, "spectator", sum, live)
 	if err != nil {
 		return nil, err

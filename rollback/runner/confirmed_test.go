@@ -18,6 +18,30 @@ import (
 // frame: a transient desync, visible only in the saved state of that frame.
 type marker struct{ V int64 }
 
+// markerRunner builds a Runner over a new world whose only saved state is a
+// marker resource, starting at 0. cfg gives the session and the options;
+// each step sets the marker to next(the old value, the step's context).
+func markerRunner(t *testing.T, cfg runner.Config, next func(old int64, ctx *runner.Context) int64) *runner.Runner {
+	t.Helper()
+	w := ecs.New()
+	reg := snapshot.NewRegistry(w)
+	if err := snapshot.CopyResource[marker](reg); err != nil {
+		t.Fatal(err)
+	}
+	m := ecs.ResourceOf[marker](w)
+	m.Set(marker{})
+	cfg.World, cfg.Registry = w, reg
+	cfg.Step = func(ctx *runner.Context) {
+		old, _ := m.Get()
+		m.Set(marker{next(old.V, ctx)})
+	}
+	r, err := runner.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // lanMatch plays a 2-peer match on a fast simulated network (2 ms latency,
 // input delay 2), where every frame is confirmed by the time the next one
 // is simulated. Peer 0 records with the given checksum interval; peer 1's
@@ -45,26 +69,15 @@ func lanMatch(t *testing.T, frames, recordEvery, desyncEvery int, badFrame rollb
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := ecs.New()
-		reg := snapshot.NewRegistry(w)
-		if err := snapshot.CopyResource[marker](reg); err != nil {
-			t.Fatal(err)
-		}
-		m := ecs.ResourceOf[marker](w)
-		m.Set(marker{})
 		bad := i == 1
-		r, err := runner.New(runner.Config{World: w, Registry: reg, Session: s,
-			ReadInput: func(h rollback.PlayerHandle) []byte { return botInput(s.CurrentFrame(), h) },
-			Step: func(ctx *runner.Context) {
-				v := int64(ctx.Frame)
+		r := markerRunner(t, runner.Config{Session: s,
+			ReadInput: func(h rollback.PlayerHandle) []byte { return botInput(s.CurrentFrame(), h) }},
+			func(_ int64, ctx *runner.Context) int64 {
 				if bad && ctx.Frame+1 == badFrame {
-					v = -1 // the state at badFrame differs
+					return -1 // the state at badFrame differs
 				}
-				m.Set(marker{v})
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
+				return int64(ctx.Frame)
+			})
 		runners[i], sessions[i] = r, s
 	}
 	for end := time.Now().Add(time.Minute); time.Now().Before(end); {
@@ -104,18 +117,8 @@ func TestRecordingKeepsEveryChecksum(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := ecs.New()
-		reg := snapshot.NewRegistry(w)
-		if err := snapshot.CopyResource[marker](reg); err != nil {
-			t.Fatal(err)
-		}
-		m := ecs.ResourceOf[marker](w)
-		m.Set(marker{})
-		r, err := runner.New(runner.Config{World: w, Registry: reg, Session: s,
-			Step: func(ctx *runner.Context) { m.Set(marker{int64(ctx.Frame)}) }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := markerRunner(t, runner.Config{Session: s},
+			func(_ int64, ctx *runner.Context) int64 { return int64(ctx.Frame) })
 		for err == nil {
 			err = r.RunFrame()
 		}

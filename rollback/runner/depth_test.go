@@ -5,10 +5,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/rollback"
 	"github.com/rewindgo/rewind/rollback/runner"
-	"github.com/rewindgo/rewind/snapshot"
 	"github.com/rewindgo/rewind/transport"
 )
 
@@ -38,28 +36,16 @@ func splitMatch(t *testing.T, seed uint64, depth int) error {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := ecs.New()
-		reg := snapshot.NewRegistry(w)
-		if err := snapshot.CopyResource[marker](reg); err != nil {
-			t.Fatal(err)
-		}
-		m := ecs.ResourceOf[marker](w)
-		m.Set(marker{})
-		runners[i], err = runner.New(runner.Config{World: w, Registry: reg, Session: s, Depth: depth,
-			ReadInput: func(h rollback.PlayerHandle) []byte { return botInput(s.CurrentFrame(), h) },
-			Step: func(ctx *runner.Context) {
-				old, _ := m.Get()
-				v := old.V
+		runners[i] = markerRunner(t, runner.Config{Session: s, Depth: depth,
+			ReadInput: func(h rollback.PlayerHandle) []byte { return botInput(s.CurrentFrame(), h) }},
+			func(v int64, ctx *runner.Context) int64 {
 				for _, in := range ctx.Inputs {
 					if len(in.Bytes) > 0 {
 						v = v*3 + int64(in.Bytes[0])
 					}
 				}
-				m.Set(marker{v})
-			}})
-		if err != nil {
-			t.Fatal(err)
-		}
+				return v
+			})
 	}
 	live := runners
 	for start := time.Now(); runners[0].Frame() < 400 || runners[1].Frame() < 400; {

@@ -5,10 +5,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/rollback"
 	"github.com/rewindgo/rewind/rollback/runner"
-	"github.com/rewindgo/rewind/snapshot"
 	"github.com/rewindgo/rewind/transport"
 )
 
@@ -45,34 +43,23 @@ func TestRunnerFinishesMatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := ecs.New()
-			reg := snapshot.NewRegistry(w)
-			if err := snapshot.CopyResource[marker](reg); err != nil {
-				t.Fatal(err)
-			}
-			m := ecs.ResourceOf[marker](w)
-			m.Set(marker{})
 			vals[i] = map[rollback.Frame]uint64{}
-			r, err := runner.New(runner.Config{World: w, Registry: reg, Session: wrapped{s}, ChecksumAll: true,
+			r := markerRunner(t, runner.Config{Session: wrapped{s}, ChecksumAll: true,
 				ReadInput: func(h rollback.PlayerHandle) []byte { return botInput(s.CurrentFrame(), h) },
-				Step: func(ctx *runner.Context) {
-					old, _ := m.Get()
-					v := old.V*31 + int64(ctx.Frame)
+				Confirmed: func(f rollback.Frame, sum uint64) {
+					sums[i] = append(sums[i], f)
+					vals[i][f] = sum
+				}},
+				func(old int64, ctx *runner.Context) int64 {
+					v := old*31 + int64(ctx.Frame)
 					for _, in := range ctx.Inputs {
 						v = v*7 + int64(len(in.Bytes))
 						if len(in.Bytes) > 0 {
 							v += int64(in.Bytes[0])
 						}
 					}
-					m.Set(marker{v})
-				},
-				Confirmed: func(f rollback.Frame, sum uint64) {
-					sums[i] = append(sums[i], f)
-					vals[i][f] = sum
-				}})
-			if err != nil {
-				t.Fatal(err)
-			}
+					return v
+				})
 			if d := r.Ring().Depth(); d != s.SnapshotDepth() || d != 20 {
 				t.Fatalf("ring depth %d through the wrapper, session depth %d", d, s.SnapshotDepth())
 			}
@@ -123,25 +110,14 @@ func TestSyncTestRunnerFinishes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := ecs.New()
-	reg := snapshot.NewRegistry(w)
-	if err := snapshot.CopyResource[marker](reg); err != nil {
-		t.Fatal(err)
-	}
-	m := ecs.ResourceOf[marker](w)
-	m.Set(marker{})
 	var confirmed []rollback.Frame
 	saves := &countSaves{Session: s, n: map[rollback.Frame]int{}}
-	r, err := runner.New(runner.Config{World: w, Registry: reg, Session: saves,
+	r := markerRunner(t, runner.Config{Session: saves,
 		ReadInput: func(h rollback.PlayerHandle) []byte { return botInput(s.CurrentFrame(), h) },
-		Step: func(ctx *runner.Context) {
-			old, _ := m.Get()
-			m.Set(marker{old.V*31 + int64(ctx.Frame) + int64(len(ctx.Inputs[0].Bytes))})
-		},
-		Confirmed: func(f rollback.Frame, _ uint64) { confirmed = append(confirmed, f) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+		Confirmed: func(f rollback.Frame, _ uint64) { confirmed = append(confirmed, f) }},
+		func(old int64, ctx *runner.Context) int64 {
+			return old*31 + int64(ctx.Frame) + int64(len(ctx.Inputs[0].Bytes))
+		})
 	for calls := 0; !r.Finished(); calls++ {
 		if calls > end+10 {
 			t.Fatalf("not finished after %d frames", calls)
