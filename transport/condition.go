@@ -5,18 +5,6 @@ import (
 	"sync"
 )
 
-// ConditionConfig configures Condition.
-type ConditionConfig struct {
-	// Link conditions every datagram sent: latency, jitter, loss,
-	// duplication, reordering, bandwidth. The zero value is a perfect link.
-	Link LinkConfig
-	// Seed seeds the link's random decisions.
-	Seed uint64
-	// MaxInFlight bounds the datagrams held back at once; more are dropped
-	// and counted in LinkStats.DroppedQueue. Zero means DefaultMaxInFlight.
-	MaxInFlight int
-}
-
 // ConditionedConn is a PacketConn that puts the datagrams it sends through
 // the same link conditioner as the simulated PacketNetwork and the Proxy, then
 // sends them on the conn it wraps. Received datagrams pass through

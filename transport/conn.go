@@ -8,10 +8,6 @@ import "net/netip"
 // 1280 bytes with IP and UDP headers. Rollback input packets are far smaller.
 const MaxPacketSize = 1200
 
-// DefaultReceiveQueue is the default capacity, in datagrams, of a conn's
-// receive queue.
-const DefaultReceiveQueue = 1024
-
 // PacketConn sends and receives unreliable datagrams without ever blocking the
 // caller. It is the packet layer under peer-to-peer rollback sessions, which
 // send a few small datagrams and poll for new ones once per frame.

@@ -8,59 +8,6 @@ import (
 	"time"
 )
 
-// Defaults applied to zero fields of a LinkConfig.
-const (
-	// DefaultReorderDelay is the extra delay given to a packet picked by
-	// LinkConfig.Reorder when LinkConfig.ReorderDelay is zero.
-	DefaultReorderDelay = 20 * time.Millisecond
-	// DefaultQueueBytes is the bandwidth queue bound used when
-	// LinkConfig.QueueBytes is zero.
-	DefaultQueueBytes = 64 << 10
-)
-
-// LinkConfig describes the conditions on one direction of a link: what happens
-// to a datagram between the moment it is sent and the moment it arrives. The
-// zero value is a perfect link: no delay, no loss, unlimited bandwidth.
-//
-// A datagram goes through the conditions in this order: Down (and partitions)
-// drop it; the bandwidth queue delays or drops it; Loss drops it; it is then
-// delayed by Latency ± Jitter, plus ReorderDelay when Reorder picks it; and
-// Duplicate may deliver a second copy with its own jitter.
-//
-// Probabilities are clamped to [0, 1]; NaN and negative values mean 0.
-// Negative durations and sizes mean 0 (and so the default, where one exists).
-type LinkConfig struct {
-	// Latency is the one-way delay of every datagram.
-	Latency time.Duration
-	// Jitter adds a delay drawn uniformly from [-Jitter, +Jitter] to each
-	// datagram (the total delay never goes below zero). Each datagram draws
-	// independently, so jitter larger than the gap between sends reorders.
-	Jitter time.Duration
-	// Loss is the probability that a datagram is dropped.
-	Loss float64
-	// Duplicate is the probability that a datagram is delivered twice. The
-	// copy gets its own jitter draw.
-	Duplicate float64
-	// Reorder is the probability that a datagram is held back by an extra
-	// ReorderDelay, so that datagrams sent after it overtake it.
-	Reorder float64
-	// ReorderDelay is the extra delay of a datagram picked by Reorder.
-	// Zero means DefaultReorderDelay.
-	ReorderDelay time.Duration
-	// BandwidthBytesPerSec caps the link's throughput, counting payload
-	// bytes. A datagram waits until the link has finished serialising the
-	// ones before it, then takes len(payload)/BandwidthBytesPerSec seconds
-	// to serialise, and then travels with Latency. Zero means unlimited.
-	BandwidthBytesPerSec int64
-	// QueueBytes bounds the payload bytes waiting to be serialised when
-	// BandwidthBytesPerSec is set; a datagram that would exceed it is
-	// dropped (a full router buffer). Zero means DefaultQueueBytes.
-	QueueBytes int64
-	// Down drops every datagram, like a cut cable. Datagrams already in
-	// flight are still delivered.
-	Down bool
-}
-
 // normalized returns c with out-of-range values clamped and defaults filled in.
 func (c LinkConfig) normalized() LinkConfig {
 	c.Latency = max(c.Latency, 0)

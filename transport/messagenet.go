@@ -17,51 +17,6 @@ import (
 	"github.com/rewindgo/rewind/transport/internal/timeq"
 )
 
-// Defaults of MessageNetworkConfig.
-const (
-	// DefaultMinRTO is the default MessageNetworkConfig.MinRTO.
-	DefaultMinRTO = 200 * time.Millisecond
-	// DefaultAcceptBacklog is the default number of connections a listener
-	// holds for Accept.
-	DefaultAcceptBacklog = 128
-)
-
-// MessageNetworkConfig configures a MessageNetwork. The zero value is a usable
-// configuration: seed 0, perfect links, default limits, no logging.
-type MessageNetworkConfig struct {
-	// Seed seeds the random decisions (loss, jitter, duplication,
-	// reordering). With the same seed and the same calls at the same
-	// (virtual) times, a MessageNetwork delivers the same messages in the
-	// same order at the same times. Each link direction draws from its own
-	// generator derived from Seed and its two addresses.
-	Seed uint64
-	// Default is the LinkConfig of every link not configured with SetLink.
-	Default LinkConfig
-	// Limits bounds each conn's queues and messages.
-	Limits MessageLimits
-	// IdleTimeout is how long a connection survives a broken path (its two
-	// ends partitioned, a direction Down or with Loss >= 1) before both
-	// ends close with ErrTimeout. Zero means DefaultIdleTimeout; negative
-	// means never.
-	IdleTimeout time.Duration
-	// MinRTO is the smallest retransmission timeout of reliable messages.
-	// A transmission attempt lost to LinkConfig.Loss is retried after
-	// max(MinRTO, 3*Latency + 4*Jitter) of its link. Zero means
-	// DefaultMinRTO.
-	MinRTO time.Duration
-	// MaxInFlight bounds the unreliable messages travelling through the
-	// network at once; more are dropped and counted in
-	// LinkStats.DroppedQueue. (Reliable messages are bounded by each
-	// conn's send queue.) Zero means DefaultMaxInFlight.
-	MaxInFlight int
-	// AcceptBacklog bounds the connections each listener holds for Accept;
-	// a dial that finds the backlog full is refused. Zero means
-	// DefaultAcceptBacklog.
-	AcceptBacklog int
-	// Logger receives diagnostic messages. Nil means silent.
-	Logger *slog.Logger
-}
-
 // MessageNetwork is a deterministic in-process network of MessageConns for
 // tests and listen servers, with the link conditions of LinkConfig applied
 // per message:

@@ -10,29 +10,6 @@ import (
 	"github.com/rewindgo/rewind/transport/internal/msgq"
 )
 
-// PacketNetworkConfig configures a simulated PacketNetwork. The zero value is a usable
-// configuration: seed 0, perfect links, default queue sizes, no logging.
-type PacketNetworkConfig struct {
-	// Seed seeds the random decisions (loss, duplication, reordering,
-	// jitter). With the same seed and the same sends at the same (virtual)
-	// times, a PacketNetwork delivers the same datagrams in the same order at the
-	// same times. Each link direction draws from its own PCG generator
-	// derived from Seed and the two addresses, so traffic on one link does
-	// not change the fate of datagrams on another.
-	Seed uint64
-	// Default is the LinkConfig of every link not configured with SetLink.
-	Default LinkConfig
-	// ReceiveQueue is the capacity, in datagrams, of each PacketNetworkConn's receive
-	// queue. Zero means DefaultReceiveQueue.
-	ReceiveQueue int
-	// MaxInFlight bounds the datagrams travelling through the network at
-	// once; more are dropped and counted in LinkStats.DroppedQueue. Zero
-	// means DefaultMaxInFlight.
-	MaxInFlight int
-	// Logger receives diagnostic messages. Nil means silent.
-	Logger *slog.Logger
-}
-
 // PacketNetwork is a deterministic in-process simulated network of PacketNetworkConns, with
 // per-link latency, jitter, loss, duplication, reordering, bandwidth caps and
 // partitions. It uses the time package for delivery, so inside a

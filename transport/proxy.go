@@ -10,40 +10,6 @@ import (
 	"sync"
 )
 
-// DefaultProxyMaxDatagram is the default ProxyConfig.MaxDatagramSize: an
-// Ethernet MTU, enough for QUIC and any other protocol that probes the path.
-const DefaultProxyMaxDatagram = 1500
-
-// ProxyConfig configures a Proxy.
-type ProxyConfig struct {
-	// Listen is the UDP address clients send to. Empty means
-	// "127.0.0.1:0" (a free loopback port; see Proxy.Addr).
-	Listen string
-	// Target is the UDP address ("host:port") datagrams are forwarded to.
-	// Required.
-	Target string
-	// Upstream is the local UDP address the proxy sends to Target from, and
-	// so the address Target sees and replies to. Empty means ":0" (a free
-	// port on every interface; see Proxy.UpstreamAddr).
-	Upstream string
-	// Up conditions datagrams from the client to Target.
-	Up LinkConfig
-	// Down conditions datagrams from Target back to the client.
-	Down LinkConfig
-	// Seed seeds the random decisions of both directions.
-	Seed uint64
-	// MaxDatagramSize is the largest datagram forwarded; longer ones are
-	// dropped and counted in ProxyStats.DroppedOversize. Zero means
-	// DefaultProxyMaxDatagram.
-	MaxDatagramSize int
-	// MaxInFlight bounds the datagrams held by the proxy at once; more are
-	// dropped and counted in LinkStats.DroppedQueue. Zero means
-	// DefaultMaxInFlight.
-	MaxInFlight int
-	// Logger receives diagnostic messages. Nil means silent.
-	Logger *slog.Logger
-}
-
 // ProxyStats counts what a Proxy did.
 type ProxyStats struct {
 	// Up is client -> Target, Down is Target -> client.

@@ -7,10 +7,6 @@ import (
 	"github.com/rewindgo/rewind/transport/internal/timeq"
 )
 
-// DefaultMaxInFlight is the default limit on datagrams travelling through a
-// PacketNetwork or a Proxy at once.
-const DefaultMaxInFlight = 4096
-
 // inflight is one datagram travelling through a conditioned link.
 type inflight struct {
 	from, to netip.AddrPort

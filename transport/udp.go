@@ -13,18 +13,6 @@ import (
 	"github.com/rewindgo/rewind/transport/internal/msgq"
 )
 
-// UDPConfig configures ListenUDP. The zero value is a usable configuration.
-type UDPConfig struct {
-	// ReceiveQueue is the capacity, in datagrams, of the receive queue that
-	// the background reader fills. Datagrams arriving while it is full are
-	// dropped and counted in Stats.DroppedQueueFull. Zero means
-	// DefaultReceiveQueue.
-	ReceiveQueue int
-	// Logger receives diagnostic messages, such as unexpected socket read
-	// errors. Nil means silent.
-	Logger *slog.Logger
-}
-
 // UDPConn is a PacketConn over a UDP socket from the standard library.
 //
 // A background goroutine reads datagrams from the socket into a bounded ring
