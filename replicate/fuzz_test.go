@@ -104,3 +104,36 @@ func FuzzLoadState(f *testing.F) {
 		_, _ = replicate.LoadState(bytes.NewReader(b), ecs.New(), tp.p)
 	})
 }
+
+// FuzzClientResources feeds arbitrary updates to a connected client of a
+// protocol with replicated resources (the resource section of kind 12):
+// no panic, and a refused update applies no resource.
+func FuzzClientResources(f *testing.F) {
+	score := []byte{1, 0, 0, 0, 2, 0, 0, 0}
+	f.Add(append([]byte{12, 100, 0, 0, 0, 0, 1, 0, 1}, score...))         // score inserted
+	f.Add([]byte{12, 100, 0, 0, 0, 0, 2, 0, 0, 3, 0})                     // two removals
+	f.Add(append([]byte{12, 100, 0, 0, 0, 0, 1, 2, 1, 1, 1}, 0, 0, 0, 0)) // a leader
+	f.Add([]byte{12, 100, 0, 0, 0, 0, 1, 9, 1})                           // unknown id
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rp := newResProto(t)
+		h := newHarness(t, rp.testProto, replicate.ServerConfig{})
+		c := h.connect(nil)
+		h.exchange()
+		h.exchange()
+		h.cliEnds[0].inbox = append(h.cliEnds[0].inbox, pipeMsg{ch: transport.ReliableOrdered, data: b})
+		before := c.Stats().Malformed
+		c.Update()
+		if c.Stats().Malformed != before {
+			for _, ok := range []bool{hasResource[Score](h.cws[0]), hasResource[Hidden](h.cws[0]), hasResource[Leader](h.cws[0])} {
+				if ok {
+					t.Fatal("a refused update applied a resource")
+				}
+			}
+		}
+	})
+}
+
+func hasResource[T any](w *ecs.World) bool {
+	_, ok := ecs.GetResource[T](w)
+	return ok
+}

@@ -482,3 +482,84 @@ func drawAll(s rngSnap) string {
 	}
 	return fmt.Sprint(out)
 }
+
+// BenchmarkRNGWire measures the RNG state on the wire: a world stream (a
+// resource) and 16 per-player streams (components), one client receiving
+// and acknowledging everything. Patterns: every stream draws every tick
+// (all), the world stream every tick and one player in eight (some), no
+// draws (idle). wire-B/tick is every byte the server sent per tick (update
+// and mutation messages, headers included); naive-B/tick is the payload
+// alone of sending every stream's full state every tick (16 bytes each).
+func BenchmarkRNGWire(b *testing.B) {
+	const players = 16
+	for _, pat := range []string{"all", "some", "idle"} {
+		b.Run("draws="+pat, func(b *testing.B) {
+			rp := newResProto(b)
+			sw := ecs.New()
+			now := time.Unix(1e9, 0)
+			srv, err := replicate.NewServer(replicate.ServerConfig{World: sw, Protocol: rp.p, Now: func() time.Time { return now }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			world := ecs.RegisterResource[rng.Rand](sw)
+			world.Set(rng.NewSeed(1))
+			streams := ecs.Register[rng.Rand](sw)
+			var ents []ecs.Entity
+			for i := range players {
+				e := spawnRep(sw, Position{}, 0)
+				_ = streams.Set(e, rng.Stream(1, uint64(i)))
+				ents = append(ents, e)
+			}
+			c, err := replicate.NewClient(replicate.ClientConfig{World: ecs.New(), Protocol: rp.p})
+			if err != nil {
+				b.Fatal(err)
+			}
+			se, ce := newFastPipe()
+			srv.AddConn(se)
+			_ = c.Connect(ce)
+			k := 0
+			tickOnce := func() {
+				switch pat {
+				case "all":
+					world.Ptr().Uint64()
+					for _, e := range ents {
+						streams.Ptr(e).Uint64()
+					}
+				case "some":
+					world.Ptr().Uint64()
+					for i, e := range ents {
+						if (i+k)%8 == 0 {
+							streams.Ptr(e).Uint64()
+						}
+					}
+				}
+				k++
+				now = now.Add(time.Second / 60)
+				srv.Send()
+				se.flow()
+				c.Update()
+				ce.flow()
+			}
+			for range 10 { // connect and catch up
+				tickOnce()
+			}
+			sent := func() (n uint64) {
+				for _, v := range se.sent {
+					n += v
+				}
+				return n
+			}
+			before := sent()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				tickOnce()
+			}
+			b.ReportMetric(float64(sent()-before)/float64(b.N), "wire-B/tick")
+			b.ReportMetric(float64((1+players)*16), "naive-B/tick")
+			if c.State() != replicate.Connected {
+				b.Fatal("client not connected")
+			}
+		})
+	}
+}
