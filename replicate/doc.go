@@ -39,7 +39,8 @@
 //     changed since the client last acknowledged them, split at entity
 //     boundaries to fit a datagram (one entity too large for a datagram
 //     goes on the reliable-unordered channel). Each names the update tick it
-//     needs (the client holds it until then), carries a sequence number the
+//     needs, the last one with entities (the client holds it until then;
+//     an update of resources alone is not needed), carries a sequence number the
 //     client acknowledges, and its index and count within the tick, so the
 //     client knows when all data of a tick has arrived. Values not
 //     acknowledged in time (about 1.5 round trips, measured from the acks

@@ -192,11 +192,16 @@ type resShared struct {
 	filter  func(ClientID) bool
 }
 
-// clientResources is what one client was sent of the resources.
+// clientResources is what one client was sent of the resources, and the
+// tick of its last update with entity sections: mutations need that one
+// (their entities' structure), not a later update that carried resources
+// only, so a resource changing every tick does not hold the client's
+// mutations behind the reliable channel.
 type clientResources struct {
-	res    []resClient
-	secRes []byte
-	nRes   int
+	res       []resClient
+	secRes    []byte
+	nRes      int
+	entUpdate tick.Tick
 }
 
 // resClient is one resource as a client has it.

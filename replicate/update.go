@@ -131,6 +131,9 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 			return
 		}
 		c.lastUpdate = t
+		if c.nMap+c.nDesp+c.nRem+c.nIns > 0 {
+			c.entUpdate = t
+		}
 	}
 	if c.backOff < len(c.backlog) && !s.flushBacklog(c) {
 		return

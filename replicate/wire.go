@@ -67,7 +67,8 @@ import (
 //	             follow each other in order, the first starting with kind
 //	             12, and nothing else on the channel comes between them.
 //	13 Mutations uvarint tick; uvarint tick minus the update tick it needs
-//	             (equal to tick: it needs none); uvarint sequence number
+//	             (the last update with an entity section entry; equal to
+//	             tick: it needs none); uvarint sequence number
 //	             (one per message, from 0, wrapping at 32 bits); byte index
 //	             and byte count of the message among the tick's (index <
 //	             count); then entity blocks to the end, each an entity and
