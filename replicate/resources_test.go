@@ -486,13 +486,14 @@ func drawAll(s rngSnap) string {
 // BenchmarkRNGWire measures the RNG state on the wire: a world stream (a
 // resource) and 16 per-player streams (components), one client receiving
 // and acknowledging everything. Patterns: every stream draws every tick
-// (all), the world stream every tick and one player in eight (some), no
-// draws (idle). wire-B/tick is every byte the server sent per tick (update
+// (all), the world stream every tick and one player in eight (some), the
+// world stream alone (world: the resource's cost in its update), no draws
+// (idle). wire-B/tick is every byte the server sent per tick (update
 // and mutation messages, headers included); naive-B/tick is the payload
 // alone of sending every stream's full state every tick (16 bytes each).
 func BenchmarkRNGWire(b *testing.B) {
 	const players = 16
-	for _, pat := range []string{"all", "some", "idle"} {
+	for _, pat := range []string{"all", "some", "world", "idle"} {
 		b.Run("draws="+pat, func(b *testing.B) {
 			rp := newResProto(b)
 			sw := ecs.New()
@@ -525,6 +526,8 @@ func BenchmarkRNGWire(b *testing.B) {
 					for _, e := range ents {
 						streams.Ptr(e).Uint64()
 					}
+				case "world":
+					world.Ptr().Uint64()
 				case "some":
 					world.Ptr().Uint64()
 					for i, e := range ents {
