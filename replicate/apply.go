@@ -281,7 +281,7 @@ func (c *Client) applyUpdate(body []byte) error {
 	}
 	// Values referring to entities that appeared or left: written again.
 	c.rewrite(c.moved)
-	c.applyResources(t)
+	c.applyResources(t, c.moved)
 	c.applied, c.hasUpd = t, true
 	c.stats.Updates++
 	return nil

@@ -104,6 +104,7 @@
 // update every tick). Server.FilterResource shows a resource to some
 // clients only (hidden: removed there); a late joiner gets the present
 // resources in its first update; a disconnect removes them on the client.
+// Entity references in a resource follow their entities as in components.
 // SetResourceReceiveHook gives a prediction layer the values with their
 // tick. rng.Rand is plain data: as a resource it is the world stream, as a
 // component a per-player or per-entity stream, both on the canonical codec

@@ -41,6 +41,7 @@ type resource struct {
 	name  string
 	mode  Mode
 	tag   string
+	isMap bool // values hold entity references
 	bind  func(w *ecs.World) boundResource
 }
 
@@ -71,9 +72,10 @@ type boundResource interface {
 // is sent only when its encoding differs from the last one sent, so a
 // resource handed out for writing (Resource.Ptr) but left as it was costs
 // nothing on the wire. Entity references in a value (ecs.MapEntitieser)
-// are mapped to client entities when the value is written; an entity the
-// client does not have (yet) maps to none, and the value is not rewritten
-// when it arrives later.
+// are mapped to client entities, as in components: an entity the client
+// does not have maps to none, and the value is written again (from the
+// bytes received) whenever an update brings or takes away entities, so a
+// reference follows its entity appearing later or leaving the client.
 func ReplicateResource[T any](p *Protocol, opts ...ComponentOption) (ResourceID, error) {
 	if err := p.check(); err != nil {
 		return -1, err
@@ -97,6 +99,7 @@ func ReplicateResource[T any](p *Protocol, opts ...ComponentOption) (ResourceID,
 	}
 	r := &resource{id: len(p.res), name: name, mode: spec.mode, tag: spec.codecTag, fixed: fixed}
 	_, isMap := any((*T)(nil)).(ecs.MapEntitieser)
+	r.isMap = isMap
 	r.bind = func(w *ecs.World) boundResource {
 		return &typedResource[T]{r: r, res: ecs.RegisterResource[T](w), codec: codec, isMap: isMap}
 	}
@@ -300,11 +303,19 @@ func (s *Server) resourceSection(c *serverClient, t tick.Tick) {
 
 // Client side.
 
-// cliResources is the client's bound resources and one update's parsed
-// resource section.
+// cliResources is the client's bound resources, one update's parsed
+// resource section, and the last bytes and tick received of each resource
+// with entity references (written again when entities come or go).
 type cliResources struct {
 	res     []boundResource
 	resVals []resVal
+	resRefs []resRef
+}
+
+type resRef struct {
+	val     []byte
+	t       tick.Tick
+	present bool
 }
 
 type resVal struct {
@@ -363,15 +374,34 @@ func (c *Client) parseResources(r *bin.Reader) {
 }
 
 // applyResources writes the parsed resource section of the update of tick
-// t (after its entities, so references to them resolve).
-func (c *Client) applyResources(t tick.Tick) {
+// t (after its entities, so references to them resolve), then writes again
+// the other resources with references when entities came or went (moved).
+func (c *Client) applyResources(t tick.Tick, moved []ecs.Entity) {
+	if len(c.resRefs) < len(c.res) {
+		c.resRefs = append(c.resRefs, make([]resRef, len(c.res)-len(c.resRefs))...)
+	}
 	for _, v := range c.resVals {
-		b := c.res[v.id]
+		b, ref := c.res[v.id], &c.resRefs[v.id]
+		if b.info().isMap {
+			ref.val, ref.t, ref.present = append(ref.val[:0], v.val...), t, v.present
+		}
 		if !v.present {
 			b.remove(t)
 			continue
 		}
 		if err := b.write(t, v.val, &c.mapper); err != nil {
+			c.stats.Malformed++
+		}
+	}
+	if len(moved) == 0 {
+		return
+	}
+	for id, b := range c.res {
+		ref := &c.resRefs[id]
+		if !b.info().isMap || !ref.present || ref.t == t {
+			continue
+		}
+		if err := b.write(ref.t, ref.val, &c.mapper); err != nil {
 			c.stats.Malformed++
 		}
 	}
@@ -381,5 +411,8 @@ func (c *Client) applyResources(t tick.Tick) {
 func (c *Client) clearResources() {
 	for _, b := range c.res {
 		b.remove(c.applied)
+	}
+	for i := range c.resRefs {
+		c.resRefs[i].present = false
 	}
 }

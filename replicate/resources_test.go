@@ -611,3 +611,40 @@ func TestResourceUpdateDoesNotHoldMutations(t *testing.T) {
 		t.Fatalf("score %v at update tick %d, want 5 at %d", s, c.UpdateTick(), h.srv.Tick())
 	}
 }
+
+// TestResourceReferenceFollowsEntity: a resource naming an entity the
+// client does not have holds none, then the client entity once it is shown
+// to the client, then none again once it is despawned, without the
+// resource changing on the server.
+func TestResourceReferenceFollowsEntity(t *testing.T) {
+	rp := newResProto(t)
+	h := newHarness(t, rp.testProto, replicate.ServerConfig{HiddenByDefault: true})
+	e := spawnRep(h.sw, Position{X: 1}, 0)
+	_ = ecs.SetResource(h.sw, Leader{E: e})
+	c := h.connect(nil)
+	h.exchange()
+	h.exchange()
+	leader := func() ecs.Entity {
+		l, ok := resource[Leader](h.cws[0])
+		if !ok {
+			t.Fatal("no leader on the client")
+		}
+		return l.E
+	}
+	if got := leader(); got != 0 {
+		t.Fatalf("leader %v while its entity is hidden, want none", got)
+	}
+	if err := h.srv.SetVisible(c.ID(), e, true); err != nil {
+		t.Fatal(err)
+	}
+	h.exchange()
+	ce, ok := c.ClientEntity(e)
+	if got := leader(); !ok || got != ce {
+		t.Fatalf("leader %v once its entity is shown, want %v", got, ce)
+	}
+	_ = h.sw.Despawn(e)
+	h.exchange()
+	if got := leader(); got != 0 {
+		t.Fatalf("leader %v after its entity was despawned, want none", got)
+	}
+}
