@@ -211,6 +211,7 @@ func (c *Client) applyUpdate(body []byte) error {
 	insItems := len(c.items)
 	nIns := r.Count(maxEntitiesPerMessage)
 	c.parseBlocks(&r, nIns, true)
+	c.parseResources(&r)
 	if err := r.End(); err != nil {
 		return malformed(err)
 	}
@@ -280,6 +281,7 @@ func (c *Client) applyUpdate(body []byte) error {
 	}
 	// Values referring to entities that appeared or left: written again.
 	c.rewrite(c.moved)
+	c.applyResources(t, c.moved)
 	c.applied, c.hasUpd = t, true
 	c.stats.Updates++
 	return nil

@@ -81,6 +81,8 @@ type Client struct {
 	cliOrder   // ordering: applied updates, held messages, acks, ticks
 	cliRecords // server entity to client entity records (apply.go)
 	cliScratch // buffers of one update or mutation message (apply.go)
+	// replicated resources (resources.go)
+	cliResources
 }
 
 // cliConn is a client's connection and what it reports.
@@ -131,6 +133,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		c.comps = append(c.comps, pc.bind(c.w))
 	}
 	c.rep = ecs.Register[Replicated](c.w)
+	c.resources()
 	c.inboxes = make([]msgQueue, len(p.msgs))
 	c.mapper.c = c
 	c.rmapper.c = c
@@ -320,6 +323,7 @@ func (c *Client) disconnected(reason string, err error) {
 	clear(c.byCli)
 	c.ents, c.free, c.order, c.buf, c.acks, c.dead = c.ents[:0], c.free[:0], c.order[:0], c.buf[:0], c.acks[:0], 0
 	c.refs.reset()
+	c.clearResources()
 	c.hasUpd, c.applied = false, 0
 	c.ticks = [64]tickTrack{}
 	c.parts.done()

@@ -10,7 +10,8 @@
 // OnChange and Once), Rules that replicate sets of components together under
 // With / Without filters and priorities, and message types (RegisterMessage)
 // in either direction on a reliable-ordered, reliable-unordered or
-// unreliable channel. Its Hash is checked when a client connects: a client
+// unreliable channel, and replicated resources (ReplicateResource, with the
+// same codecs and modes). Its Hash is checked when a client connects: a client
 // built with another protocol is refused with ErrProtocolMismatch. An
 // Authenticate hook checks a token before anything is replicated.
 //
@@ -38,7 +39,8 @@
 //     changed since the client last acknowledged them, split at entity
 //     boundaries to fit a datagram (one entity too large for a datagram
 //     goes on the reliable-unordered channel). Each names the update tick it
-//     needs (the client holds it until then), carries a sequence number the
+//     needs, the last one with entities (the client holds it until then;
+//     an update of resources alone is not needed), carries a sequence number the
 //     client acknowledges, and its index and count within the tick, so the
 //     client knows when all data of a tick has arrived. Values not
 //     acknowledged in time (about 1.5 round trips, measured from the acks
@@ -85,6 +87,28 @@
 // (ClientConfig.TickComplete, Client.TickComplete). A prediction layer installs SetReceiveHook per
 // component type to take authoritative values for past ticks instead of
 // having them written.
+//
+// # Resources
+//
+// A resource registered with ReplicateResource (an ecs.Resource[T], for
+// example the world's rng.Rand) travels in the update message of the tick
+// it changed in, after that tick's entities: its value when inserted or
+// changed (OnChange; Once sends it only when it appears on a client), its
+// removal when removed. A value is sent only when its encoding changed, so
+// an untouched resource costs nothing and one handed out for writing but
+// left as it was neither. Because the update is reliable, ordered and
+// applied atomically, a client that has applied the update of tick T
+// holds exactly the server's resources of T (mutations, unreliable and
+// latest-value, give no such guarantee; resources.go says why the update
+// was chosen, and what it costs: a resource changing every tick makes an
+// update every tick). Server.FilterResource shows a resource to some
+// clients only (hidden: removed there); a late joiner gets the present
+// resources in its first update; a disconnect removes them on the client.
+// Entity references in a resource follow their entities as in components.
+// SetResourceReceiveHook gives a prediction layer the values with their
+// tick. rng.Rand is plain data: as a resource it is the world stream, as a
+// component a per-player or per-entity stream, both on the canonical codec
+// (16 bytes); BenchmarkRNGWire reports its bytes per tick.
 //
 // A client message may hold empty references (the zero Entity); any other
 // entity it names must be one replicated to that client.
@@ -151,5 +175,6 @@
 // segments.go (shared segments taken whole), packing.go (mutation
 // messages), acks.go (acks, loss and resends). state.go holds the server's
 // per-entity and per-client state, grouped by concern; apply.go and refs.go
-// the client's side of applying updates and mutations.
+// the client's side of applying updates and mutations; resources.go
+// replicated resources on both sides.
 package replicate

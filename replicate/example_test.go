@@ -7,6 +7,7 @@ import (
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/rng"
 	"github.com/rewindgo/rewind/transport"
 )
 
@@ -104,4 +105,52 @@ func ExampleRule() {
 	// Output:
 	// <nil>
 	// <nil>
+}
+
+// The world's random number generator replicated as a resource: after
+// applying the update of a tick, the client holds the server's generator
+// of that tick and draws the same numbers. Per-entity streams replicate
+// the same way as a component (Component[rng.Rand]).
+func ExampleReplicateResource() {
+	newProtocol := func() *replicate.Protocol {
+		p := newExampleProtocol()
+		if _, err := replicate.ReplicateResource[rng.Rand](p); err != nil {
+			panic(err)
+		}
+		return p
+	}
+	ctx := context.Background()
+	network := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 1})
+	defer network.Close()
+	ln, _ := network.Listen(netip.AddrPort{})
+	sw := ecs.New()
+	srv, err := replicate.NewServer(replicate.ServerConfig{World: sw, Protocol: newProtocol()})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	_ = ecs.SetResource(sw, rng.NewSeed(42))
+
+	cw := ecs.New()
+	client, _ := replicate.NewClient(replicate.ClientConfig{World: cw, Protocol: newProtocol()})
+	defer client.Close()
+	conn, _ := network.Dial(ctx, ln.Addr())
+	sconn, _ := ln.Accept(ctx)
+	srv.AddConn(sconn)
+	_ = client.Connect(conn)
+	_ = sconn.WaitReceive(ctx)
+
+	for range 3 { // three ticks, each drawing from the world's stream
+		ecs.ResourcePtr[rng.Rand](sw).IntN(6)
+		srv.Send()
+		for client.UpdateTick() != srv.Tick() {
+			_ = conn.WaitReceive(ctx)
+			client.Update()
+		}
+	}
+	server, _ := ecs.GetResource[rng.Rand](sw)
+	local, _ := ecs.GetResource[rng.Rand](cw)
+	fmt.Println(server.IntN(100), local.IntN(100), server == local)
+	// Output:
+	// 5 5 true
 }

@@ -15,12 +15,12 @@ import (
 
 // FuzzClientReceive feeds arbitrary server messages to a connected client.
 func FuzzClientReceive(f *testing.F) {
-	f.Add([]byte{12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 240, 63, 0, 0, 0, 0, 0, 0, 0, 64})
+	f.Add([]byte{12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 240, 63, 0, 0, 0, 0, 0, 0, 0, 64, 0})
 	f.Add([]byte{13, 9, 9, 1, 0, 1, 3, 1, 1, 1, 2, 4, 1, 0, 0, 0})
 	f.Add([]byte{14, 1, 0, 7, 0, 0, 0})
 	f.Add([]byte{10, 1, 0})                                        // a second welcome
-	f.Add([]byte{12, 6, 0, 1, 0, 1, 0, 0})                         // a despawn
-	f.Add([]byte{15, 28, 0, 12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16}) // the first part of an update
+	f.Add([]byte{12, 6, 0, 1, 0, 1, 0, 0, 0})                      // a despawn
+	f.Add([]byte{15, 29, 0, 12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16}) // the first part of an update
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tp := newProto(t)
 		h := newHarness(t, tp, replicate.ServerConfig{})
@@ -61,7 +61,7 @@ func FuzzServerReceive(f *testing.F) {
 // never holds more than MaxUpdateBytes of an incomplete update.
 func FuzzUpdateParts(f *testing.F) {
 	// An update spawning one entity with a Position, in two parts.
-	upd := []byte{12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 240, 63, 0, 0, 0, 0, 0, 0, 0, 64}
+	upd := []byte{12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 240, 63, 0, 0, 0, 0, 0, 0, 0, 64, 0}
 	part := func(off, end int) []byte {
 		p := []byte{byte(len(upd)), byte(off)}
 		return append(p, upd[off:end]...)
@@ -103,4 +103,37 @@ func FuzzLoadState(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = replicate.LoadState(bytes.NewReader(b), ecs.New(), tp.p)
 	})
+}
+
+// FuzzClientResources feeds arbitrary updates to a connected client of a
+// protocol with replicated resources (the resource section of kind 12):
+// no panic, and a refused update applies no resource.
+func FuzzClientResources(f *testing.F) {
+	score := []byte{1, 0, 0, 0, 2, 0, 0, 0}
+	f.Add(append([]byte{12, 100, 0, 0, 0, 0, 1, 0, 1}, score...))         // score inserted
+	f.Add([]byte{12, 100, 0, 0, 0, 0, 2, 0, 0, 3, 0})                     // two removals
+	f.Add(append([]byte{12, 100, 0, 0, 0, 0, 1, 2, 1, 1, 1}, 0, 0, 0, 0)) // a leader
+	f.Add([]byte{12, 100, 0, 0, 0, 0, 1, 9, 1})                           // unknown id
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rp := newResProto(t)
+		h := newHarness(t, rp.testProto, replicate.ServerConfig{})
+		c := h.connect(nil)
+		h.exchange()
+		h.exchange()
+		h.cliEnds[0].inbox = append(h.cliEnds[0].inbox, pipeMsg{ch: transport.ReliableOrdered, data: b})
+		before := c.Stats().Malformed
+		c.Update()
+		if c.Stats().Malformed != before {
+			for _, ok := range []bool{hasResource[Score](h.cws[0]), hasResource[Hidden](h.cws[0]), hasResource[Leader](h.cws[0])} {
+				if ok {
+					t.Fatal("a refused update applied a resource")
+				}
+			}
+		}
+	})
+}
+
+func hasResource[T any](w *ecs.World) bool {
+	_, ok := ecs.GetResource[T](w)
+	return ok
 }

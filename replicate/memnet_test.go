@@ -45,7 +45,13 @@ func newMemRig(t *testing.T, seed uint64, cfg replicate.ServerConfig) *memRig {
 // newMemRigOn is newMemRig on a network configured by mcfg.
 func newMemRigOn(t *testing.T, mcfg transport.MessageNetworkConfig, cfg replicate.ServerConfig) *memRig {
 	t.Helper()
-	r := &memRig{t: t, tp: newProto(t), sw: ecs.New(), served: make(chan error, 1)}
+	return newMemRigProto(t, mcfg, cfg, newProto(t))
+}
+
+// newMemRigProto is newMemRigOn with the protocol tp.
+func newMemRigProto(t *testing.T, mcfg transport.MessageNetworkConfig, cfg replicate.ServerConfig, tp testProto) *memRig {
+	t.Helper()
+	r := &memRig{t: t, tp: tp, sw: ecs.New(), served: make(chan error, 1)}
 	r.net = transport.NewMessageNetwork(mcfg)
 	var err error
 	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {

@@ -89,7 +89,7 @@ func (s *Server) startPacket(c *serverClient, t tick.Tick) {
 		c.pkts = append(c.pkts, make([]byte, 0, maxMutationPacket))
 	}
 	// Index and count are patched in finishPackets.
-	c.pkts[c.nPkts] = appendMutationHeader(c.pkts[c.nPkts][:0], t, uint32(t.Sub(c.lastUpdate)), c.seq)
+	c.pkts[c.nPkts] = appendMutationHeader(c.pkts[c.nPkts][:0], t, uint32(t.Sub(c.entUpdate)), c.seq)
 	c.nPkts++
 	s.record(c, t)
 	c.ackBits[(c.seq/64)%(ackWindow/64)] &^= 1 << (c.seq % 64)

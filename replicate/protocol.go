@@ -74,6 +74,34 @@ func WithWireForm[T, W any](to func(T) W, from func(W) T, tag string) ComponentO
 	}
 }
 
+// resolveSpec applies opts and resolves T's codec (the canonical codec of
+// plain data unless one is given), with its fixed encoded size (0: sizes
+// vary). Components and resources share it.
+func resolveSpec[T any](opts []ComponentOption) (spec componentSpec, codec Codec[T], fixed int, err error) {
+	for _, o := range opts {
+		o(&spec)
+	}
+	switch c := spec.codec.(type) {
+	case nil:
+		pc, err := newPlainCodec[T]()
+		if err != nil {
+			return spec, nil, 0, err
+		}
+		codec = pc
+		spec.codecTag = fmt.Sprintf("plain:%d", pc.l.Encoded)
+	case error:
+		return spec, nil, 0, c
+	case Codec[T]:
+		codec = c
+	default:
+		return spec, nil, 0, fmt.Errorf("%w: codec for another type given to %v", ErrRegistered, reflect.TypeFor[T]())
+	}
+	if pc, ok := codec.(plainCodec[T]); ok {
+		fixed = pc.l.Encoded
+	}
+	return spec, codec, fixed, nil
+}
+
 // component is a registered component type, independent of any world.
 type component struct {
 	// fixed is the encoded size of every value (plain codec), 0 when the
@@ -175,6 +203,7 @@ type messageSpec struct {
 type Protocol struct {
 	comps  []*component
 	byType map[reflect.Type]*component
+	res    []*resource // replicated resource types (resources.go)
 	rules  []Rule
 	msgs   []*messageSpec
 	custom []string
@@ -208,30 +237,11 @@ func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentID, error)
 	if len(p.comps) >= MaxComponents {
 		return -1, fmt.Errorf("%w: more than %d component types", ErrRegistered, MaxComponents)
 	}
-	spec := componentSpec{}
-	for _, o := range opts {
-		o(&spec)
+	spec, codec, fixed, err := resolveSpec[T](opts)
+	if err != nil {
+		return -1, err
 	}
-	var codec Codec[T]
-	switch c := spec.codec.(type) {
-	case nil:
-		pc, err := newPlainCodec[T]()
-		if err != nil {
-			return -1, err
-		}
-		codec = pc
-		spec.codecTag = fmt.Sprintf("plain:%d", pc.l.Encoded)
-	case error:
-		return -1, c
-	case Codec[T]:
-		codec = c
-	default:
-		return -1, fmt.Errorf("%w: codec for another type given to %v", ErrRegistered, t)
-	}
-	c := &component{id: len(p.comps), name: typename.Of(t), typ: t, mode: spec.mode, tag: spec.codecTag}
-	if pc, ok := codec.(plainCodec[T]); ok {
-		c.fixed = pc.l.Encoded
-	}
+	c := &component{id: len(p.comps), name: typename.Of(t), typ: t, mode: spec.mode, tag: spec.codecTag, fixed: fixed}
 	_, c.isMap = any((*T)(nil)).(ecs.MapEntitieser)
 	c.bind = func(w *ecs.World) boundComponent {
 		return &typedComponent[T]{c: c, s: ecs.Register[T](w), codec: codec}
@@ -337,6 +347,12 @@ func (p *Protocol) computeHash() uint64 {
 		if m.independent {
 			b = append(b, 1)
 		}
+	}
+	for _, r := range p.res {
+		str("R")
+		str(r.name)
+		str(r.tag)
+		b = append(b, byte(r.mode))
 	}
 	for _, s := range p.custom {
 		str("x")

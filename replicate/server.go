@@ -106,6 +106,7 @@ type Server struct {
 	segmenter     // this tick's shared segments (segments.go)
 	connTable     // connections and clients (receive.go)
 	messageQueues // game messages both ways (messages.go)
+	resourceTable // replicated resources (resources.go)
 }
 
 // serverTicks maps server ticks to the world's change ticks.
@@ -151,6 +152,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		s.comps = append(s.comps, c.bind(s.w))
 	}
 	s.rules = p.bindRules(s.w)
+	s.bindResources()
 	s.rep = ecs.Register[Replicated](s.w)
 	s.inboxes = make([]msgQueue, len(p.msgs))
 	s.cancel = s.w.Observe(func(ev ecs.Event) {

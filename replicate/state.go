@@ -84,6 +84,8 @@ type serverClient struct {
 	clientUpdate // the update being built and the queued updates (update.go, parts.go)
 	clientView   // visibility changes and priority deferrals (visibility.go)
 	clientMeter  // statistics, rates and violations (server.go, receive.go)
+	// the resources the client was sent (resources.go)
+	clientResources
 }
 
 // clientSend is the hot part of a client: its mutation messages of this

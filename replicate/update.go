@@ -118,8 +118,10 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		}
 		ce.ackedTick, ce.sentTick = t, t
 	}
-	if c.nMap+c.nDesp+c.nRem+c.nIns > 0 {
+	s.resourceSection(c, t)
+	if c.nMap+c.nDesp+c.nRem+c.nIns+c.nRes > 0 {
 		b := appendUpdate(c.upd[:0], t, c.nMap, c.secMap, c.nDesp, c.secDesp, c.nRem, c.secRem, c.nIns, c.secIns)
+		b = appendResourceSection(b, c.nRes, c.secRes)
 		c.upd = b
 		sent := s.sendUpdate(c, b)
 		if cap(c.upd) > shrinkAbove { // a late joiner's full state: do not keep its buffers
@@ -129,6 +131,9 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 			return
 		}
 		c.lastUpdate = t
+		if c.nMap+c.nDesp+c.nRem+c.nIns > 0 {
+			c.entUpdate = t
+		}
 	}
 	if c.backOff < len(c.backlog) && !s.flushBacklog(c) {
 		return

@@ -33,7 +33,7 @@ import (
 //
 // The first byte of every message is its kind. Client to server:
 //
-//	1 Hello      uvarint wire version (2); protocol hash: 8 bytes;
+//	1 Hello      uvarint wire version (3); protocol hash: 8 bytes;
 //	             string token (at most 1024 bytes). ReliableOrdered, first.
 //	2 Acks       uvarint n (at most 1024); n × uvarint sequence number of a
 //	             Mutations message received. ReliableOrdered.
@@ -43,8 +43,8 @@ import (
 // Server to client:
 //
 //	10 Welcome   uvarint client id; uvarint server tick. ReliableOrdered.
-//	12 Update    uvarint tick, then four sections, each a uvarint count
-//	             (at most 1<<20) and that many entries:
+//	12 Update    uvarint tick, then four entity sections, each a uvarint
+//	             count (at most 1<<20) and that many entries:
 //	               mappings   server entity, client entity (a predicted
 //	                          client entity the client adopts)
 //	               despawns   entity
@@ -52,6 +52,13 @@ import (
 //	                          n × uvarint component id
 //	               insertions entity; byte spawn (1: spawn, 0: the entity
 //	                          exists); component block
+//	             then the resource section: a uvarint count (at most 64)
+//	             and that many entries, resource ids strictly ascending:
+//	               uvarint resource id (the i-th ReplicateResource; below
+//	               the number of resources); byte present (1: inserted or
+//	               changed, the value follows, as a component value: the
+//	               codec's size for plain data, otherwise a string of at
+//	               most 1 MiB; 0: removed, nothing follows).
 //	             ReliableOrdered (or in parts, kind 15).
 //	15 UpdatePart uvarint total length of the Update message (its kind
 //	             byte included; at least 2, at most
@@ -60,7 +67,8 @@ import (
 //	             follow each other in order, the first starting with kind
 //	             12, and nothing else on the channel comes between them.
 //	13 Mutations uvarint tick; uvarint tick minus the update tick it needs
-//	             (equal to tick: it needs none); uvarint sequence number
+//	             (the last update with an entity section entry; equal to
+//	             tick: it needs none); uvarint sequence number
 //	             (one per message, from 0, wrapping at 32 bits); byte index
 //	             and byte count of the message among the tick's (index <
 //	             count); then entity blocks to the end, each an entity and
@@ -97,7 +105,8 @@ const (
 // Limits of the wire format.
 const (
 	// wireVersion 2: updates larger than updatePart travel in parts.
-	wireVersion = 2
+	// 3: updates end with the resource section.
+	wireVersion = 3
 	maxTokenLen = 1024
 	maxAcks     = 1024
 	// maxEntitiesPerMessage bounds each section of an update.
@@ -250,6 +259,13 @@ func appendUpdate(dst []byte, t tick.Tick, nMap int, maps []byte, nDesp int, des
 	dst = append(dst, rem...)
 	dst = binary.AppendUvarint(dst, uint64(nIns))
 	return append(dst, ins...)
+}
+
+// appendResourceSection appends the resource section of an Update message
+// (after the four entity sections): its entry count, then the entries.
+func appendResourceSection(dst []byte, n int, sec []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(n))
+	return append(dst, sec...)
 }
 
 // appendPartHeader appends the header of an UpdatePart message: the

@@ -116,17 +116,17 @@ func TestWireGolden(t *testing.T) {
 
 	const hash = "f3b2d01ae7ce8acb" // the protocol hash, little-endian
 	want := []wireMsg{
-		// Hello: version 2, protocol hash, token "tk".
-		{"client kind 1", transport.ReliableOrdered, "01" + "02" + hash + "02746b"},
+		// Hello: version 3, protocol hash, token "tk".
+		{"client kind 1", transport.ReliableOrdered, "01" + "03" + hash + "02746b"},
 		// Welcome: client id 1, server tick 0.
 		{"server kind 10", transport.ReliableOrdered, "0a" + "01" + "00"},
 		// Update of tick 1: no mappings, despawns or removals; two
 		// insertions: entity (0, gen 1) spawned, mask 1 (WirePos: 1, -2 as
 		// int16 LE); entity (1, 1) spawned, mask 3 (WirePos 300, 4; WireName
-		// "ab", length-prefixed).
+		// "ab", length-prefixed); no resources.
 		{"server kind 12", transport.ReliableOrdered, "0c" + "01" + "00" + "00" + "00" + "02" +
 			"0001" + "01" + "01" + "0100feff" +
-			"0101" + "01" + "03" + "2c010400" + "026162"},
+			"0101" + "01" + "03" + "2c010400" + "026162" + "00"},
 		// Mutations of tick 1, needing the update of tick 1 (delta 0),
 		// sequence 0, index 0 of 1, no entities: tick tracking.
 		{"server kind 13", transport.Unreliable, "0d" + "01" + "00" + "00" + "0001"},
@@ -141,11 +141,11 @@ func TestWireGolden(t *testing.T) {
 		// ClientMsg: type 0 (WireUp), N 9.
 		{"client kind 3", transport.ReliableOrdered, "03" + "00" + "09"},
 		// Update of tick 3: one removal, entity (1, 1), one component, id 1.
-		{"server kind 12", transport.ReliableOrdered, "0c" + "03" + "00" + "00" + "01" + "0101" + "01" + "01" + "00"},
+		{"server kind 12", transport.ReliableOrdered, "0c" + "03" + "00" + "00" + "01" + "0101" + "01" + "01" + "00" + "00"},
 		{"server kind 13", transport.Unreliable, "0d" + "03" + "00" + "02" + "0001"},
 		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "02"},
 		// Update of tick 4: one despawn, entity (1, 1).
-		{"server kind 12", transport.ReliableOrdered, "0c" + "04" + "00" + "01" + "0101" + "00" + "00"},
+		{"server kind 12", transport.ReliableOrdered, "0c" + "04" + "00" + "01" + "0101" + "00" + "00" + "00"},
 		{"server kind 13", transport.Unreliable, "0d" + "04" + "00" + "03" + "0001"},
 		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "03"},
 	}
@@ -197,14 +197,15 @@ func TestWireGoldenParts(t *testing.T) {
 		whole = append(whole, m.data[n:]...)
 	}
 	want := []string{
-		"0f" + "8f0d" + "00",   // total 1679, offset 0
-		"0f" + "8f0d" + "eb07", // offset 1003
+		"0f" + "900d" + "00",   // total 1680, offset 0
+		"0f" + "900d" + "eb07", // offset 1003
 	}
-	// The update: tick 1, no mappings, despawns or removals, 200 spawns.
+	// The update: tick 1, no mappings, despawns or removals, 200 spawns,
+	// no resources.
 	const wantHead = "0c" + "01" + "00" + "00" + "00" + "c801"
-	const wantSum = "93ad363dbc33e0291675c4a9b0d532395cd26dbd7e6dbd12cadd5e4c2a1b6831"
+	const wantSum = "60e71b27aa35e08c7a6eaf90a76e815136de9e4b770114152136a68a0487336f"
 	sum := sha256.Sum256(whole)
-	if fmt.Sprint(heads) != fmt.Sprint(want) || len(whole) != 1679 || hex.EncodeToString(whole[:7]) != wantHead || hex.EncodeToString(sum[:]) != wantSum {
+	if fmt.Sprint(heads) != fmt.Sprint(want) || len(whole) != 1680 || hex.EncodeToString(whole[:7]) != wantHead || hex.EncodeToString(sum[:]) != wantSum {
 		t.Fatalf("update parts changed: headers %v (want %v), update of %d bytes starting %x, sha256 %x", heads, want, len(whole), whole[:min(7, len(whole))], sum)
 	}
 	h.srvEnds[0].flow(nil)
@@ -232,10 +233,10 @@ func TestWireGoldenReject(t *testing.T) {
 	if err := c.Connect(ce); err != nil {
 		t.Fatal(err)
 	}
-	// A hello of wire version 3 on a second connection.
+	// A hello of wire version 4 on a second connection.
 	se3, ce3 := newPipe()
 	h.srv.AddConn(se3)
-	_ = ce3.Send(transport.ReliableOrdered, []byte{1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	_ = ce3.Send(transport.ReliableOrdered, []byte{1, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	ce.flow(nil)
 	ce3.flow(nil)
 	h.srv.Send()
@@ -244,7 +245,7 @@ func TestWireGoldenReject(t *testing.T) {
 		want string
 	}{
 		{se, fmt.Sprintf("reject/1 protocol mismatch: client %016x, server %016x", other.Hash(), wp.p.Hash())},
-		{se3, "reject/4 wire version 3, server speaks 2"},
+		{se3, "reject/4 wire version 4, server speaks 3"},
 	} {
 		if got := tc.p.err.(*transport.CloseError).Reason; got != tc.want {
 			t.Errorf("close reason %q, want %q", got, tc.want)
