@@ -229,7 +229,9 @@ func (c *Client) applyUpdate(body []byte) error {
 	c.moved = c.moved[:0]
 	for _, m := range c.maps[desp:] {
 		if rec, ok := c.record(m.server); ok {
-			_ = c.w.Despawn(rec.client)
+			if h := c.hooks.Despawn; h == nil || !h(rec.client, t) {
+				_ = c.w.Despawn(rec.client)
+			}
 			c.dropRecord(m.server)
 			c.moved = append(c.moved, m.server)
 		}
@@ -240,7 +242,7 @@ func (c *Client) applyUpdate(body []byte) error {
 			continue
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
-			c.comps[v.id].remove(rec.client)
+			c.comps[v.id].remove(rec.client, t)
 			c.forget(rec, v.id)
 		}
 		// Mutations older than this update are stale for the entity (the
@@ -266,6 +268,9 @@ func (c *Client) applyUpdate(body []byte) error {
 		rec := c.newRecord(it.e, ce)
 		rec.mutTick, rec.hasMut = t, true
 		c.moved = append(c.moved, it.e)
+		if h := c.hooks.Spawn; h != nil {
+			h(ce, t)
+		}
 	}
 	for _, it := range c.items[insItems:] {
 		rec, ok := c.record(it.e)
@@ -279,7 +284,7 @@ func (c *Client) applyUpdate(body []byte) error {
 		rec.confirm(t)
 	}
 	// Values referring to entities that appeared or left: written again.
-	c.rewrite(c.moved)
+	c.rewrite(c.moved, t)
 	c.applied, c.hasUpd = t, true
 	c.stats.Updates++
 	return nil
@@ -343,6 +348,9 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		if c.cfg.TickComplete != nil {
 			c.cfg.TickComplete(t)
 		}
+		if c.hooks.TickComplete != nil {
+			c.hooks.TickComplete(t)
+		}
 	}
 }
 
@@ -364,7 +372,7 @@ func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
 // write writes one component value, remembering values with references.
 func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
 	c.mapper.refs = c.mapper.refs[:0]
-	if err := c.comps[id].write(rec.client, t, val, &c.mapper); err != nil {
+	if err := c.comps[id].write(rec.client, t, ValueAuthoritative, val, &c.mapper); err != nil {
 		c.stats.Malformed++
 		return
 	}
