@@ -1,0 +1,298 @@
+package predict_test
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// Replicated components of the wiring tests: RPos and RVel are predicted
+// on the client, RTag is replicated but not predicted.
+type (
+	RPos struct{ X int64 }
+	RVel struct{ X int64 }
+	RTag struct{ ID int32 }
+)
+
+func wireProtocol(t testing.TB) *replicate.Protocol {
+	t.Helper()
+	p := replicate.NewProtocol()
+	for _, err := range []error{
+		second(replicate.Component[RPos](p, replicate.WithOwnRule())),
+		second(replicate.Component[RVel](p, replicate.WithOwnRule())),
+		second(replicate.Component[RTag](p, replicate.WithOwnRule())),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+func second[A any](_ A, err error) error { return err }
+
+// moveQuery is the simulation both sides run: every entity with a
+// position and a velocity moves by its velocity.
+func moveQuery(w *ecs.World) func(tick.Tick) {
+	q := ecs.NewQuery2(ecs.Register[RPos](w).Write(), ecs.Register[RVel](w).Read())
+	return func(tick.Tick) {
+		for _, r := range q.All() {
+			r.A.X += r.B.X
+		}
+	}
+}
+
+// entState is one server entity's predicted values at a tick.
+type entState struct {
+	se  ecs.Entity
+	pos RPos
+	vel RVel
+}
+
+// wireRig is a server and one predicting client on a
+// transport.MessageNetwork, built inside synctest.Test (virtual time).
+type wireRig struct {
+	t     *testing.T
+	net   *transport.MessageNetwork
+	ln    *transport.MessageNetworkListener
+	sw    *ecs.World
+	srv   *replicate.Server
+	ssim  func(tick.Tick)
+	frame tick.Tick
+	start tick.Tick // the timeline's first tick
+
+	cw       *ecs.World
+	client   *replicate.Client
+	tl       *predict.Timeline
+	pos      *predict.Component[RPos]
+	vel      *predict.Component[RVel]
+	csim     func(tick.Tick)
+	cliEnt   map[ecs.Entity]ecs.Entity // every server entity the client mapped
+	states   map[tick.Tick][]entState  // the server's state at the end of each tick
+	checked  int                       // (tick, entity) pairs compared
+	complete int                       // complete ticks compared
+}
+
+const wireTick = time.Second / 60
+
+// newWireRig connects a client predicting lead ticks ahead of the server,
+// on links configured by link.
+func newWireRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predict.Config, lead int) *wireRig {
+	t.Helper()
+	r := &wireRig{t: t, sw: ecs.New(), cw: ecs.New(), cliEnt: map[ecs.Entity]ecs.Entity{}, states: map[tick.Tick][]entState{}}
+	r.net = transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
+	var err error
+	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {
+		t.Fatal(err)
+	}
+	if r.srv, err = replicate.NewServer(replicate.ServerConfig{World: r.sw, Protocol: wireProtocol(t)}); err != nil {
+		t.Fatal(err)
+	}
+	r.ssim = moveQuery(r.sw)
+	if r.client, err = replicate.NewClient(replicate.ClientConfig{World: r.cw, Protocol: wireProtocol(t)}); err != nil {
+		t.Fatal(err)
+	}
+	r.start = tick.Tick(lead)
+	r.tl = predict.New(r.cw, r.start, cfg)
+	if r.pos, err = predict.Register[RPos](r.tl, predict.LogCorrections()); err != nil {
+		t.Fatal(err)
+	}
+	if r.vel, err = predict.Register[RVel](r.tl); err != nil {
+		t.Fatal(err)
+	}
+	predict.Attach(r.client, r.tl)
+	if err := predict.AttachComponent(r.client, r.pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := predict.AttachComponent(r.client, r.vel); err != nil {
+		t.Fatal(err)
+	}
+	r.csim = moveQuery(r.cw)
+	conn, err := r.net.Dial(context.Background(), r.ln.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sconn, err := r.ln.Accept(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.srv.AddConn(sconn)
+	if err := r.client.Connect(conn); err != nil {
+		t.Fatal(err)
+	}
+	r.net.SetLink(conn.LocalAddr(), r.ln.Addr(), link)
+	r.net.SetLink(r.ln.Addr(), conn.LocalAddr(), link)
+	return r
+}
+
+func (r *wireRig) close() {
+	r.client.Close()
+	r.srv.Close()
+	r.ln.Close()
+	r.net.Close()
+}
+
+// step runs one server frame (receive, simulate with change, send) and one
+// client frame (receive phase, predicted step), checks the client, then
+// lets one tick of virtual time pass.
+func (r *wireRig) step(change func(f tick.Tick)) {
+	r.t.Helper()
+	r.frame++
+	f := r.frame
+	r.srv.Receive()
+	r.ssim(f)
+	if change != nil {
+		change(f)
+	}
+	r.record(f)
+	if err := r.srv.SendTick(f); err != nil {
+		r.t.Fatal(err)
+	}
+	r.client.Update()
+	r.tl.Step(r.csim)
+	r.check()
+	time.Sleep(wireTick)
+}
+
+// record keeps the server's state at the end of tick f.
+func (r *wireRig) record(f tick.Tick) {
+	var s []entState
+	for e, row := range ecs.NewQuery2(ecs.StoreOf[RPos](r.sw).Read(), ecs.StoreOf[RVel](r.sw).Read()).All() {
+		s = append(s, entState{se: e, pos: *row.A, vel: *row.B})
+	}
+	r.states[f] = s
+	delete(r.states, f-64)
+}
+
+// check verifies, after a client step: every replicated entity is alive
+// in the client World with its non-predicted RTag (replication structure
+// survives rollbacks), and at every complete server tick held in the
+// history, the predicted values equal the server's state at that tick:
+// the same entities, the same values.
+func (r *wireRig) check() {
+	r.t.Helper()
+	for _, e := range ecs.StoreOf[replicate.Replicated](r.sw).Column().Entities {
+		ce, ok := r.client.ClientEntity(e)
+		if !ok {
+			continue
+		}
+		r.cliEnt[e] = ce
+		if !r.cw.Alive(ce) {
+			r.t.Fatalf("tick %v: replicated entity %v (client %v) is dead on the client", r.tl.Now(), e, ce)
+		}
+		want, _ := ecs.StoreOf[RTag](r.sw).Get(e)
+		if got, ok := ecs.StoreOf[RTag](r.cw).Get(ce); ok && got != want {
+			r.t.Fatalf("tick %v: tag of %v is %v, want %v", r.tl.Now(), e, got, want)
+		}
+	}
+	low := r.tl.Now().Add(-int32(r.tl.Window()))
+	if low.Before(r.start) {
+		low = r.start
+	}
+	for tk := low; tk.Before(r.tl.Now()); tk++ {
+		states, ok := r.states[tk]
+		if !ok || !r.client.TickComplete(tk) {
+			continue
+		}
+		r.complete++
+		alive := map[ecs.Entity]bool{}
+		for _, s := range states {
+			alive[s.se] = true
+			ce, ok := r.cliEnt[s.se]
+			if !ok {
+				r.t.Fatalf("tick %v complete but server entity %v never reached the client", tk, s.se)
+			}
+			p, okp := r.pos.At(ce, tk)
+			v, okv := r.vel.At(ce, tk)
+			if !okp || !okv || p != s.pos || v != s.vel {
+				r.t.Fatalf("now %v: complete tick %v, entity %v: client %v/%v (%v %v), server %v/%v",
+					r.tl.Now(), tk, s.se, p, v, okp, okv, s.pos, s.vel)
+			}
+			r.checked++
+		}
+		for se, ce := range r.cliEnt {
+			if alive[se] {
+				continue
+			}
+			if p, ok := r.pos.At(ce, tk); ok {
+				r.t.Fatalf("now %v: complete tick %v: entity %v absent on the server has %v on the client", r.tl.Now(), tk, se, p)
+			}
+		}
+	}
+}
+
+// spawn spawns a moving replicated entity on the server.
+func (r *wireRig) spawn(x, v int64, id int32) ecs.Entity {
+	e := r.sw.Spawn()
+	_ = ecs.Register[replicate.Replicated](r.sw).Set(e, replicate.Replicated{})
+	_ = ecs.StoreOf[RPos](r.sw).Set(e, RPos{x})
+	_ = ecs.StoreOf[RVel](r.sw).Set(e, RVel{v})
+	_ = ecs.Register[RTag](r.sw).Set(e, RTag{id})
+	return e
+}
+
+// TestAttachCorrectsUnpredictedChange: a server and a predicting client
+// run the same simulation; at tick 40 the server pushes an entity (its
+// velocity changes from 1 to 5), which the client, 4 ticks ahead, could
+// not predict. The client rolls back to 40, re-simulates, logs the
+// correction, and from then on its history at every complete tick equals
+// the server's state; the replicated entities and their non-predicted
+// components are untouched by the rollback.
+func TestAttachCorrectsUnpredictedChange(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newWireRig(t, 1, transport.LinkConfig{Latency: 30 * time.Millisecond}, predict.Config{Window: 16}, 4)
+		defer r.close()
+		for r.frame < 4 { // the client starts at tick 4
+			r.step(nil)
+		}
+		var a, b ecs.Entity
+		r.step(func(tick.Tick) {
+			a = r.spawn(0, 1, 1)
+			b = r.spawn(100, -1, 2)
+		})
+		// The spawn is a value for a past tick the history lacks: one
+		// rollback to it. Count from when it has settled.
+		for r.frame < 20 {
+			r.step(nil)
+		}
+		before := r.tl.Stats()
+		var corr []predict.Correction[RPos]
+		for r.frame < 60 {
+			r.step(func(f tick.Tick) {
+				if f == 40 {
+					_ = ecs.StoreOf[RVel](r.sw).Set(a, RVel{5})
+				}
+			})
+			corr = append(corr, r.pos.Corrections()...)
+		}
+		st := r.tl.Stats()
+		if before.Rollbacks != 1 || st.Rollbacks != 2 || st.Types[1].Mispredictions-before.Types[1].Mispredictions != 1 {
+			t.Fatalf("rollbacks %d for the spawn, %d in all; velocity mispredictions since %d; want 1, 2, 1",
+				before.Rollbacks, st.Rollbacks, st.Types[1].Mispredictions-before.Types[1].Mispredictions)
+		}
+		ca := r.cliEnt[a]
+		if len(corr) != 1 || corr[0].Entity != ca || corr[0].After.X-corr[0].Before.X != 4*int64(corr[0].Tick.Sub(40)) {
+			t.Fatalf("corrections %+v, want one for entity %v moved by 4 per tick since 40", corr, ca)
+		}
+		// The client, lead ticks ahead, holds the server's motion extrapolated.
+		sp, _ := ecs.StoreOf[RPos](r.sw).Get(a)
+		cp, _ := r.pos.Store().Get(ca)
+		if cp.X != sp.X+5*int64(r.tl.Now().Sub(r.frame)) {
+			t.Fatalf("client position %v at %v, server %v at %v", cp, r.tl.Now(), sp, r.frame)
+		}
+		if r.client.Entities() != 2 || !r.cw.Alive(r.cliEnt[b]) {
+			t.Fatalf("client replicates %d entities, want 2", r.client.Entities())
+		}
+		if r.complete < 40 || r.checked < 80 {
+			t.Fatalf("compared %d complete ticks (%d entity values), want most of the run", r.complete, r.checked)
+		}
+	})
+}
