@@ -2,7 +2,9 @@ package predict_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -63,6 +65,7 @@ type wireRig struct {
 	t     *testing.T
 	net   *transport.MessageNetwork
 	ln    *transport.MessageNetworkListener
+	caddr netip.AddrPort // the client's address
 	sw    *ecs.World
 	srv   *replicate.Server
 	ssim  func(tick.Tick)
@@ -108,7 +111,12 @@ func newWireRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predic
 	if r.vel, err = predict.Register[RVel](r.tl); err != nil {
 		t.Fatal(err)
 	}
-	predict.Attach(r.client, r.tl)
+	hooks := predict.Hooks(r.tl)
+	hooks.Spawn = func(ce ecs.Entity, _ tick.Tick) { // every mapping, even of entities gone by the check
+		se, _ := r.client.ServerEntity(ce)
+		r.cliEnt[se] = ce
+	}
+	r.client.SetClientHooks(hooks)
 	if err := predict.AttachComponent(r.client, r.pos); err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +136,14 @@ func newWireRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predic
 	if err := r.client.Connect(conn); err != nil {
 		t.Fatal(err)
 	}
-	r.net.SetLink(conn.LocalAddr(), r.ln.Addr(), link)
-	r.net.SetLink(r.ln.Addr(), conn.LocalAddr(), link)
+	r.caddr = conn.LocalAddr()
+	r.setLink(link)
 	return r
+}
+
+func (r *wireRig) setLink(link transport.LinkConfig) {
+	r.net.SetLink(r.caddr, r.ln.Addr(), link)
+	r.net.SetLink(r.ln.Addr(), r.caddr, link)
 }
 
 func (r *wireRig) close() {
@@ -173,8 +186,8 @@ func (r *wireRig) record(f tick.Tick) {
 }
 
 // check verifies, after a client step: every replicated entity is alive
-// in the client World with its non-predicted RTag (replication structure
-// survives rollbacks), and at every complete server tick held in the
+// and mapped in the client World with its non-predicted RTag (replication
+// structure survives rollbacks), and at every complete server tick held in the
 // history, the predicted values equal the server's state at that tick:
 // the same entities, the same values.
 func (r *wireRig) check() {
@@ -188,9 +201,11 @@ func (r *wireRig) check() {
 		if !r.cw.Alive(ce) {
 			r.t.Fatalf("tick %v: replicated entity %v (client %v) is dead on the client", r.tl.Now(), e, ce)
 		}
-		want, _ := ecs.StoreOf[RTag](r.sw).Get(e)
-		if got, ok := ecs.StoreOf[RTag](r.cw).Get(ce); ok && got != want {
-			r.t.Fatalf("tick %v: tag of %v is %v, want %v", r.tl.Now(), e, got, want)
+		if _, ok := r.client.ServerEntity(ce); !ok {
+			r.t.Fatalf("tick %v: client entity %v lost its mapping", r.tl.Now(), ce)
+		}
+		if !ecs.StoreOf[RTag](r.cw).Has(ce) {
+			r.t.Fatalf("tick %v: replicated entity %v lost its tag on the client", r.tl.Now(), e)
 		}
 	}
 	low := r.tl.Now().Add(-int32(r.tl.Window()))
@@ -213,8 +228,8 @@ func (r *wireRig) check() {
 			p, okp := r.pos.At(ce, tk)
 			v, okv := r.vel.At(ce, tk)
 			if !okp || !okv || p != s.pos || v != s.vel {
-				r.t.Fatalf("now %v: complete tick %v, entity %v: client %v/%v (%v %v), server %v/%v",
-					r.tl.Now(), tk, s.se, p, v, okp, okv, s.pos, s.vel)
+				r.t.Fatalf("now %v: complete tick %v, entity %v (client %v): client %v/%v (%v %v), server %v/%v",
+					r.tl.Now(), tk, s.se, ce, p, v, okp, okv, s.pos, s.vel)
 			}
 			r.checked++
 		}
@@ -295,4 +310,92 @@ func TestAttachCorrectsUnpredictedChange(t *testing.T) {
 			t.Fatalf("compared %d complete ticks (%d entity values), want most of the run", r.complete, r.checked)
 		}
 	})
+}
+
+// TestAttachRandomCorrectionsUnderLoss is the property test of the wiring:
+// on links losing 20% of their datagrams (with jitter, duplication and
+// reordering), the server spawns and despawns entities, changes their
+// velocities and positions at random (nothing the client can predict) and
+// their non-predicted tags. After every client step, the replicated
+// entities are alive and mapped with their tags, and the client's history
+// at every complete tick equals the server's state at that tick. Forced
+// mode, on the same seeded traffic, ends in the same state with more
+// rollbacks.
+func TestAttachRandomCorrectionsUnderLoss(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		normal, ns := wireProperty(t, seed, false)
+		forced, fs := wireProperty(t, seed, true)
+		if !slices.Equal(normal, forced) {
+			t.Fatalf("seed %d: forced mode ended with %v, normal with %v", seed, forced, normal)
+		}
+		if ns.Rollbacks == 0 || fs.Rollbacks <= ns.Rollbacks {
+			t.Fatalf("seed %d: rollbacks normal %d forced %d; want 0 < normal < forced", seed, ns.Rollbacks, fs.Rollbacks)
+		}
+	}
+}
+
+// wireProperty runs one seed of the property test and returns the
+// client's final predicted state (by server entity, in spawn order) and
+// its stats.
+func wireProperty(t *testing.T, seed uint64, forced bool) (final []entState, st predict.Stats) {
+	synctest.Test(t, func(t *testing.T) {
+		link := transport.LinkConfig{Latency: 25 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.2, Duplicate: 0.05, Reorder: 0.1}
+		r := newWireRig(t, seed, link, predict.Config{Window: 60, Forced: forced}, 6)
+		defer r.close()
+		rnd := rand.New(rand.NewPCG(seed, 7))
+		for r.frame < 6 {
+			r.step(nil)
+		}
+		var ents []ecs.Entity
+		nonzero := func() int64 { return int64(rnd.IntN(7)) - 3 | 1 } // odd: never 0, so every entity moves each tick
+		change := func(tick.Tick) {
+			switch x := rnd.IntN(100); {
+			case x < 6 || len(ents) < 3:
+				ents = append(ents, r.spawn(int64(rnd.IntN(100)), nonzero(), int32(len(ents))))
+			case x < 10 && len(ents) > 3:
+				k := rnd.IntN(len(ents))
+				_ = r.sw.Despawn(ents[k])
+				ents = slices.Delete(ents, k, k+1)
+			case x < 30:
+				_ = ecs.StoreOf[RVel](r.sw).Set(ents[rnd.IntN(len(ents))], RVel{nonzero()})
+			case x < 40:
+				_ = ecs.StoreOf[RPos](r.sw).Set(ents[rnd.IntN(len(ents))], RPos{int64(rnd.IntN(1000))})
+			case x < 45:
+				_ = ecs.StoreOf[RTag](r.sw).Set(ents[rnd.IntN(len(ents))], RTag{int32(rnd.IntN(1000))})
+			}
+		}
+		for r.frame < 300 {
+			r.step(change)
+		}
+		r.setLink(transport.LinkConfig{Latency: 25 * time.Millisecond})
+		for r.frame < 360 {
+			r.step(nil)
+		}
+		st = r.tl.Stats()
+		if r.complete < 200 || r.checked < 1000 {
+			t.Fatalf("seed %d: compared %d complete ticks (%d entity values), want most of the run", seed, r.complete, r.checked)
+		}
+		if st.RangeFaults != 0 {
+			t.Fatalf("seed %d: %d range faults: the window does not cover the link's delays", seed, st.RangeFaults)
+		}
+		if st.Types[0].Mispredictions == 0 || st.Types[1].Mispredictions == 0 || st.Corrections == 0 {
+			t.Fatalf("seed %d: stats %+v: the run corrected nothing", seed, st)
+		}
+		if r.client.Entities() != len(ents) {
+			t.Fatalf("seed %d: client replicates %d entities, server has %d", seed, r.client.Entities(), len(ents))
+		}
+		for _, e := range ents {
+			ce := r.cliEnt[e]
+			want, _ := ecs.StoreOf[RTag](r.sw).Get(e)
+			if got, _ := ecs.StoreOf[RTag](r.cw).Get(ce); got != want {
+				t.Fatalf("seed %d: tag of %v is %v, server %v", seed, e, got, want)
+			}
+			p, _ := r.pos.Store().Get(ce)
+			v, _ := r.vel.Store().Get(ce)
+			final = append(final, entState{se: e, pos: p, vel: v})
+		}
+		t.Logf("seed %d forced %v: %d entities, %d checks of a complete tick, rollbacks %d, resimulated %d, range faults %d",
+			seed, forced, len(ents), r.complete, st.Rollbacks, st.TicksResimulated, st.RangeFaults)
+	})
+	return final, st
 }

@@ -278,7 +278,7 @@ func (c *Client) applyUpdate(body []byte) error {
 			continue
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
-			c.write(rec, v.id, t, v.val)
+			c.write(rec, v.id, t, ValueInserted, v.val)
 		}
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
@@ -321,11 +321,17 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 			continue // despawned (or hidden) since
 		}
 		if rec.hasMut && !t.After(rec.mutTick) {
+			// Older than what the entity has: not written, but still the
+			// server's values at t, which a value hook (prediction) takes.
 			c.stats.Stale++
+			for _, v := range c.vals[it.first : it.first+it.n] {
+				c.mapper.refs = c.mapper.refs[:0]
+				c.comps[v.id].late(rec.client, t, v.val, &c.mapper)
+			}
 			continue
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
-			c.write(rec, v.id, t, v.val)
+			c.write(rec, v.id, t, ValueAuthoritative, v.val)
 		}
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
@@ -370,9 +376,9 @@ func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
 }
 
 // write writes one component value, remembering values with references.
-func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
+func (c *Client) write(rec *cliEnt, id int, t tick.Tick, kind ValueKind, val []byte) {
 	c.mapper.refs = c.mapper.refs[:0]
-	if err := c.comps[id].write(rec.client, t, ValueAuthoritative, val, &c.mapper); err != nil {
+	if err := c.comps[id].write(rec.client, t, kind, val, &c.mapper); err != nil {
 		c.stats.Malformed++
 		return
 	}

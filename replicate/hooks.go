@@ -16,9 +16,10 @@ import (
 type ValueKind uint8
 
 const (
-	// ValueAuthoritative: a value the server sent for tick t (in an update,
-	// with a spawn or an insertion, or in a mutation message), the
-	// server's state at the end of t.
+	// ValueAuthoritative: a value the server sent for tick t in a mutation
+	// message, the server's state at the end of t. A value older than what
+	// the entity has (mutations arrive out of order) is not written into
+	// the World but still given to the hook with its tick.
 	ValueAuthoritative ValueKind = iota + 1
 	// ValueRemapped: a value received earlier, given again because an
 	// entity it refers to appeared on the client or left it in the update
@@ -26,6 +27,13 @@ const (
 	// newer). The server's value did not change: only what its references
 	// resolve to here, from t on. It is no new authority about the past.
 	ValueRemapped
+	// ValueInserted: an authoritative value for tick t carried by the
+	// update of t, with the structure of the tick: the entity's spawn, the
+	// component's insertion, or a value of an entity whose structure
+	// changed at t. Updates are reliable and never resent with newer
+	// values, so a prediction layer applies these from t on even when
+	// tick t is not complete.
+	ValueInserted
 )
 
 func (k ValueKind) String() string {
@@ -34,6 +42,8 @@ func (k ValueKind) String() string {
 		return "authoritative"
 	case ValueRemapped:
 		return "remapped"
+	case ValueInserted:
+		return "inserted"
 	}
 	return fmt.Sprintf("ValueKind(%d)", uint8(k))
 }
@@ -64,11 +74,11 @@ func SetHooks[T any](c *Client, h ComponentHooks[T]) error {
 
 // SetReceiveHook routes authoritative values of component T to fn instead
 // of writing them into the world, when fn returns true: the value hook of
-// SetHooks for ValueAuthoritative values alone. Remapped values and
+// SetHooks for ValueAuthoritative and ValueInserted values. Remapped values and
 // removals are written into the World.
 func SetReceiveHook[T any](c *Client, fn func(e ecs.Entity, t tick.Tick, v T) bool) error {
 	return SetHooks(c, ComponentHooks[T]{Value: func(e ecs.Entity, t tick.Tick, v T, kind ValueKind) bool {
-		return kind == ValueAuthoritative && fn(e, t, v)
+		return kind != ValueRemapped && fn(e, t, v)
 	}})
 }
 

@@ -2,6 +2,7 @@ package replicate_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -115,8 +116,11 @@ func TestClientHooksAtTicks(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SetClientHooks(replicate.ClientHooks{
-		Spawn:   func(e ecs.Entity, tk tick.Tick) { calls = append(calls, hookCall{what: "spawn", e: e, t: tk}) },
-		Despawn: func(e ecs.Entity, tk tick.Tick) bool { calls = append(calls, hookCall{what: "despawn", e: e, t: tk}); return true },
+		Spawn: func(e ecs.Entity, tk tick.Tick) { calls = append(calls, hookCall{what: "spawn", e: e, t: tk}) },
+		Despawn: func(e ecs.Entity, tk tick.Tick) bool {
+			calls = append(calls, hookCall{what: "despawn", e: e, t: tk})
+			return true
+		},
 	})
 	h.frame(5, nil)
 	h.frame(6, nil)
@@ -128,7 +132,7 @@ func TestClientHooksAtTicks(t *testing.T) {
 	h.frame(12, func() { _ = h.sw.Despawn(se) })
 	want := []hookCall{
 		{"spawn", ce, 7, 0},
-		{"value", ce, 7, replicate.ValueAuthoritative},
+		{"value", ce, 7, replicate.ValueInserted},
 		{"value", ce, 8, replicate.ValueAuthoritative},
 		{"remove", ce, 9, 0},
 		{"despawn", ce, 12, 0},
@@ -178,7 +182,7 @@ func TestRemappedValueIsNotAPastValue(t *testing.T) {
 	h.frame(5, func() { _ = h.srv.SetVisible(c.ID(), target, true) })
 	ct := mustClient(t, c, target)
 	want := []hookCall{
-		{"value", 0, 3, replicate.ValueAuthoritative},
+		{"value", 0, 3, replicate.ValueInserted},
 		{"value", ct, 5, replicate.ValueRemapped},
 	}
 	if !slices.Equal(calls, want) {
@@ -186,5 +190,40 @@ func TestRemappedValueIsNotAPastValue(t *testing.T) {
 	}
 	if o, _ := ecs.StoreOf[Owner](h.cws[0]).Get(mustClient(t, c, holder)); o.E != ct {
 		t.Fatalf("owner %v, want %v", o.E, ct)
+	}
+}
+
+// TestLateValuesReachHook: mutation messages delayed past newer ones (so
+// stale for the World, which keeps the newest value) still reach the value
+// hook with their own tick: the server's value at every tick arrives.
+func TestLateValuesReachHook(t *testing.T) {
+	tp := newProto(t)
+	h := newHarness(t, tp, replicate.ServerConfig{})
+	h.hooks = &netHooks{rnd: rand.New(rand.NewPCG(3, 4)), maxDelay: 3}
+	c := h.connect(nil)
+	got := map[tick.Tick]float64{}
+	if err := replicate.SetHooks(c, replicate.ComponentHooks[Position]{
+		Value: func(e ecs.Entity, tk tick.Tick, v Position, k replicate.ValueKind) bool {
+			got[tk] = v.X
+			return false
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e := spawnRep(h.sw, Position{}, 1)
+	for f := tick.Tick(1); f <= 60; f++ {
+		h.frame(f, func() { _ = ecs.StoreOf[Position](h.sw).Set(e, Position{X: float64(f)}) })
+	}
+	h.hooks = nil
+	for f := tick.Tick(61); f <= 70; f++ {
+		h.frame(f, nil)
+	}
+	if c.Stats().Stale == 0 {
+		t.Fatal("no mutation arrived late: the test does not test anything")
+	}
+	for f := tick.Tick(2); f <= 60; f++ {
+		if x, ok := got[f]; !ok || x != float64(f) {
+			t.Fatalf("value of tick %v: %v (%v), want %v; stale %d", f, x, ok, f, c.Stats().Stale)
+		}
 	}
 }

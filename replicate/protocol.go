@@ -99,6 +99,9 @@ type boundComponent interface {
 	// write decodes src into e's component (client side), mapping entity
 	// references, or hands it to the value hook with kind.
 	write(e ecs.Entity, t tick.Tick, kind ValueKind, src []byte, m ecs.EntityMapper) error
+	// late hands src, a value for tick t older than what e has, to the
+	// value hook (if any), never to the World.
+	late(e ecs.Entity, t tick.Tick, src []byte, m ecs.EntityMapper)
 	// remove removes e's component at server tick t, or hands the removal
 	// to the remove hook.
 	remove(e ecs.Entity, t tick.Tick)
@@ -444,6 +447,21 @@ func (b *typedComponent[T]) write(e ecs.Entity, t tick.Tick, kind ValueKind, src
 		return nil
 	}
 	return b.s.Set(e, *v)
+}
+
+func (b *typedComponent[T]) late(e ecs.Entity, t tick.Tick, src []byte, m ecs.EntityMapper) {
+	h := b.hooks.Value
+	if h == nil {
+		return
+	}
+	v := &b.tmp
+	if b.codec.Decode(src, v) != nil {
+		return
+	}
+	if b.c.isMap && m != nil {
+		any(v).(ecs.MapEntitieser).MapEntities(m)
+	}
+	h(e, t, *v, ValueAuthoritative)
 }
 
 // equalBytes compares the memory of two values (conservative: padding or
