@@ -44,7 +44,8 @@
 //     acknowledged in time (about 1.5 round trips, measured from the acks
 //     themselves so queueing counts, backing off while messages keep timing
 //     out) are resent with their latest value; a late ack of an earlier send
-//     still counts. The client drops values older than what it has.
+//     still counts. The client does not write values older than what it
+//     has (a value hook still gets them, with their tick).
 //
 // Values are encoded once per tick and shared by every client; the entities
 // that changed in a tick are laid out once, in datagram-sized segments. A
@@ -110,10 +111,13 @@
 // installs them) or the game about each change with the server tick it
 // belongs to, and may take the change instead of having it written into
 // the World: per component type (SetHooks) a value hook, told whether the
-// value is new authority for its tick (ValueAuthoritative) or a value
-// received before and given again because an entity it refers to appeared
-// or left (ValueRemapped, at the tick of that update, never at the value's
-// old tick), and a removal hook; per client (Client.SetClientHooks) spawn,
+// value is new authority for its tick (ValueAuthoritative, from a
+// mutation; ValueInserted, sent once with the structure of the tick in
+// its update: a spawn, an insertion) or a value received before and given
+// again because an entity it refers to appeared or left (ValueRemapped, at
+// the tick of that update, never at the value's old tick), and a removal
+// hook. A mutation older than what the entity has is not written into the
+// World but still reaches the value hook with its tick; per client (Client.SetClientHooks) spawn,
 // despawn (a taken despawn leaves the entity in the World for its owner)
 // and tick completeness. SetReceiveHook is the value hook for
 // authoritative values alone. Entity identity and mappings stay
