@@ -16,13 +16,17 @@ import (
 	"github.com/rewindgo/rewind/transport"
 )
 
-// Replicated components of the wiring tests: RPos and RVel are predicted
-// on the client, RTag is replicated but not predicted.
+// Replicated components of the wiring tests: RPos, RVel and RTarget are
+// predicted on the client, RTag is replicated but not predicted.
 type (
-	RPos struct{ X int64 }
-	RVel struct{ X int64 }
-	RTag struct{ ID int32 }
+	RPos    struct{ X int64 }
+	RVel    struct{ X int64 }
+	RTag    struct{ ID int32 }
+	RTarget struct{ E ecs.Entity } // an entity reference
 )
+
+// MapEntities maps the reference (replicate maps it server to client).
+func (t *RTarget) MapEntities(m ecs.EntityMapper) { t.E = m.MapEntity(t.E) }
 
 func wireProtocol(t testing.TB) *replicate.Protocol {
 	t.Helper()
@@ -31,6 +35,7 @@ func wireProtocol(t testing.TB) *replicate.Protocol {
 		second(replicate.Component[RPos](p, replicate.WithOwnRule())),
 		second(replicate.Component[RVel](p, replicate.WithOwnRule())),
 		second(replicate.Component[RTag](p, replicate.WithOwnRule())),
+		second(replicate.Component[RTarget](p, replicate.WithOwnRule())),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -77,6 +82,8 @@ type wireRig struct {
 	tl       *predict.Timeline
 	pos      *predict.Component[RPos]
 	vel      *predict.Component[RVel]
+	tgt      *predict.Component[RTarget]
+	skip     map[ecs.Entity]bool // server entities check leaves out (hidden from the client)
 	csim     func(tick.Tick)
 	cliEnt   map[ecs.Entity]ecs.Entity // every server entity the client mapped
 	states   map[tick.Tick][]entState  // the server's state at the end of each tick
@@ -111,6 +118,9 @@ func newWireRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predic
 	if r.vel, err = predict.Register[RVel](r.tl); err != nil {
 		t.Fatal(err)
 	}
+	if r.tgt, err = predict.Register[RTarget](r.tl); err != nil {
+		t.Fatal(err)
+	}
 	hooks := predict.Hooks(r.tl)
 	hooks.Spawn = func(ce ecs.Entity, _ tick.Tick) { // every mapping, even of entities gone by the check
 		se, _ := r.client.ServerEntity(ce)
@@ -121,6 +131,9 @@ func newWireRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predic
 		t.Fatal(err)
 	}
 	if err := predict.AttachComponent(r.client, r.vel); err != nil {
+		t.Fatal(err)
+	}
+	if err := predict.AttachComponent(r.client, r.tgt); err != nil {
 		t.Fatal(err)
 	}
 	r.csim = moveQuery(r.cw)
@@ -220,6 +233,9 @@ func (r *wireRig) check() {
 		r.complete++
 		alive := map[ecs.Entity]bool{}
 		for _, s := range states {
+			if r.skip[s.se] {
+				continue
+			}
 			alive[s.se] = true
 			ce, ok := r.cliEnt[s.se]
 			if !ok {
@@ -234,7 +250,7 @@ func (r *wireRig) check() {
 			r.checked++
 		}
 		for se, ce := range r.cliEnt {
-			if alive[se] {
+			if alive[se] || r.skip[se] {
 				continue
 			}
 			if p, ok := r.pos.At(ce, tk); ok {
@@ -398,4 +414,60 @@ func wireProperty(t *testing.T, seed uint64, forced bool) (final []entState, st 
 			seed, forced, len(ents), r.complete, st.Rollbacks, st.TicksResimulated, st.RangeFaults)
 	})
 	return final, st
+}
+
+// TestAttachRemappedReference: a predicted reference to an entity hidden
+// from the client is none until the entity is shown at tick 20; then the
+// reference resolves from tick 20 on, in the current state and in the
+// history, as a change from that tick: no misprediction is counted and
+// the history before 20 keeps none (replicate no longer hands the value
+// over again as an authoritative value of its old tick).
+func TestAttachRemappedReference(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newWireRig(t, 1, transport.LinkConfig{Latency: 20 * time.Millisecond}, predict.Config{Window: 16}, 4)
+		defer r.close()
+		for r.frame < 4 {
+			r.step(nil)
+		}
+		var target, holder ecs.Entity
+		r.step(func(tick.Tick) {
+			target = r.spawn(0, 1, 1)
+			holder = r.spawn(50, 1, 2)
+			_ = ecs.Register[RTarget](r.sw).Set(holder, RTarget{E: target})
+			_ = r.srv.SetVisible(r.client.ID(), target, false)
+			r.skip = map[ecs.Entity]bool{target: true}
+		})
+		for r.frame < 19 {
+			r.step(nil)
+		}
+		ch := r.cliEnt[holder]
+		if v, ok := r.tgt.Store().Get(ch); !ok || v.E != 0 {
+			t.Fatalf("reference to a hidden entity: %v (%v), want none", v, ok)
+		}
+		before := r.tl.Stats().Types[2].Mispredictions
+		r.step(func(tick.Tick) { _ = r.srv.SetVisible(r.client.ID(), target, true) })
+		for r.frame < 30 {
+			r.step(nil)
+		}
+		ct, ok := r.client.ClientEntity(target)
+		if !ok {
+			t.Fatal("target not shown")
+		}
+		if v, _ := r.tgt.Store().Get(ch); v.E != ct {
+			t.Fatalf("current reference %v, want the target's client entity %v", v.E, ct)
+		}
+		for tk := r.tl.Now().Add(-int32(r.tl.Window())); tk.Before(r.tl.Now()); tk++ {
+			v, ok := r.tgt.At(ch, tk)
+			want := ecs.Entity(0)
+			if !tk.Before(20) {
+				want = ct
+			}
+			if !ok || v.E != want {
+				t.Fatalf("reference at tick %v: %v (%v), want %v", tk, v.E, ok, want)
+			}
+		}
+		if n := r.tl.Stats().Types[2].Mispredictions - before; n != 0 {
+			t.Fatalf("%d mispredictions of the reference: the remap looked like a correction", n)
+		}
+	})
 }
