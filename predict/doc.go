@@ -129,11 +129,25 @@
 //
 // # Integration with replicate
 //
-// A replicate.Client hook maps one to one: SetReceiveHook[T] takes
-// Component[T].ReceiveHook() (Authoritative(e, t, v), returning true);
-// ClientConfig.TickComplete calls Timeline.Complete(t); a server despawn
-// calls DespawnAt(e, t), a removal AuthoritativeRemove(e, t). Splitting
-// replicate's receive and send phases and its insert/remove/spawn/despawn
-// hooks are the next step, not part of this package. Inputs, tick
-// synchronisation, predicted spawns and interpolation are part 2.
+// Attach(client, tl) and AttachComponent(client, comp) per predicted type
+// (replicate.go) install replicate's hooks: a value for tick T becomes
+// Component.Authoritative(e, T, v); a value sent with the structure of T
+// (a spawn, an insertion: replicate.ValueInserted) and a removal
+// (AuthoritativeRemove) also Request(T), since the server sends them only
+// once and T may never be complete; a value replicate gives again because
+// an entity it refers to appeared (replicate.ValueRemapped) is an Insert
+// from the tick it appeared, not a correction of the past; a despawn is
+// DespawnAt(e, T), the World entity leaving after the window; a complete
+// tick is Complete(T). Spawns need nothing: replicate spawns the World
+// entity at once and keeps its mapping, which no rollback undoes. Hooks
+// returns the client hooks for a game that adds its own. The frame, with
+// the server in two phases (replicate.Server.Receive, simulate F,
+// Server.SendTick(F)):
+//
+//	server: srv.Receive(); read inputs; simulate(F); srv.SendTick(F)
+//	client: client.Update(); tl.Step(simulate); send inputs
+//
+// ExampleAttach runs it. Predicted types must be replicated with the same
+// types on the server. Inputs, tick synchronisation (how far ahead the
+// client runs), predicted spawns and interpolation are part 2.
 package predict

@@ -230,7 +230,9 @@ func (c *Client) applyUpdate(body []byte) error {
 	c.moved = c.moved[:0]
 	for _, m := range c.maps[desp:] {
 		if rec, ok := c.record(m.server); ok {
-			_ = c.w.Despawn(rec.client)
+			if h := c.hooks.Despawn; h == nil || !h(rec.client, t) {
+				_ = c.w.Despawn(rec.client)
+			}
 			c.dropRecord(m.server)
 			c.moved = append(c.moved, m.server)
 		}
@@ -241,7 +243,7 @@ func (c *Client) applyUpdate(body []byte) error {
 			continue
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
-			c.comps[v.id].remove(rec.client)
+			c.comps[v.id].remove(rec.client, t)
 			c.forget(rec, v.id)
 		}
 		// Mutations older than this update are stale for the entity (the
@@ -267,6 +269,9 @@ func (c *Client) applyUpdate(body []byte) error {
 		rec := c.newRecord(it.e, ce)
 		rec.mutTick, rec.hasMut = t, true
 		c.moved = append(c.moved, it.e)
+		if h := c.hooks.Spawn; h != nil {
+			h(ce, t)
+		}
 	}
 	for _, it := range c.items[insItems:] {
 		rec, ok := c.record(it.e)
@@ -274,13 +279,13 @@ func (c *Client) applyUpdate(body []byte) error {
 			continue
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
-			c.write(rec, v.id, t, v.val)
+			c.write(rec, v.id, t, ValueInserted, v.val)
 		}
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
 	}
 	// Values referring to entities that appeared or left: written again.
-	c.rewrite(c.moved)
+	c.rewrite(c.moved, t)
 	c.applyResources(t, c.moved)
 	c.applied, c.hasUpd = t, true
 	c.stats.Updates++
@@ -318,11 +323,17 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 			continue // despawned (or hidden) since
 		}
 		if rec.hasMut && !t.After(rec.mutTick) {
+			// Older than what the entity has: not written, but still the
+			// server's values at t, which a value hook (prediction) takes.
 			c.stats.Stale++
+			for _, v := range c.vals[it.first : it.first+it.n] {
+				c.mapper.refs = c.mapper.refs[:0]
+				c.comps[v.id].late(rec.client, t, v.val, &c.mapper)
+			}
 			continue
 		}
 		for _, v := range c.vals[it.first : it.first+it.n] {
-			c.write(rec, v.id, t, v.val)
+			c.write(rec, v.id, t, ValueAuthoritative, v.val)
 		}
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
@@ -345,6 +356,9 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		if c.cfg.TickComplete != nil {
 			c.cfg.TickComplete(t)
 		}
+		if c.hooks.TickComplete != nil {
+			c.hooks.TickComplete(t)
+		}
 	}
 }
 
@@ -364,9 +378,9 @@ func (m *srvMapper) MapEntity(e ecs.Entity) ecs.Entity {
 }
 
 // write writes one component value, remembering values with references.
-func (c *Client) write(rec *cliEnt, id int, t tick.Tick, val []byte) {
+func (c *Client) write(rec *cliEnt, id int, t tick.Tick, kind ValueKind, val []byte) {
 	c.mapper.refs = c.mapper.refs[:0]
-	if err := c.comps[id].write(rec.client, t, val, &c.mapper); err != nil {
+	if err := c.comps[id].write(rec.client, t, kind, val, &c.mapper); err != nil {
 		c.stats.Malformed++
 		return
 	}

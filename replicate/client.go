@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -83,6 +82,7 @@ type Client struct {
 	cliScratch // buffers of one update or mutation message (apply.go)
 	// replicated resources (resources.go)
 	cliResources
+	hooks ClientHooks // prediction hooks (hooks.go)
 }
 
 // cliConn is a client's connection and what it reports.
@@ -138,19 +138,6 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	c.mapper.c = c
 	c.rmapper.c = c
 	return c, nil
-}
-
-// SetReceiveHook routes authoritative values of component T to fn instead of
-// writing them into the world, when fn returns true: a prediction layer
-// takes values for past ticks this way. fn gets the client entity and the
-// server tick of the value.
-func SetReceiveHook[T any](c *Client, fn func(e ecs.Entity, t tick.Tick, v T) bool) error {
-	pc := c.p.byType[reflect.TypeFor[T]()]
-	if pc == nil {
-		return fmt.Errorf("%w: %v", ErrUnknownType, reflect.TypeFor[T]())
-	}
-	c.comps[pc.id].(*typedComponent[T]).hook = fn
-	return nil
 }
 
 // Connect starts the handshake over conn: the hello carries the protocol

@@ -26,8 +26,8 @@
 //
 // # What travels
 //
-// Entities marked Replicated are replicated. Each server tick (Server.Send),
-// every client gets:
+// Entities marked Replicated are replicated. Each server tick (the send
+// phase, below), every client gets:
 //
 //   - at most one update message, reliable and ordered, applied atomically:
 //     entity mappings (client-predicted spawns adopted by their server
@@ -46,7 +46,8 @@
 //     acknowledged in time (about 1.5 round trips, measured from the acks
 //     themselves so queueing counts, backing off while messages keep timing
 //     out) are resent with their latest value; a late ack of an earlier send
-//     still counts. The client drops values older than what it has.
+//     still counts. The client does not write values older than what it
+//     has (a value hook still gets them, with their tick).
 //
 // Values are encoded once per tick and shared by every client; the entities
 // that changed in a tick are laid out once, in datagram-sized segments. A
@@ -75,6 +76,28 @@
 // mutations and messages that need it wait until then. A 100,000-entity
 // world (about 3.4 MB) reaches a joining client in a handful of ticks.
 //
+// # The server frame
+//
+// A server frame of tick F, F being the game's simulation tick, has two
+// phases around the simulation (the frame of bevy_replicon with
+// bevy_timewarp):
+//
+//  1. Receive phase (Server.Receive): accept new connections and read the
+//     clients' hellos, acks and messages. The game then takes the client
+//     messages (MessageType.ReceiveFromClients: inputs for F) and
+//     simulates F.
+//  2. Send phase (Server.SendTick(F)): replicate what changed in the world
+//     since the previous send, that is the values after simulating F, and
+//     the server messages queued since. A client takes a value for tick F
+//     as the server's state at the end of F.
+//
+// Ticks come from the game, not from the library: they must increase from
+// one send to the next, gaps allowed (ErrTick otherwise), and Server.Tick
+// is the last one sent. Server.Send is the one-call frame for loops that
+// do not read messages before simulating: Receive (unless it ran since the
+// last send) and SendTick(Tick()+1); a game that reads messages inside
+// Send's frame gets them one frame later.
+//
 // # Client
 //
 // The client maps server entities to its own, maps entity references inside
@@ -84,9 +107,23 @@
 // hidden: the reference becomes none), at a cost linear in the references
 // written and the entities that came or went, keeps a per-entity
 // confirmation history of the last 64 ticks, and reports complete ticks
-// (ClientConfig.TickComplete, Client.TickComplete). A prediction layer installs SetReceiveHook per
-// component type to take authoritative values for past ticks instead of
-// having them written.
+// (ClientConfig.TickComplete, Client.TickComplete).
+//
+// Hooks (hooks.go) tell a prediction layer (package predict, whose Attach
+// installs them) or the game about each change with the server tick it
+// belongs to, and may take the change instead of having it written into
+// the World: per component type (SetHooks) a value hook, told whether the
+// value is new authority for its tick (ValueAuthoritative, from a
+// mutation; ValueInserted, sent once with the structure of the tick in
+// its update: a spawn, an insertion) or a value received before and given
+// again because an entity it refers to appeared or left (ValueRemapped, at
+// the tick of that update, never at the value's old tick), and a removal
+// hook. A mutation older than what the entity has is not written into the
+// World but still reaches the value hook with its tick; per client (Client.SetClientHooks) spawn,
+// despawn (a taken despawn leaves the entity in the World for its owner)
+// and tick completeness. SetReceiveHook is the value hook for
+// authoritative values alone. Entity identity and mappings stay
+// replicate's: nothing a hook does to predicted values undoes them.
 //
 // # Resources
 //
@@ -167,9 +204,9 @@
 //
 // The front door is config.go (ServerConfig, ClientConfig, defaults),
 // errors.go, protocol.go (Protocol, components, rules), messages.go
-// (message types), server.go and client.go. The server's tick, in the
-// order Send runs it: receive.go (connections, hellos, acks, client
-// messages, quotas), changes.go (the world's changes of the tick, values
+// (message types), server.go, client.go and hooks.go (the client's hooks).
+// The server's frame, in order: receive.go (the receive phase: connections,
+// hellos, acks, client messages, quotas), then the send phase: changes.go (the world's changes of the tick, values
 // encoded once), update.go (each client's update), parts.go (large updates
 // in parts, on both sides), visibility.go (visibility and priority),
 // segments.go (shared segments taken whole), packing.go (mutation

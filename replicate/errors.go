@@ -25,6 +25,8 @@ var (
 	ErrUnknownType = errors.New("replicate: type not registered")
 	// ErrTooLarge: a message does not fit its channel.
 	ErrTooLarge = errors.New("replicate: message too large")
+	// ErrTick: Server.SendTick was given a tick not after the last one sent.
+	ErrTick = errors.New("replicate: tick not after the last one sent")
 )
 
 var (

@@ -125,9 +125,14 @@ type boundComponent interface {
 	// column lists every entity with the component and its change tick.
 	column() ([]ecs.Entity, []uint64)
 	// write decodes src into e's component (client side), mapping entity
-	// references, or hands it to the receive hook.
-	write(e ecs.Entity, t tick.Tick, src []byte, m ecs.EntityMapper) error
-	remove(e ecs.Entity)
+	// references, or hands it to the value hook with kind.
+	write(e ecs.Entity, t tick.Tick, kind ValueKind, src []byte, m ecs.EntityMapper) error
+	// late hands src, a value for tick t older than what e has, to the
+	// value hook (if any), never to the World.
+	late(e ecs.Entity, t tick.Tick, src []byte, m ecs.EntityMapper)
+	// remove removes e's component at server tick t, or hands the removal
+	// to the remove hook.
+	remove(e ecs.Entity, t tick.Tick)
 	// decodeCheck decodes src without writing it anywhere (validation).
 	decodeCheck(src []byte) error
 }
@@ -414,7 +419,7 @@ type typedComponent[T any] struct {
 	c     *component
 	s     *ecs.Store[T]
 	codec Codec[T]
-	hook  func(e ecs.Entity, t tick.Tick, v T) bool
+	hooks ComponentHooks[T]
 	tmp   T // scratch value: codec calls through an interface would make a local escape
 	cur   T
 }
@@ -440,7 +445,7 @@ func (b *typedComponent[T]) decodeCheck(src []byte) error {
 	return b.codec.Decode(src, &b.tmp)
 }
 
-func (b *typedComponent[T]) write(e ecs.Entity, t tick.Tick, src []byte, m ecs.EntityMapper) error {
+func (b *typedComponent[T]) write(e ecs.Entity, t tick.Tick, kind ValueKind, src []byte, m ecs.EntityMapper) error {
 	v := &b.tmp
 	if err := b.codec.Decode(src, v); err != nil {
 		return err
@@ -448,7 +453,7 @@ func (b *typedComponent[T]) write(e ecs.Entity, t tick.Tick, src []byte, m ecs.E
 	if b.c.isMap && m != nil {
 		any(v).(ecs.MapEntitieser).MapEntities(m)
 	}
-	if b.hook != nil && b.hook(e, t, *v) {
+	if h := b.hooks.Value; h != nil && h(e, t, *v, kind) {
 		return nil
 	}
 	// Write only a different value, so a resent mutation does not look
@@ -460,6 +465,21 @@ func (b *typedComponent[T]) write(e ecs.Entity, t tick.Tick, src []byte, m ecs.E
 	return b.s.Set(e, *v)
 }
 
+func (b *typedComponent[T]) late(e ecs.Entity, t tick.Tick, src []byte, m ecs.EntityMapper) {
+	h := b.hooks.Value
+	if h == nil {
+		return
+	}
+	v := &b.tmp
+	if b.codec.Decode(src, v) != nil {
+		return
+	}
+	if b.c.isMap && m != nil {
+		any(v).(ecs.MapEntitieser).MapEntities(m)
+	}
+	h(e, t, *v, ValueAuthoritative)
+}
+
 // equalBytes compares the memory of two values (conservative: padding or
 // pointer fields may make equal values look different, never the reverse).
 func equalBytes[T any](a, b *T) bool {
@@ -467,4 +487,9 @@ func equalBytes[T any](a, b *T) bool {
 	return string(unsafe.Slice((*byte)(unsafe.Pointer(a)), n)) == string(unsafe.Slice((*byte)(unsafe.Pointer(b)), n))
 }
 
-func (b *typedComponent[T]) remove(e ecs.Entity) { _ = b.s.Remove(e) }
+func (b *typedComponent[T]) remove(e ecs.Entity, t tick.Tick) {
+	if h := b.hooks.Remove; h != nil && h(e, t) {
+		return
+	}
+	_ = b.s.Remove(e)
+}

@@ -141,9 +141,12 @@ func (c *Client) forget(rec *cliEnt, id int) {
 }
 
 // rewrite writes again, once each, the remembered values that refer to the
-// server entities in changed (which appeared on the client or left it), so
-// that their references map to the current client entities or to none.
-func (c *Client) rewrite(changed []ecs.Entity) {
+// server entities in changed (which appeared on the client or left it in
+// the update of tick t), so that their references map to the current
+// client entities or to none. A value hook sees it as ValueRemapped at t
+// (or at the value's own tick when that is newer): the server's value did
+// not change, only what its references resolve to on this client, from t on.
+func (c *Client) rewrite(changed []ecs.Entity, t tick.Tick) {
 	x := &c.refs
 	if len(x.byRef) == 0 {
 		return
@@ -171,6 +174,10 @@ func (c *Client) rewrite(changed []ecs.Entity) {
 			continue
 		}
 		c.mapper.refs = c.mapper.refs[:0]
-		_ = c.comps[v.id].write(rec.client, v.t, v.val, &c.mapper)
+		at := t
+		if v.t.After(at) {
+			at = v.t
+		}
+		_ = c.comps[v.id].write(rec.client, at, ValueRemapped, v.val, &c.mapper)
 	}
 }

@@ -149,7 +149,7 @@ func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.E
 	var errs []error
 	for _, it := range items {
 		for _, v := range vals[it.first : it.first+it.n] {
-			if err := comps[v.id].write(m[it.e], 0, v.v, m); err != nil {
+			if err := comps[v.id].write(m[it.e], 0, ValueAuthoritative, v.v, m); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -98,6 +98,8 @@ type Server struct {
 	rep   *ecs.Store[Replicated]
 	now   time.Time
 	evs   []ServerEvent
+	// received: Receive ran since the last send phase.
+	received bool
 
 	serverTicks   // server ticks and the world ticks they saw
 	entityTable   // per-entity and per-client-and-entity state (state.go)
@@ -209,7 +211,7 @@ func (s *Server) Serve(ctx context.Context, l transport.MessageListener) error {
 	}
 }
 
-// Tick is the server tick of the last Send.
+// Tick is the server tick of the last send phase (0 before the first).
 func (s *Server) Tick() tick.Tick { return s.tick }
 
 // Events returns and clears the queued connection events.
@@ -271,18 +273,43 @@ func (s *Server) MapClientEntity(id ClientID, se, ce ecs.Entity) error {
 	return nil
 }
 
-// Send runs one server tick of replication: it accepts new connections,
-// reads the clients' messages (hellos, acks, game messages), then sends each
-// authenticated client its update and mutation messages for what changed in
-// the world since the previous Send, and the server messages queued since.
-// Call it once per server tick, after the simulation step. It advances the
-// world's change tick.
-func (s *Server) Send() {
+// Receive is the receive phase of a server frame: it accepts new
+// connections and reads the clients' messages (hellos, acks, game
+// messages), which the game then takes from its inboxes before simulating
+// the tick. Calling it again before the send phase reads what arrived
+// since.
+func (s *Server) Receive() {
 	s.now = s.cfg.Now()
 	s.accept()
 	s.receive()
-	s.tick++
-	t := s.tick
+	s.received = true
+}
+
+// Send runs one whole server frame with the tick after the last one:
+// Receive (unless it already ran since the last send) then SendTick. It
+// is the convenience for loops that do not need the messages of this
+// frame before simulating it; a game that reads client messages for tick
+// F before simulating F calls Receive, simulates, then SendTick(F).
+func (s *Server) Send() { _ = s.SendTick(s.tick + 1) }
+
+// SendTick is the send phase of the server frame of tick t, the game's
+// simulation tick: it sends each authenticated client its update and
+// mutation messages for what changed in the world since the previous send
+// (the values after simulating t, which a client takes as the server's
+// state at the end of t), and the server messages queued since. It runs
+// Receive first if that did not run since the last send. Ticks must
+// increase from one send to the next (gaps are allowed) and the first is
+// after 0: an older tick gives ErrTick and sends nothing. It advances the
+// world's change tick.
+func (s *Server) SendTick(t tick.Tick) error {
+	if !t.After(s.tick) {
+		return fmt.Errorf("%w: tick %v, last sent %v", ErrTick, t, s.tick)
+	}
+	if !s.received {
+		s.Receive()
+	}
+	s.received = false
+	s.tick = t
 	wt := s.w.Tick()
 	s.worldTicks[int(t)%tickRing] = wt
 	s.structural(t)
@@ -314,6 +341,7 @@ func (s *Server) Send() {
 	s.despawnedNow = s.despawnedNow[:0]
 	s.structNow = s.structNow[:0]
 	s.changedNow = s.changedNow[:0]
+	return nil
 }
 
 func (s *Server) grow(idx int) {

@@ -363,7 +363,7 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 		if time.Now().After(deadline) {
 			return fmt.Errorf("clients not connected after %v: %s", o.ConnectTimeout, d.connectState())
 		}
-		d.tick(live, false, 0)
+		_ = d.tick(live, false, 0)
 		if !wait(phaseConnect) {
 			sum.Interrupted = true
 			return nil
@@ -380,11 +380,9 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 
 	// Simulate.
 	for k := range o.Ticks {
-		if err := d.arena.Step(); err != nil {
+		if err := d.tick(live, true, k); err != nil {
 			return err
 		}
-		d.prioritize()
-		d.tick(live, true, k)
 		if !wait(phaseRun) {
 			sum.Interrupted = true
 			return nil
@@ -394,7 +392,7 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 	// Drain: no more changes; compare once the traffic had time to settle.
 	drainStart := time.Now()
 	for k := 1; ; k++ {
-		d.tick(live, false, 0)
+		_ = d.tick(live, false, 0)
 		waited := time.Since(drainStart)
 		if (waited >= o.Drain && k%convergeCheckEvery == 0 && d.diff() == "") || waited >= o.MaxDrain {
 			break
@@ -408,10 +406,12 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 	return nil
 }
 
-// tick runs one server tick and one update of every client. In the
-// simulation phase (sim), clients send their pings; k is the simulation
-// tick.
-func (d *serverDemo) tick(live io.Writer, sim bool, k int) {
+// tick runs one server frame and one update of every client. In the
+// simulation phase (sim), clients send their pings, and the server frame
+// is the one of replicate's doc: its receive phase reads the pings, which
+// are echoed in this frame; the arena steps (simulation tick k); its send
+// phase replicates the values after the step with the echoes.
+func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 	if sim && d.o.PingEvery > 0 {
 		for _, dc := range d.clients {
 			if (k+dc.idx*7)%d.o.PingEvery != 0 || dc.c.State() != replicate.Connected {
@@ -425,13 +425,7 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) {
 			dc.pingsSent = append(dc.pingsSent, time.Now())
 		}
 	}
-	d.srv.Send()
-	d.ticks++
-	for _, ev := range d.srv.Events() {
-		if ev.Kind != replicate.ClientConnected {
-			d.note(live, &d.events, fmt.Sprintf("server: client %d %v: %s", ev.Client, ev.Kind, ev.Reason))
-		}
-	}
+	d.srv.Receive()
 	for _, m := range d.proto.Ping.ReceiveFromClients(d.srv) {
 		d.pingsSeen[m.Client] = append(d.pingsSeen[m.Client], m.Message.Seq)
 		e := demo.Echo{Client: uint64(m.Client), Seq: m.Message.Seq}
@@ -440,6 +434,19 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) {
 			continue
 		}
 		d.echoes = append(d.echoes, e)
+	}
+	if sim {
+		if err := d.arena.Step(); err != nil {
+			return err
+		}
+		d.prioritize()
+	}
+	d.srv.Send() // the send phase, with the tick after the last
+	d.ticks++
+	for _, ev := range d.srv.Events() {
+		if ev.Kind != replicate.ClientConnected {
+			d.note(live, &d.events, fmt.Sprintf("server: client %d %v: %s", ev.Client, ev.Kind, ev.Reason))
+		}
 	}
 	for _, dc := range d.clients {
 		dc.c.Update()
@@ -456,6 +463,7 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) {
 			}
 		}
 	}
+	return nil
 }
 
 // note records a notable event and prints it.

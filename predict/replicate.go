@@ -1,0 +1,85 @@
+package predict
+
+// The glue between a replicate.Client and a Timeline: replicate's hooks
+// routed to the Timeline's authoritative values, removals, despawns and
+// complete ticks. predict imports replicate, never the reverse.
+
+import (
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// Attach connects replication to a Timeline: a server despawn at tick t
+// becomes tl.DespawnAt(e, t) (a despawn marker: the entity keeps its
+// identity and history for the window, then leaves the World), and each
+// complete server tick tl.Complete(t). Spawns need nothing: replicate
+// spawns the entity in the World at once (identity is structure, never
+// rolled back) and its predicted values arrive as authoritative values
+// of their tick, so before that tick the entity has no predicted
+// components in any re-simulation. Call AttachComponent for each
+// replicated type that is predicted; other replicated types are written
+// into the World by replicate and never rolled back.
+//
+// Attach replaces c's client hooks (replicate.Client.SetClientHooks) with
+// Hooks(tl).
+func Attach(c *replicate.Client, tl *Timeline) { c.SetClientHooks(Hooks(tl)) }
+
+// Hooks returns the client hooks Attach installs, for a game that adds
+// its own (a Spawn hook, or wrapping Despawn or TickComplete) before
+// installing them with replicate.Client.SetClientHooks. A despawn the
+// Timeline refuses (more than the window ahead) is left to replicate,
+// which despawns the entity at once.
+func Hooks(tl *Timeline) replicate.ClientHooks {
+	return replicate.ClientHooks{
+		Despawn: func(e ecs.Entity, t tick.Tick) bool {
+			return tl.DespawnAt(e, t) == nil
+		},
+		TickComplete: func(t tick.Tick) { _ = tl.Complete(t) },
+	}
+}
+
+// AttachComponent routes the replicated values and removals of T to comp
+// (replicate.SetHooks[T]), so none is written straight into the predicted
+// store. A value for tick t is comp.Authoritative(e, t, v), compared with
+// the prediction once t is complete. A value that came with the structure
+// of t (replicate.ValueInserted: a spawn, an insertion) and a removal
+// (comp.AuthoritativeRemove(e, t)) also request a rollback to t
+// (Timeline.Request): the reliable update that carries them is the only
+// time the server sends them, so they must apply from t on even when t
+// never becomes complete. A value replicate gives again because an entity
+// it refers to appeared on the client (replicate.ValueRemapped, at the
+// tick of that update) is no new authority about the past: it is
+// comp.Insert(e, t, v), a change from t on that is not compared with the
+// prediction. Values and removals the Timeline refuses (more than the
+// window ahead) are dropped and counted in Stats.Refused.
+func AttachComponent[T any](c *replicate.Client, comp *Component[T]) error {
+	tl := comp.tl
+	return replicate.SetHooks(c, replicate.ComponentHooks[T]{
+		Value: func(e ecs.Entity, t tick.Tick, v T, kind replicate.ValueKind) bool {
+			var err error
+			switch kind {
+			case replicate.ValueRemapped:
+				err = comp.Insert(e, t, v)
+			case replicate.ValueInserted:
+				if err = comp.Authoritative(e, t, v); err == nil {
+					tl.Request(t)
+				}
+			default:
+				err = comp.Authoritative(e, t, v)
+			}
+			if err != nil {
+				tl.stats.Refused++
+			}
+			return true
+		},
+		Remove: func(e ecs.Entity, t tick.Tick) bool {
+			if err := comp.AuthoritativeRemove(e, t); err != nil {
+				tl.stats.Refused++
+			} else {
+				tl.Request(t)
+			}
+			return true
+		},
+	})
+}
