@@ -261,19 +261,43 @@ func TestTickSyncSnapsAfterJump(t *testing.T) {
 	}
 }
 
-// A client whose clock runs 5% fast is held in step by the rate factor.
+// A client whose clock runs 5% fast (or slow) is held in step by the rate
+// factor, without a snap.
 func TestTickSyncHoldsFastClock(t *testing.T) {
-	m := newSyncSim(t, predict.SyncConfig{}, 40*time.Millisecond, 5*time.Millisecond, 1050, 0, 5)
-	m.client = m.sync.Start(0, 80*time.Millisecond, 2500*time.Microsecond)
-	worst := m.run(3600, 60, 2)
-	if st := m.sync.Stats(); st.SnapsAhead+st.SnapsBack != 0 {
-		t.Fatalf("snapped: %+v", st)
+	for _, drift := range []int64{1050, 950} {
+		m := newSyncSim(t, predict.SyncConfig{}, 40*time.Millisecond, 5*time.Millisecond, drift, 0, 5)
+		m.client = m.sync.Start(0, 80*time.Millisecond, 2500*time.Microsecond)
+		worst := m.run(3600, 60, 2)
+		if st := m.sync.Stats(); st.SnapsAhead+st.SnapsBack != 0 {
+			t.Fatalf("drift %d: snapped: %+v", drift, st)
+		}
+		// Holding the clock takes a rate near its drift.
+		if r := int64(m.sync.Rate()); r < drift-20 || r > drift+20 {
+			t.Fatalf("drift %d: rate %d, want about %d", drift, r, drift)
+		}
+		t.Logf("drift %d: worst %.2f ticks over 3600 frames, rate %d, error %v", drift, worst, m.sync.Rate(), m.sync.Error())
 	}
-	// Holding a 5% fast clock takes a rate near 1050.
-	if r := m.sync.Rate(); r < 1030 || r > 1070 {
-		t.Fatalf("rate %d, want about 1050", r)
+}
+
+// The first sample of a TickSync not started snaps at once: the client
+// catches up MaxCatchUp extra steps per frame until it has the lead.
+func TestTickSyncFirstSampleSnaps(t *testing.T) {
+	s := predict.NewTickSync(predict.SyncConfig{})
+	s.Observe(predict.SyncSample{Server: 100, Client: 0, RTT: 100 * time.Millisecond})
+	// Lead 100 ms + one tick = 7 ticks: the client must reach 107.
+	if p := s.Pending(); p != 107 {
+		t.Fatalf("pending %d, want 107", p)
 	}
-	t.Logf("worst %.2f ticks over 3600 frames, rate %d, error %v", worst, m.sync.Rate(), m.sync.Error())
+	total := 0
+	for range 14 {
+		total += s.Steps(1)
+	}
+	if total != 14+107 || s.Pending() != 0 {
+		t.Fatalf("14 frames ran %d steps, pending %d; want 121, 0", total, s.Pending())
+	}
+	if st := s.Stats(); st.SnapsBack != 1 {
+		t.Fatalf("stats %+v", st)
+	}
 }
 
 // With an input delay the client runs that many ticks less ahead, and its
