@@ -256,7 +256,7 @@ func (b *Interpolated[T]) At(e ecs.Entity, t tick.Tick, frac float64) (v T, ok b
 		return buf[i].v, true
 	}
 	a, c := buf[i], buf[i+1]
-	f := (float64(t.Sub(a.t)) + frac) / float64(c.t.Sub(a.t))
+	f := (float64(t.Sub(a.t)) + min(max(frac, 0), 1)) / float64(c.t.Sub(a.t))
 	return b.lerp(a.v, c.v, f), true
 }
 

@@ -200,7 +200,8 @@ func (s *TickSync) Rate() uint32 {
 // until the wait is over), because its inputs for the ticks it simulated
 // are already sent; a client too far behind catches up by simulating up
 // to MaxCatchUp extra steps per call, each an ordinary tick (its input is
-// sent late and the server predicts it).
+// sent late and the server predicts it). A client further behind than
+// its rollback window is better restarted at Start's tick (see Pending).
 func (s *TickSync) Steps(due int) int {
 	due = max(due, 0)
 	switch {

@@ -1,6 +1,7 @@
 package predict_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -350,4 +351,31 @@ func BenchmarkTickSync(b *testing.B) {
 		c = c.Add(int32(s.Steps(1)))
 		_ = s.Rate()
 	}
+}
+
+func ExampleTickSync() {
+	sync := predict.NewTickSync(predict.SyncConfig{TickRate: 60, InputDelay: 1})
+	clock, _ := tick.NewClock(60)
+	var rtt predict.RTTEstimate // from the connection's round-trip samples
+	for _, ms := range []time.Duration{100, 96, 104, 100, 98, 102, 100} {
+		rtt.Add(ms * time.Millisecond)
+	}
+	fmt.Println("rtt", rtt.RTT.Round(time.Millisecond), "jitter", rtt.Jitter.Round(time.Millisecond))
+
+	// The first server tick received: start the timeline there.
+	now := sync.Start(500, rtt.RTT, rtt.Jitter)
+	fmt.Println("start at", now, "input for", sync.InputTick(now))
+
+	// Each frame: observe the newest server tick, set the clock's rate,
+	// then simulate the steps Steps allows.
+	sync.Observe(predict.SyncSample{Server: 501, Client: now, RTT: rtt.RTT, Jitter: rtt.Jitter})
+	clock.SetRate(sync.Rate())
+	for range sync.Steps(clock.Advance(20 * time.Millisecond)) {
+		now++ // simulate tick now, send the input for sync.InputTick(now)
+	}
+	fmt.Println("now", now, "rate", sync.Rate())
+	// Output:
+	// rtt 100ms jitter 10ms
+	// start at 509 input for 510
+	// now 510 rate 998
 }
