@@ -178,7 +178,10 @@
 //
 // (ShowTime, InterpConfig.Delay: lightyear's min_delay and
 // send_interval_ratio; the jitter term keeps the next value there in
-// time). At(e, tick, frac) interpolates by tick distance with the user's
+// time). Latest() jumps by 0 to several ticks per frame as packets arrive
+// (the choppiness of lightyear #423); ShowAt with TickSync.Received (the
+// client's tick minus the lead it keeps) moves with the client's clock
+// instead. At(e, tick, frac) interpolates by tick distance with the user's
 // function (or a Lerp method, LerpMethod), so a lost tick is bridged.
 // Past the newest value it holds the newest value rather than extrapolate
 // (counted in Stats().Holds: a sign the delay is too short), since an

@@ -218,14 +218,21 @@ func (b *Interpolated[T]) Latest() (tick.Tick, bool) { return b.latest, b.seen }
 // ShowTime returns the time to show, as a tick and a fraction in [0, 1):
 // Latest() + alpha - delay, alpha being how far the client's clock is into
 // its next step (tick.Clock.Alpha) and delay typically Config().Delay of
-// the measured jitter.
+// the measured jitter. Latest() moves in jumps as packets arrive; ShowAt
+// with TickSync.Received moves with the client's clock.
 func (b *Interpolated[T]) ShowTime(alpha float64, delay time.Duration) (tick.Tick, float64) {
-	pos := alpha - float64(delay)/float64(b.step)
+	return b.ShowAt(b.latest, alpha, delay)
+}
+
+// ShowAt returns the time to show for a newest server tick t + frac:
+// t + frac - delay, as a tick and a fraction in [0, 1).
+func (b *Interpolated[T]) ShowAt(t tick.Tick, frac float64, delay time.Duration) (tick.Tick, float64) {
+	pos := frac - float64(delay)/float64(b.step)
 	whole := int32(pos)
 	if float64(whole) > pos {
 		whole--
 	}
-	return b.latest.Add(whole), pos - float64(whole)
+	return t.Add(whole), pos - float64(whole)
 }
 
 // At returns e's value at tick t plus frac of a tick (frac in [0, 1)):

@@ -193,6 +193,10 @@ func TestInterpDelayAndShowTime(t *testing.T) {
 	if tk != 98 || frac < 0.7499 || frac > 0.7501 {
 		t.Fatalf("ShowTime = %d + %v, want 98 + 0.75", tk, frac)
 	}
+	tk, frac = b.ShowAt(200, 0.5, 200*time.Millisecond) // 200.5 - 2
+	if tk != 198 || frac < 0.4999 || frac > 0.5001 {
+		t.Fatalf("ShowAt = %d + %v, want 198 + 0.5", tk, frac)
+	}
 }
 
 func TestInterpolatedLerpMethod(t *testing.T) {

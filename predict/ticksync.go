@@ -119,6 +119,7 @@ type TickSync struct {
 	err     time.Duration // smoothed lead error: positive means too far ahead
 	far     int           // consecutive samples beyond SnapTicks
 	pending int           // snap correction still to apply, in ticks: + catch up, - wait
+	target  time.Duration // the last sample's target lead
 	stats   SyncStats
 }
 
@@ -148,7 +149,8 @@ func (s *TickSync) Lead(rtt, jitter time.Duration) time.Duration {
 // the TickSync synchronised.
 func (s *TickSync) Start(server tick.Tick, rtt, jitter time.Duration) tick.Tick {
 	s.synced, s.last, s.err, s.far, s.pending = true, server, 0, 0, 0
-	return server.Add(int32(ceilDiv(s.Lead(rtt, jitter), s.step)))
+	s.target = s.Lead(rtt, jitter)
+	return server.Add(int32(ceilDiv(s.target, s.step)))
 }
 
 // Observe adds a sample. A sample whose server tick is not newer than one
@@ -161,9 +163,10 @@ func (s *TickSync) Observe(smp SyncSample) {
 	}
 	s.stats.Samples++
 	s.last = smp.Server
+	s.target = s.Lead(smp.RTT, smp.Jitter)
 	lead := time.Duration(smp.Client.Sub(smp.Server))*s.step + smp.Since
 	// The error once the snap still pending is applied.
-	e := lead - s.Lead(smp.RTT, smp.Jitter) + time.Duration(s.pending)*s.step
+	e := lead - s.target + time.Duration(s.pending)*s.step
 	if !s.synced || e > time.Duration(s.cfg.SnapTicks)*s.step || e < -time.Duration(s.cfg.SnapTicks)*s.step {
 		s.far++
 		if s.synced && s.far < s.cfg.SnapConfirm {
@@ -215,6 +218,18 @@ func (s *TickSync) Steps(due int) int {
 		return due - n
 	}
 	return due
+}
+
+// Received returns a smooth estimate of the newest server tick the client
+// has received, as a tick and a fraction in [0, 1): the client's tick plus
+// since (the time into its next step) minus the lead it keeps (the target
+// plus the smoothed error). It advances with the client's clock rather than
+// in jumps as packets arrive, so it suits Interpolated.ShowAt; the newest
+// tick received jumps by 0 to several ticks per frame under jitter.
+func (s *TickSync) Received(client tick.Tick, since time.Duration) (tick.Tick, float64) {
+	back := s.target + s.err - since
+	n := ceilDiv(back, s.step)
+	return client.Add(int32(-n)), float64(time.Duration(n)*s.step-back) / float64(s.step)
 }
 
 // Pending returns the snap correction still to be applied by Steps, in

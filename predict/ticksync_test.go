@@ -379,3 +379,34 @@ func ExampleTickSync() {
 	// start at 509 input for 510
 	// now 510 rate 998
 }
+
+// Received moves with the client's clock: under 20 ms jitter it advances
+// about one tick per frame and stays near the newest tick received, which
+// itself advances by 0 to several ticks per frame (within 3 ticks: the
+// ±1.2 ticks of jitter, and the newest is the max of those arrived).
+func TestTickSyncReceivedIsSmooth(t *testing.T) {
+	m := newSyncSim(t, predict.SyncConfig{}, 30*time.Millisecond, 20*time.Millisecond, 1000, 0, 7)
+	m.client = m.sync.Start(0, 60*time.Millisecond, 10*time.Millisecond)
+	est := func() float64 {
+		tk, frac := m.sync.Received(m.client, time.Duration(m.clock.Alpha()*float64(step60)))
+		return float64(int64(tk)) + frac
+	}
+	for range 120 {
+		m.frame()
+	}
+	prev, prevNewest := est(), m.newest
+	minStep, maxStep, maxOff := 10.0, 0.0, 0.0
+	var minNew, maxNew int64 = 10, 0
+	for range 1200 {
+		m.frame()
+		e := est()
+		minStep, maxStep = min(minStep, e-prev), max(maxStep, e-prev)
+		minNew, maxNew = min(minNew, m.newest-prevNewest), max(maxNew, m.newest-prevNewest)
+		maxOff = max(maxOff, e-float64(m.newest), float64(m.newest)-e)
+		prev, prevNewest = e, m.newest
+	}
+	if minStep < 0.75 || maxStep > 1.25 || maxOff > 3 {
+		t.Fatalf("estimate advanced %.2f..%.2f ticks per frame, %.2f ticks from the newest received at worst", minStep, maxStep, maxOff)
+	}
+	t.Logf("estimate advanced %.2f..%.2f ticks per frame (newest received: %d..%d), within %.2f ticks of it", minStep, maxStep, minNew, maxNew, maxOff)
+}
