@@ -158,14 +158,16 @@ func TestTickSyncLeadFormula(t *testing.T) {
 func TestTickSyncConvergesBySlewing(t *testing.T) {
 	for _, off := range []int64{-6, 6} {
 		m := newSyncSim(t, predict.SyncConfig{}, 40*time.Millisecond, 0, 1000, 0, 1)
-		m.sync.Start(0, 80*time.Millisecond, 0)
-		// Start the client off by off ticks from where Start put it.
-		m.client = tick.Tick(int64(m.sync.Start(0, 80*time.Millisecond, 0)) - 1 + off)
-		worst := m.run(600, 180, 1)
+		m.now, m.sent = 20*step60, 20
+		m.sync.Start(20, 80*time.Millisecond, 0)
+		// The client starts off ticks away from the target lead (3.4).
+		m.client = tick.Tick(23 + off)
+		start := m.lead() - m.expected()
+		worst := m.run(600, 90, 1)
 		if st := m.sync.Stats(); st.SnapsAhead+st.SnapsBack != 0 {
 			t.Fatalf("off %d: snapped: %+v", off, st)
 		}
-		t.Logf("off %+d: converged within 180 ticks, worst error after %.2f ticks, rate %d", off, worst, m.sync.Rate())
+		t.Logf("started %+.1f ticks off: within 1 tick after 90 ticks (worst %.2f), rate %d", start, worst, m.sync.Rate())
 	}
 }
 
