@@ -127,6 +127,71 @@
 // equality compares canonical bytes, so floats mismatch on any bit: give a
 // tolerance with Compare, or use package fixed.
 //
+// # Tick synchronisation
+//
+// TickSync keeps the client's simulation ahead of the server so that its
+// input for tick F reaches the server before the server simulates F. Each
+// frame the receive phase gives it a SyncSample: the newest server tick
+// received, the client's tick and the time into its next step when it
+// arrived, and the RTT and jitter (RTTEstimate smooths raw samples the way
+// TCP does). The observed lead is (client - server) ticks + that time; its
+// target is
+//
+//	RTT + JitterMultiple*jitter + Safety - InputDelay ticks,
+//	at least RTT/2 + one tick
+//
+// (half the RTT because the server tick is that old when it arrives, half
+// for the input to travel; the floor keeps the client at least one tick
+// ahead of the server's present, lightyear #1402). Defaults follow
+// lightyear: JitterMultiple 4, Safety one tick (it also covers the wait
+// between a tick becoming due and the frame that simulates it and sends
+// its input). The error (observed - target) is smoothed by an exponential
+// average (1/8 per sample) and corrects the clock gently through
+// tick.Clock's rate factor: Rate is 1000 + 50 per tick of error, capped at
+// ±100 (a client ahead gets longer steps). Lightyear slews by a fixed 5%
+// after 3 same-sign errors over a tick; a proportional rate has no dead
+// band to drift in, and holds a clock 5% fast with about one tick of
+// error. Three consecutive samples more than 10 ticks off (lightyear's
+// resync threshold) snap; one late packet does not. A snap never moves the
+// tick backwards: the inputs of ticks already simulated are sent, so a
+// client too far ahead waits (Steps returns fewer steps, none until the
+// wait is over), and one too far behind catches up by simulating up to 8
+// extra steps per frame (ordinary ticks; the server predicts their late
+// inputs). A new client starts at Start's tick. With InputDelay d, the
+// input sampled while simulating F is for InputTick(F) = F+d, and the
+// lead shrinks by d ticks.
+//
+// The frame: the receive phase calls Observe; then Clock.SetRate(Rate())
+// and the clock's due steps go through Steps before simulating. TickSync
+// reads no clock.
+//
+// # Interpolation
+//
+// Entities the client does not predict are shown in the past, between two
+// authoritative values, by an Interpolated buffer per type: Push(e, t, v)
+// for each server value (a late one is inserted in tick order, a
+// duplicate replaces, at most Capacity kept per entity, the oldest
+// dropped), Complete(t) for each complete server tick, Remove(e) when the
+// entity goes or becomes predicted. The shown time is
+//
+//	Latest() + alpha - delay,  delay = max(5 ms, 1.7*SendInterval) + 2*jitter
+//
+// (ShowTime, InterpConfig.Delay: lightyear's min_delay and
+// send_interval_ratio; the jitter term keeps the next value there in
+// time). Latest() jumps by 0 to several ticks per frame as packets arrive
+// (the choppiness of lightyear #423); ShowAt with TickSync.Received (the
+// client's tick minus the lead it keeps) moves with the client's clock
+// instead. At(e, tick, frac) interpolates by tick distance with the user's
+// function (or a Lerp method, LerpMethod), so a lost tick is bridged.
+// Past the newest value it holds the newest value rather than extrapolate
+// (counted in Stats().Holds: a sign the delay is too short), since an
+// extrapolation overshoots a stop or a turn and jumps back. Replication
+// sends changes only, so complete ticks without a value mean "unchanged":
+// a value after such a gap is interpolated from the previous value held
+// through the last complete tick, and an entity at rest that starts
+// moving moves from the tick it started, not across the gap. Steady-state
+// Push and At allocate nothing.
+//
 // # Integration with replicate
 //
 // Attach(client, tl) and AttachComponent(client, comp) per predicted type

@@ -1,0 +1,294 @@
+package predict
+
+import (
+	"time"
+
+	"github.com/rewindgo/rewind/tick"
+)
+
+// SyncConfig configures a TickSync. The zero value uses every default.
+type SyncConfig struct {
+	// TickRate is the simulation's tick rate in Hz. Default 60
+	// (tick.DefaultHz).
+	TickRate uint32
+	// JitterMultiple times the measured jitter is added to the lead as a
+	// margin against late inputs. Default 4 (lightyear's jitter_multiple).
+	JitterMultiple int
+	// Safety is a further fixed margin added to the lead. Default one
+	// tick (lightyear's jitter_margin of 1.0 tick); negative means none.
+	Safety time.Duration
+	// InputDelay is the number of ticks by which the client applies its
+	// own input late: the input sampled while simulating tick F is for
+	// tick F+InputDelay. It lowers the lead by as many ticks (fewer
+	// mispredictions, more latency). Default 0; negative counts as 0.
+	InputDelay int
+	// SnapTicks is the error, in ticks, beyond which the client stops
+	// slewing and snaps: SnapConfirm consecutive samples further off than
+	// this trigger a snap. Default 10 (lightyear resyncs beyond 10 ticks).
+	SnapTicks int
+	// SnapConfirm is how many consecutive samples beyond SnapTicks make a
+	// snap, so a single very late packet does not. Default 3.
+	SnapConfirm int
+	// Gain is the rate correction, in thousandths, per tick of smoothed
+	// error: 50 slows the clock by 5% when the client is one tick too far
+	// ahead. Default 50.
+	Gain uint32
+	// MaxSlew caps the rate correction, in thousandths. Default 100 (the
+	// clock runs between 0.9 and 1.1 times its nominal step length).
+	MaxSlew uint32
+	// Smoothing is the divisor of the exponential average of the error:
+	// each sample moves the average by 1/Smoothing of the difference.
+	// Default 8.
+	Smoothing int
+	// MaxCatchUp is the number of extra steps a snap forward adds to one
+	// call of Steps. Default 8 (tick.DefaultMaxSteps).
+	MaxCatchUp int
+}
+
+func (c SyncConfig) withDefaults() SyncConfig {
+	if c.TickRate == 0 {
+		c.TickRate = tick.DefaultHz
+	}
+	if c.JitterMultiple <= 0 {
+		c.JitterMultiple = 4
+	}
+	step := time.Second / time.Duration(c.TickRate)
+	switch {
+	case c.Safety == 0:
+		c.Safety = step
+	case c.Safety < 0:
+		c.Safety = 0
+	}
+	c.InputDelay = max(c.InputDelay, 0)
+	if c.SnapTicks <= 0 {
+		c.SnapTicks = 10
+	}
+	if c.SnapConfirm <= 0 {
+		c.SnapConfirm = 3
+	}
+	if c.Gain == 0 {
+		c.Gain = 50
+	}
+	if c.MaxSlew == 0 {
+		c.MaxSlew = 100
+	}
+	c.MaxSlew = min(c.MaxSlew, 900)
+	if c.Smoothing <= 0 {
+		c.Smoothing = 8
+	}
+	if c.MaxCatchUp <= 0 {
+		c.MaxCatchUp = tick.DefaultMaxSteps
+	}
+	return c
+}
+
+// SyncSample is one observation for a TickSync: the newest server tick
+// received, when it arrived on the client's timeline, and the
+// connection's current round-trip estimates.
+type SyncSample struct {
+	// Server is the newest server tick received (the tick of its values).
+	Server tick.Tick
+	// Client is the client's newest simulated tick when it arrived, and
+	// Since the time elapsed since that tick's step was due (for example
+	// Clock.Alpha() times the step length; 0 if unknown).
+	Client tick.Tick
+	Since  time.Duration
+	// RTT is the smoothed round-trip time and Jitter its variation (for
+	// example RTTEstimate's).
+	RTT, Jitter time.Duration
+}
+
+// SyncStats counts what a TickSync did.
+type SyncStats struct {
+	Samples    uint64 // samples used
+	Stale      uint64 // samples ignored: server tick not newer than one seen
+	SnapsAhead uint64 // snaps that made the client wait (it was too far ahead)
+	SnapsBack  uint64 // snaps that made the client catch up (too far behind)
+}
+
+// TickSync keeps the client's simulation the right number of ticks ahead
+// of the server, so that its input for tick F reaches the server before
+// the server simulates F. See the package documentation, section "Tick
+// synchronisation". It reads no clock: every time is passed in. A
+// TickSync is not safe for concurrent use.
+type TickSync struct {
+	cfg     SyncConfig
+	step    time.Duration
+	synced  bool
+	last    tick.Tick
+	err     time.Duration // smoothed lead error: positive means too far ahead
+	far     int           // consecutive samples beyond SnapTicks
+	pending int           // snap correction still to apply, in ticks: + catch up, - wait
+	target  time.Duration // the last sample's target lead
+	stats   SyncStats
+}
+
+// NewTickSync returns a TickSync with cfg (defaults filled in).
+func NewTickSync(cfg SyncConfig) *TickSync {
+	cfg = cfg.withDefaults()
+	return &TickSync{cfg: cfg, step: time.Second / time.Duration(cfg.TickRate)}
+}
+
+// Config returns the configuration in use, with defaults filled in.
+func (s *TickSync) Config() SyncConfig { return s.cfg }
+
+// Lead returns the target lead of the client over a server tick that has
+// just arrived: RTT (half for the value to come, half for the input to go)
+// + JitterMultiple*jitter + Safety - InputDelay ticks, and at least RTT/2
+// plus one tick (the client never simulates the server's present or
+// earlier, lightyear #1402).
+func (s *TickSync) Lead(rtt, jitter time.Duration) time.Duration {
+	rtt, jitter = max(rtt, 0), max(jitter, 0)
+	lead := rtt + time.Duration(s.cfg.JitterMultiple)*jitter + s.cfg.Safety -
+		time.Duration(s.cfg.InputDelay)*s.step
+	return max(lead, rtt/2+s.step)
+}
+
+// Start returns the tick a client that has not started yet should start
+// simulating at, given the newest server tick it has received, and marks
+// the TickSync synchronised.
+func (s *TickSync) Start(server tick.Tick, rtt, jitter time.Duration) tick.Tick {
+	s.synced, s.last, s.err, s.far, s.pending = true, server, 0, 0, 0
+	s.target = s.Lead(rtt, jitter)
+	return server.Add(int32(ceilDiv(s.target, s.step)))
+}
+
+// Observe adds a sample. A sample whose server tick is not newer than one
+// already seen is ignored (counted in Stats().Stale). The first sample of
+// a TickSync not Started snaps at once.
+func (s *TickSync) Observe(smp SyncSample) {
+	if s.synced && !smp.Server.After(s.last) {
+		s.stats.Stale++
+		return
+	}
+	s.stats.Samples++
+	s.last = smp.Server
+	s.target = s.Lead(smp.RTT, smp.Jitter)
+	lead := time.Duration(smp.Client.Sub(smp.Server))*s.step + smp.Since
+	// The error once the snap still pending is applied.
+	e := lead - s.target + time.Duration(s.pending)*s.step
+	if !s.synced || e > time.Duration(s.cfg.SnapTicks)*s.step || e < -time.Duration(s.cfg.SnapTicks)*s.step {
+		s.far++
+		if s.synced && s.far < s.cfg.SnapConfirm {
+			return
+		}
+		s.synced = true
+		n := roundDiv(e, s.step)
+		s.pending -= n
+		if n > 0 {
+			s.stats.SnapsAhead++
+		} else if n < 0 {
+			s.stats.SnapsBack++
+		}
+		s.err, s.far = 0, 0
+		return
+	}
+	s.far = 0
+	s.err += (e - s.err) / time.Duration(s.cfg.Smoothing)
+}
+
+// Rate returns the rate factor in thousandths for tick.Clock.SetRate:
+// 1000 + Gain per tick of smoothed error, capped at ±MaxSlew. A client too
+// far ahead gets a rate above 1000 (longer steps, it slows down); one
+// behind a rate below 1000.
+func (s *TickSync) Rate() uint32 {
+	dev := int64(s.err) * int64(s.cfg.Gain) / int64(s.step)
+	dev = min(max(dev, -int64(s.cfg.MaxSlew)), int64(s.cfg.MaxSlew))
+	return uint32(1000 + dev)
+}
+
+// Steps turns the number of steps the clock says are due into the number
+// to simulate now, applying a pending snap. A snap never moves the tick
+// backwards: a client too far ahead waits (simulates fewer steps, none
+// until the wait is over), because its inputs for the ticks it simulated
+// are already sent; a client too far behind catches up by simulating up
+// to MaxCatchUp extra steps per call, each an ordinary tick (its input is
+// sent late and the server predicts it). A client further behind than
+// its rollback window is better restarted at Start's tick (see Pending).
+func (s *TickSync) Steps(due int) int {
+	due = max(due, 0)
+	switch {
+	case s.pending > 0:
+		n := min(s.pending, s.cfg.MaxCatchUp)
+		s.pending -= n
+		return due + n
+	case s.pending < 0:
+		n := min(-s.pending, due)
+		s.pending += n
+		return due - n
+	}
+	return due
+}
+
+// Received returns a smooth estimate of the newest server tick the client
+// has received, as a tick and a fraction in [0, 1): the client's tick plus
+// since (the time into its next step) minus the lead it keeps (the target
+// plus the smoothed error). It advances with the client's clock rather than
+// in jumps as packets arrive, so it suits Interpolated.ShowAt; the newest
+// tick received jumps by 0 to several ticks per frame under jitter.
+func (s *TickSync) Received(client tick.Tick, since time.Duration) (tick.Tick, float64) {
+	back := s.target + s.err - since
+	n := ceilDiv(back, s.step)
+	return client.Add(int32(-n)), float64(time.Duration(n)*s.step-back) / float64(s.step)
+}
+
+// Pending returns the snap correction still to be applied by Steps, in
+// ticks: positive to catch up, negative to wait.
+func (s *TickSync) Pending() int { return s.pending }
+
+// Error returns the smoothed error of the lead: positive when the client
+// is further ahead than the target.
+func (s *TickSync) Error() time.Duration { return s.err }
+
+// Synced reports whether the TickSync has been started or has had a
+// sample.
+func (s *TickSync) Synced() bool { return s.synced }
+
+// InputTick returns the tick the input sampled while simulating client
+// tick t is for: t + InputDelay.
+func (s *TickSync) InputTick(t tick.Tick) tick.Tick { return t.Add(int32(s.cfg.InputDelay)) }
+
+// Stats returns the counters.
+func (s *TickSync) Stats() SyncStats { return s.stats }
+
+// RTTEstimate smooths round-trip samples the way TCP does (RFC 6298):
+// RTT is an exponential average with gain 1/8, Jitter the average
+// deviation with gain 1/4. The zero value is ready; the first sample sets
+// RTT to it and Jitter to half of it.
+type RTTEstimate struct {
+	RTT, Jitter time.Duration
+	n           uint64
+}
+
+// Add adds a round-trip sample; negative samples are ignored.
+func (r *RTTEstimate) Add(sample time.Duration) {
+	if sample < 0 {
+		return
+	}
+	if r.n == 0 {
+		r.RTT, r.Jitter = sample, sample/2
+	} else {
+		d := sample - r.RTT
+		r.Jitter += (max(d, -d) - r.Jitter) / 4
+		r.RTT += d / 8
+	}
+	r.n++
+}
+
+// ceilDiv returns ceil(a/b) for b > 0.
+func ceilDiv(a, b time.Duration) int {
+	q := a / b
+	if a%b > 0 {
+		q++
+	}
+	return int(q)
+}
+
+// roundDiv returns a/b rounded to the nearest integer, halves away from 0,
+// for b > 0.
+func roundDiv(a, b time.Duration) int {
+	if a < 0 {
+		return -int((-a + b/2) / b)
+	}
+	return int((a + b/2) / b)
+}
