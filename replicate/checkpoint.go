@@ -191,22 +191,39 @@ func (r *Checkpoints) At(t tick.Tick) (*Checkpoint, bool) {
 
 // Checksums.
 
-// mappedComponent and mappedResource append a value with its entity references mapped by m
+// mappedComponent sums a component column and mappedResource appends a value with its entity references mapped by m
 // (the client maps its entities back to the server's).
 type mappedComponent interface {
-	appendMapped(dst []byte, e ecs.Entity, m ecs.EntityMapper) []byte
+	// sumColumn is the component's checksum part over the entities v
+	// replicates (component id i), scratch a reused buffer.
+	sumColumn(v entityView, i int, m ecs.EntityMapper, scratch []byte) (uint64, []byte)
 }
 
 type mappedResource interface {
 	appendMapped(dst []byte, m ecs.EntityMapper) []byte
 }
 
-func (b *typedComponent[T]) appendMapped(dst []byte, e ecs.Entity, m ecs.EntityMapper) []byte {
-	b.tmp, _ = b.s.Get(e)
-	if b.c.isMap && m != nil {
-		any(&b.tmp).(ecs.MapEntitieser).MapEntities(m)
+func (b *typedComponent[T]) sumColumn(v entityView, i int, m ecs.EntityMapper, buf []byte) (uint64, []byte) {
+	col := b.s.Column()
+	var sum uint64
+	for k, e := range col.Entities {
+		se, ok := v.server(e)
+		if !ok || !v.replicates(e, i) {
+			continue
+		}
+		b.tmp = col.Values[k]
+		if b.c.isMap && m != nil {
+			any(&b.tmp).(ecs.MapEntitieser).MapEntities(m)
+		}
+		buf = b.codec.Append(buf[:0], &b.tmp)
+		sum += entityValueSum(se, buf)
 	}
-	return b.codec.Append(dst, &b.tmp)
+	return sum, buf
+}
+
+// entityValueSum is one entity's term of a component part.
+func entityValueSum(se ecs.Entity, val []byte) uint64 {
+	return xxh64.Mix64(xxh64.Sum64Prefixed(se.Bits(), val))
 }
 
 func (b *typedResource[T]) appendMapped(dst []byte, m ecs.EntityMapper) []byte {
@@ -249,17 +266,8 @@ func (s *stateSummer) sum(comps []boundComponent, res []boundResource, v entityV
 		if info.mode == Once {
 			continue
 		}
-		ents, _ := c.column()
 		var sum uint64
-		ma := c.(mappedComponent)
-		for _, e := range ents {
-			se, ok := v.server(e)
-			if !ok || !v.replicates(e, i) {
-				continue
-			}
-			s.val = ma.appendMapped(s.val[:0], e, m)
-			sum += xxh64.Mix64(xxh64.Sum64Prefixed(se.Bits(), s.val))
-		}
+		sum, s.val = c.(mappedComponent).sumColumn(v, i, m, s.val)
 		out = append(out, Part{Name: info.name, Sum: sum})
 	}
 	for len(s.resNames) < len(res) {

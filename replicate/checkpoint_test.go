@@ -329,6 +329,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 		b.Run(fmt.Sprintf("copy/entities=%d", n), func(b *testing.B) {
 			dst := make([]byte, len(state))
 			b.ReportAllocs()
+			b.ResetTimer()
 			for range b.N {
 				copy(dst, state)
 			}

@@ -71,6 +71,12 @@ func (s *stateEncoder) appendState(b []byte) []byte {
 		for m := mask; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros64(m)
 			b = binary.AppendUvarint(b, uint64(i))
+			if f := s.p.comps[i].fixed; f > 0 {
+				// Known length: encode in place, no copy.
+				b = binary.AppendUvarint(b, uint64(f))
+				b = s.comps[i].appendValue(b, e)
+				continue
+			}
 			s.val = s.comps[i].appendValue(s.val[:0], e)
 			b = bin.AppendBytes(b, s.val)
 		}
