@@ -80,7 +80,7 @@ type Checkpoint struct {
 	// It belongs to the ring: it is reused once the checkpoint is dropped.
 	State []byte
 	// Sum is the checksum of the state and Parts its per-type parts
-	// (StateChecksum).
+	// (StateChecksum; Server.Checksum for Server.NewCheckpoints).
 	Sum   uint64
 	Parts []Part
 }
@@ -94,6 +94,7 @@ type Checkpoints struct {
 	cfg   CheckpointConfig
 	enc   *stateEncoder
 	sum   stateSummer
+	view  entityView   // whose replicated entities the checksum covers
 	ring  []Checkpoint // oldest first from head
 	head  int
 	n     int
@@ -105,7 +106,18 @@ type Checkpoints struct {
 // under protocol p.
 func NewCheckpoints(world *ecs.World, p *Protocol, cfg CheckpointConfig) *Checkpoints {
 	cfg = cfg.withDefaults()
-	return &Checkpoints{cfg: cfg, enc: newStateEncoder(world, p), ring: make([]Checkpoint, cfg.Max)}
+	enc := newStateEncoder(world, p)
+	return &Checkpoints{cfg: cfg, enc: enc, view: worldView{enc.rep}, ring: make([]Checkpoint, cfg.Max)}
+}
+
+// NewCheckpoints returns an empty ring capturing the server's world, whose
+// checkpoints' Sum and Parts are Server.Checksum at their tick (only the
+// components the rules replicate), so they compare with Client.Checksum.
+// Capture it right after Send.
+func (s *Server) NewCheckpoints(cfg CheckpointConfig) *Checkpoints {
+	r := NewCheckpoints(s.w, s.p, cfg)
+	r.view = sumServerView{s}
+	return r
 }
 
 // Config returns the configuration with defaults applied.
@@ -139,7 +151,7 @@ func (r *Checkpoints) Capture(t tick.Tick) (*Checkpoint, error) {
 	cp := &r.ring[(r.head+r.n)%len(r.ring)]
 	r.n++
 	cp.Tick, cp.State = t, buf
-	cp.Sum, cp.Parts = r.sum.world(r.enc, cp.Parts[:0])
+	cp.Sum, cp.Parts = r.sum.sum(r.enc.comps, r.enc.res, r.view, nil, cp.Parts[:0])
 	return cp, nil
 }
 
@@ -354,10 +366,11 @@ func (v sumClientView) entities() (sum uint64) {
 func (v sumClientView) server(e ecs.Entity) (ecs.Entity, bool) { return v.c.ServerEntity(e) }
 func (sumClientView) replicates(ecs.Entity, int) bool          { return true }
 
-// Checksum computes the checksum of the replicated state as the server
-// sent it at the last Send: every replicated entity with the components
-// its rules replicate, and the present resources, leaving out types
-// replicated Once. It returns the sum and appends one Part per type to
+// Checksum computes the checksum of the replicated state: every
+// replicated entity with the components its rules replicated at the last
+// Send, with their current values, and the present resources, leaving out
+// types replicated Once. Call it right after Send, before the game changes
+// the world, to get the state of that tick. It returns the sum and appends one Part per type to
 // out, as Client.Checksum does on a client: a client that has applied
 // every update and mutation of a tick (Client.TickComplete), sees every
 // entity and resource (no visibility filter) and has not written

@@ -226,7 +226,8 @@ func TestCheckpoints(t *testing.T) {
 // TestChecksumClientServer: after the clients converged over a lossy
 // in-memory network (virtual time), Server.Checksum and every
 // Client.Checksum agree, part for part, including a resource naming an
-// entity (mapped back to server ids by the client) and the RNG streams;
+// entity (mapped back to server ids by the client) and the RNG streams,
+// and a checkpoint of Server.NewCheckpoints carries that checksum;
 // a client value corrupted on purpose changes exactly the part of its
 // type, which snapshot.Diff names.
 func TestChecksumClientServer(t *testing.T) {
@@ -280,6 +281,11 @@ func checksumClientServer(t *testing.T, seed uint64) {
 		if d := snapshot.Diff(parts, cparts); len(d) > 0 || csum != sum {
 			t.Fatalf("client %d: checksum %#x, server %#x, differing %v", i, csum, sum, d)
 		}
+	}
+	// A server checkpoint of this tick carries the same checksum.
+	cp, err := r.srv.NewCheckpoints(replicate.CheckpointConfig{}).Capture(r.srv.Tick())
+	if err != nil || cp.Sum != sum || len(snapshot.Diff(cp.Parts, parts)) > 0 {
+		t.Fatalf("server checkpoint sum %#x, server %#x (%v)", cp.Sum, sum, err)
 	}
 	// Corrupt one client's position of one player.
 	c := r.clients[1]

@@ -153,7 +153,8 @@
 // replicated resources (RNG streams included), entity references remapped
 // on load (server restarts, debugging, checkpoints). Checkpoints captures
 // that state every CheckpointConfig.Interval ticks (300 by default, 5 s at
-// 60 Hz; the server calls Capture when Due) into a ring of at most Max
+// 60 Hz; the game calls Capture when Due, right after Server.Send; a ring
+// from Server.NewCheckpoints checksums what the rules replicate) into a ring of at most Max
 // checkpoints (8) whose state bytes stay under MaxBytes (64 MiB), the
 // oldest dropped first; a steady-state capture allocates nothing. Each
 // Checkpoint holds its tick, its state bytes (LoadState reads them) and a
