@@ -183,8 +183,30 @@
 // of package transport (tests, listen servers) or QUIC (transport/quic).
 // Time comes from ServerConfig.Now, so tests run on virtual time.
 //
-// SaveState and LoadState write and read the replicated state of a world
-// (server restarts, debugging).
+// # Checkpoints and checksums
+//
+// SaveState and LoadState write and read the replicated state of a world:
+// every Replicated entity with its registered components, and the present
+// replicated resources (RNG streams included), entity references remapped
+// on load (server restarts, debugging, checkpoints). Checkpoints captures
+// that state every CheckpointConfig.Interval ticks (300 by default, 5 s at
+// 60 Hz; the game calls Capture when Due, right after Server.Send; a ring
+// from Server.NewCheckpoints checksums what the rules replicate) into a ring of at most Max
+// checkpoints (8) whose state bytes stay under MaxBytes (64 MiB), the
+// oldest dropped first; a steady-state capture allocates nothing. Each
+// Checkpoint holds its tick, its state bytes (LoadState reads them) and a
+// checksum with one Part per type.
+//
+// The checksum (StateChecksum on a world, Server.Checksum, Client.Checksum)
+// is computed alike on both sides: one part for the set of replicated
+// entities and one per component and resource type, each an
+// order-independent sum over server entity ids and the codec's bytes
+// (XXH64, the same in every process; the frame sum combines the parts as
+// package snapshot does). The client maps its entities and the references
+// in its values back to server ids, so a client that applied a tick
+// completely, sees everything and wrote nothing itself agrees with the
+// server; snapshot.Diff of the parts names the types that differ. Types
+// replicated Once are left out (the server may change them after sending).
 //
 // # Statistics
 //
@@ -213,5 +235,7 @@
 // messages), acks.go (acks, loss and resends). state.go holds the server's
 // per-entity and per-client state, grouped by concern; apply.go and refs.go
 // the client's side of applying updates and mutations; resources.go
-// replicated resources on both sides.
+// replicated resources on both sides; save.go the saved state form
+// (SaveState, LoadState); checkpoint.go checkpoints and the state
+// checksum.
 package replicate

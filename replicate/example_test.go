@@ -1,6 +1,7 @@
 package replicate_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/netip"
@@ -8,6 +9,7 @@ import (
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/rng"
+	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
 
@@ -153,4 +155,39 @@ func ExampleReplicateResource() {
 	fmt.Println(server.IntN(100), local.IntN(100), server == local)
 	// Output:
 	// 5 5 true
+}
+
+// A server captures a checkpoint of its replicated state every Interval
+// ticks; each holds the state bytes (LoadState reads them) and a checksum
+// with one part per type, which clients compute too (Client.Checksum).
+func ExampleCheckpoints() {
+	p := newExampleProtocol()
+	w := ecs.New()
+	for i := range 3 {
+		e := w.Spawn()
+		_ = ecs.Register[replicate.Replicated](w).Set(e, replicate.Replicated{})
+		_ = ecs.Register[Pos](w).Set(e, Pos{X: float32(i)})
+	}
+	ring := replicate.NewCheckpoints(w, p, replicate.CheckpointConfig{Interval: 300, Max: 4})
+	for t := tick.Tick(1); t <= 1500; t++ {
+		// ... run the tick and Server.Send ...
+		if ring.Due(t) {
+			if _, err := ring.Capture(t); err != nil {
+				panic(err)
+			}
+		}
+	}
+	latest, _ := ring.Latest()
+	fmt.Println(ring.Len(), "checkpoints, latest at tick", latest.Tick)
+	for _, part := range latest.Parts {
+		fmt.Println(part.Name)
+	}
+	restored := ecs.New()
+	m, _ := replicate.LoadState(bytes.NewReader(latest.State), restored, p)
+	fmt.Println(len(m), "entities restored")
+	// Output:
+	// 4 checkpoints, latest at tick 1500
+	// replicate.entities
+	// github.com/rewindgo/rewind/replicate_test.Pos
+	// 3 entities restored
 }

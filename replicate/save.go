@@ -1,79 +1,111 @@
 package replicate
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/internal/bin"
 )
 
-// Saved state format, version 1: "RWRS", a version byte, the protocol hash
+// Saved state format, version 2: "RWRS", a version byte, the protocol hash
 // (8 bytes little-endian), the entity count, then per entity its index and
 // generation and its components as (component id, value length, value)
-// with the protocol's codecs; integers are uvarints.
+// with the protocol's codecs, then the count of present replicated
+// resources and each as (resource id, value length, value); integers are
+// uvarints. Version 1 (no resource section) is still read.
 const (
 	saveMagic      = "RWRS"
-	saveVersion    = 1
+	saveVersion    = 2
 	maxSavedEntity = 1 << 24
 )
 
-// SaveState writes the replicated state of world (every entity marked
-// Replicated, with each of its components registered in p) to w: for server
-// restarts and debugging. Entity references are written as they are and
-// remapped by LoadState.
-func SaveState(w io.Writer, world *ecs.World, p *Protocol) error {
+// stateEncoder writes the saved state form of one world; SaveState and
+// checkpoints (checkpoint.go) share it. Its buffers are reused, so
+// encoding allocates nothing once they have grown.
+type stateEncoder struct {
+	w     *ecs.World
+	p     *Protocol
+	comps []boundComponent
+	res   []boundResource
+	rep   *ecs.Store[Replicated]
+	val   []byte
+}
+
+func newStateEncoder(world *ecs.World, p *Protocol) *stateEncoder {
 	p.freeze()
-	comps := make([]boundComponent, len(p.comps))
+	s := &stateEncoder{w: world, p: p, rep: ecs.Register[Replicated](world)}
+	s.comps = make([]boundComponent, len(p.comps))
 	for i, c := range p.comps {
-		comps[i] = c.bind(world)
+		s.comps[i] = c.bind(world)
 	}
-	rep := ecs.Register[Replicated](world)
-	bw := bufio.NewWriter(w)
-	var ents []ecs.Entity
-	for e := range world.Entities() {
-		if rep.Has(e) {
-			ents = append(ents, e)
+	s.res = make([]boundResource, len(p.res))
+	for i, r := range p.res {
+		s.res[i] = r.bind(world)
+	}
+	return s
+}
+
+// appendState appends the saved state of the world to b. Entities come in
+// the world's order, so equal worlds give equal bytes.
+func (s *stateEncoder) appendState(b []byte) []byte {
+	b = append(b, saveMagic...)
+	b = append(b, saveVersion)
+	b = binary.LittleEndian.AppendUint64(b, s.p.hash)
+	b = binary.AppendUvarint(b, uint64(s.rep.Len()))
+	for e := range s.w.Entities() {
+		if !s.rep.Has(e) {
+			continue
 		}
-	}
-	b := append([]byte(saveMagic), saveVersion)
-	b = binary.LittleEndian.AppendUint64(b, p.hash)
-	b = binary.AppendUvarint(b, uint64(len(ents)))
-	for _, e := range ents {
 		b = appendEntity(b, e)
 		var mask uint64
-		n := 0
-		for i, c := range comps {
+		for i, c := range s.comps {
 			if c.has(e) {
 				mask |= 1 << uint(i)
-				n++
 			}
 		}
-		b = binary.AppendUvarint(b, uint64(n))
-		for i, c := range comps {
-			if mask&(1<<uint(i)) == 0 {
+		b = binary.AppendUvarint(b, uint64(bits.OnesCount64(mask)))
+		for m := mask; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros64(m)
+			b = binary.AppendUvarint(b, uint64(i))
+			if f := s.p.comps[i].fixed; f > 0 {
+				// Known length: encode in place, no copy.
+				b = binary.AppendUvarint(b, uint64(f))
+				b = s.comps[i].appendValue(b, e)
 				continue
 			}
+			s.val = s.comps[i].appendValue(s.val[:0], e)
+			b = bin.AppendBytes(b, s.val)
+		}
+	}
+	n := 0
+	for _, r := range s.res {
+		if present, _ := r.state(); present {
+			n++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	for i, r := range s.res {
+		if present, _ := r.state(); present {
 			b = binary.AppendUvarint(b, uint64(i))
-			start := len(b)
-			b = c.appendValue(b, e)
-			v := append([]byte(nil), b[start:]...)
-			b = bin.AppendBytes(b[:start], v)
-		}
-		if len(b) > 1<<16 {
-			if _, err := bw.Write(b); err != nil {
-				return err
-			}
-			b = b[:0]
+			s.val = r.appendValue(s.val[:0])
+			b = bin.AppendBytes(b, s.val)
 		}
 	}
-	if _, err := bw.Write(b); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return b
+}
+
+// SaveState writes the replicated state of world (every entity marked
+// Replicated, with each of its components registered in p, and the present
+// resources registered with ReplicateResource) to w: for server restarts,
+// debugging and checkpoints (Checkpoints holds the same form). Entity
+// references are written as they are and remapped by LoadState.
+func SaveState(w io.Writer, world *ecs.World, p *Protocol) error {
+	_, err := w.Write(newStateEncoder(world, p).appendState(nil))
+	return err
 }
 
 // loadMapper maps saved entity ids to the entities LoadState spawned.
@@ -82,8 +114,8 @@ type loadMapper map[ecs.Entity]ecs.Entity
 func (m loadMapper) MapEntity(e ecs.Entity) ecs.Entity { return m[e] }
 
 // LoadState reads a state written by SaveState into world, spawning a new
-// entity (marked Replicated) for each saved one and remapping entity
-// references between them. It returns the map from saved to new entities.
+// entity (marked Replicated) for each saved one, setting the saved
+// resources and remapping entity references between them. It returns the map from saved to new entities.
 // A state saved with another protocol is refused (ErrProtocolMismatch);
 // malformed input returns an error wrapping ErrMalformed and spawns nothing.
 func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.Entity, error) {
@@ -95,16 +127,14 @@ func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.E
 	if len(data) < len(saveMagic)+9 || string(data[:4]) != saveMagic {
 		return nil, fmt.Errorf("%w: not a saved replication state", ErrMalformed)
 	}
-	if data[4] != saveVersion {
+	if data[4] != 1 && data[4] != saveVersion {
 		return nil, fmt.Errorf("%w: saved state version %d", ErrMalformed, data[4])
 	}
 	if h := binary.LittleEndian.Uint64(data[5:]); h != p.hash {
 		return nil, fmt.Errorf("%w: state saved with protocol %016x, this one is %016x", ErrProtocolMismatch, h, p.hash)
 	}
-	comps := make([]boundComponent, len(p.comps))
-	for i, c := range p.comps {
-		comps[i] = c.bind(world)
-	}
+	enc := newStateEncoder(world, p)
+	comps, res := enc.comps, enc.res
 	type item struct {
 		e     ecs.Entity
 		first int
@@ -136,11 +166,25 @@ func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.E
 		}
 		items = append(items, it)
 	}
+	var resVals []val
+	if data[4] >= 2 {
+		nr := rd.Count(MaxResources)
+		prev := -1
+		for i := 0; i < nr && rd.Err() == nil; i++ {
+			id := int(rd.Uvarint())
+			v := rd.LenBytes(maxMessageValue)
+			if rd.Err() == nil && (id <= prev || id >= len(res) || res[id].decodeCheck(v) != nil) {
+				rd.Fail(errValue)
+			}
+			prev = id
+			resVals = append(resVals, val{id: id, v: v})
+		}
+	}
 	if err := rd.End(); err != nil {
 		return nil, malformed(err)
 	}
 	m := loadMapper{}
-	rep := ecs.Register[Replicated](world)
+	rep := enc.rep
 	for _, it := range items {
 		ne := world.Spawn()
 		m[it.e] = ne
@@ -152,6 +196,11 @@ func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.E
 			if err := comps[v.id].write(m[it.e], 0, ValueAuthoritative, v.v, m); err != nil {
 				errs = append(errs, err)
 			}
+		}
+	}
+	for _, v := range resVals {
+		if err := res[v.id].write(0, v.v, m); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return m, errors.Join(errs...)

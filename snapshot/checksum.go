@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"github.com/rewindgo/rewind/internal/parts"
-	"github.com/rewindgo/rewind/internal/xxh64"
 )
 
 // EntitiesPart is the name of the checksum Part covering the entity allocator
@@ -22,16 +21,8 @@ const EntitiesPart = "ecs.entities"
 // ReportChecksum as they are, with no copy.
 type Part = parts.Part
 
-// combine folds parts into one frame checksum. Each part is mixed with the
-// hash of its name and the results are added, so equal parts of different
-// types never cancel and the result does not depend on registration order.
-func combine(parts []Part) uint64 {
-	var sum uint64
-	for _, p := range parts {
-		sum += xxh64.Mix64(xxh64.Sum64([]byte(p.Name)) ^ p.Sum)
-	}
-	return sum
-}
+// combine folds parts into the frame checksum (parts.Combine).
+func combine(ps []Part) uint64 { return parts.Combine(ps) }
 
 // Checksum computes the checksum of the World's current state: it returns the
 // frame checksum and appends one Part per registered type to parts (pass a

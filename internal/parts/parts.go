@@ -3,6 +3,8 @@
 // name the same type and compare parts the same way.
 package parts
 
+import "github.com/rewindgo/rewind/internal/xxh64"
+
 // Part is the checksum of one registered component or resource type. Users
 // meet it as snapshot.Part and rollback.Part (aliases whose doc comments
 // repeat these fields, since go doc shows an alias without them).
@@ -46,4 +48,15 @@ func Diff(a, b []Part) []string {
 		}
 	}
 	return out
+}
+
+// Combine folds parts into one frame checksum. Each part is mixed with the
+// hash of its name and the results are added, so equal parts of different
+// types never cancel and the result does not depend on the parts' order.
+func Combine(ps []Part) uint64 {
+	var sum uint64
+	for _, p := range ps {
+		sum += xxh64.Mix64(xxh64.Sum64([]byte(p.Name)) ^ p.Sum)
+	}
+	return sum
 }

@@ -16,11 +16,11 @@ import (
 func Sum64Prefixed(prefix uint64, data []byte) uint64 {
 	total := 8 + uint64(len(data))
 	if total < 32 {
-		var d Digest
-		d.Reset()
-		d.WriteUint64(prefix)
-		d.Write(data)
-		return d.Sum64()
+		// Short input: no stripes, the prefix is the first 8-byte lane.
+		h := p5 + total
+		h ^= round(0, prefix)
+		h = bits.RotateLeft64(h, 27)*p1 + p4
+		return finish(h, data)
 	}
 	v1, v2, v3, v4 := p1p2, p2, uint64(0), negP1
 	// The first stripe is the prefix and data[0:24].
@@ -47,18 +47,5 @@ func Sum64Prefixed(prefix uint64, data []byte) uint64 {
 	h = merge(h, v3)
 	h = merge(h, v4)
 	h += total
-	for ; len(rest) >= 8; rest = rest[8:] {
-		h ^= round(0, binary.LittleEndian.Uint64(rest))
-		h = bits.RotateLeft64(h, 27)*p1 + p4
-	}
-	if len(rest) >= 4 {
-		h ^= uint64(binary.LittleEndian.Uint32(rest)) * p1
-		h = bits.RotateLeft64(h, 23)*p2 + p3
-		rest = rest[4:]
-	}
-	for _, c := range rest {
-		h ^= uint64(c) * p5
-		h = bits.RotateLeft64(h, 11) * p1
-	}
-	return Mix64(h)
+	return finish(h, rest)
 }

@@ -107,7 +107,12 @@ func (d *Digest) Sum64() uint64 {
 		h = d.v3 + p5
 	}
 	h += d.total
-	b := d.mem[:d.n]
+	return finish(h, d.mem[:d.n])
+}
+
+// finish consumes the last bytes b (fewer than 32) into h and returns the
+// avalanched hash.
+func finish(h uint64, b []byte) uint64 {
 	for ; len(b) >= 8; b = b[8:] {
 		h ^= round(0, binary.LittleEndian.Uint64(b))
 		h = bits.RotateLeft64(h, 27)*p1 + p4
@@ -121,12 +126,7 @@ func (d *Digest) Sum64() uint64 {
 		h ^= uint64(c) * p5
 		h = bits.RotateLeft64(h, 11) * p1
 	}
-	h ^= h >> 33
-	h *= p2
-	h ^= h >> 29
-	h *= p3
-	h ^= h >> 32
-	return h
+	return Mix64(h)
 }
 
 // Sum64 returns the XXH64 hash of b.

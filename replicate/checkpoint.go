@@ -1,0 +1,392 @@
+package replicate
+
+// Checkpoints: full captures of the replicated state at a tick, kept in a
+// bounded ring, and the checksum of replicated state (with per-type parts)
+// that server and client compute alike.
+//
+// Decision: a checkpoint is the SaveState form of the world (one
+// serializer for saves and checkpoints), held as bytes. Bytes are what a
+// resync sends (split across messages like a large update) and what
+// LoadState applies; they cost about the replicated values' size and need
+// no copy of the world's stores. The checksum is computed from the world
+// at capture, over server entity ids and the codecs' bytes, so a client
+// can compute the same one from its own world (Client.Checksum).
+
+import (
+	"fmt"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/parts"
+	"github.com/rewindgo/rewind/internal/xxh64"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// Defaults of CheckpointConfig.
+const (
+	// DefaultCheckpointInterval is 300 ticks: 5 s at 60 ticks per second.
+	DefaultCheckpointInterval = 300
+	// DefaultMaxCheckpoints is the number of checkpoints kept: with the
+	// default interval, the last 40 s at 60 ticks per second.
+	DefaultMaxCheckpoints = 8
+	// DefaultCheckpointBytes bounds the ring's memory: 64 MiB, room for
+	// about 8 checkpoints of a 100,000-entity world of 70 bytes per entity.
+	DefaultCheckpointBytes = 64 << 20
+)
+
+// EntitiesPart is the name of the checksum Part covering which server
+// entities are replicated (their ids, index and generation).
+const EntitiesPart = "replicate.entities"
+
+// Part is the checksum of one replicated component or resource type (or of
+// the replicated entities, EntitiesPart): the same type as snapshot.Part and
+// rollback.Part, with fields Name (the type's package path and name,
+// "resource " + the name for a resource) and Sum.
+type Part = parts.Part
+
+// CheckpointConfig configures Checkpoints. Zero fields take the defaults.
+type CheckpointConfig struct {
+	// Interval is the number of ticks between captures (Checkpoints.Due):
+	// DefaultCheckpointInterval (300) by default.
+	Interval int
+	// Max is the most checkpoints kept: DefaultMaxCheckpoints (8).
+	Max int
+	// MaxBytes bounds the memory of the checkpoints' state bytes (the
+	// capacity of the kept ones' buffers, Checkpoints.Bytes):
+	// DefaultCheckpointBytes (64 MiB). The oldest checkpoints are dropped
+	// to stay under it.
+	MaxBytes int
+}
+
+func (c CheckpointConfig) withDefaults() CheckpointConfig {
+	if c.Interval <= 0 {
+		c.Interval = DefaultCheckpointInterval
+	}
+	if c.Max <= 0 {
+		c.Max = DefaultMaxCheckpoints
+	}
+	if c.MaxBytes <= 0 {
+		c.MaxBytes = DefaultCheckpointBytes
+	}
+	return c
+}
+
+// Checkpoint is the full replicated state of a world at a tick.
+type Checkpoint struct {
+	// Tick is the tick the checkpoint was captured at.
+	Tick tick.Tick
+	// State is the SaveState form of the world: every Replicated entity
+	// with its registered components, and the present replicated resources
+	// (RNG streams included: rng.Rand is plain data). LoadState reads it.
+	// It belongs to the ring: it is reused once the checkpoint is dropped.
+	State []byte
+	// Sum is the checksum of the state and Parts its per-type parts
+	// (StateChecksum; Server.Checksum for Server.NewCheckpoints).
+	Sum   uint64
+	Parts []Part
+}
+
+// Checkpoints captures checkpoints of one world and keeps the latest ones
+// in a ring of at most CheckpointConfig.Max, within MaxBytes. A server
+// calls Capture when Due(tick) after running the tick. In steady state a
+// capture allocates nothing: it reuses the buffer of the checkpoint it
+// drops. A Checkpoints is used from one goroutine.
+type Checkpoints struct {
+	cfg   CheckpointConfig
+	enc   *stateEncoder
+	sum   stateSummer
+	view  entityView   // whose replicated entities the checksum covers
+	ring  []Checkpoint // oldest first from head
+	head  int
+	n     int
+	spare []byte // a dropped checkpoint's buffer, during Capture
+	last  int    // length of the last state captured
+}
+
+// NewCheckpoints returns an empty ring capturing world's replicated state
+// under protocol p.
+func NewCheckpoints(world *ecs.World, p *Protocol, cfg CheckpointConfig) *Checkpoints {
+	cfg = cfg.withDefaults()
+	enc := newStateEncoder(world, p)
+	return &Checkpoints{cfg: cfg, enc: enc, view: worldView{enc.rep}, ring: make([]Checkpoint, cfg.Max)}
+}
+
+// NewCheckpoints returns an empty ring capturing the server's world, whose
+// checkpoints' Sum and Parts are Server.Checksum at their tick (only the
+// components the rules replicate), so they compare with Client.Checksum.
+// Capture it right after Send.
+func (s *Server) NewCheckpoints(cfg CheckpointConfig) *Checkpoints {
+	r := NewCheckpoints(s.w, s.p, cfg)
+	r.view = sumServerView{s}
+	return r
+}
+
+// Config returns the configuration with defaults applied.
+func (r *Checkpoints) Config() CheckpointConfig { return r.cfg }
+
+// Due reports whether tick t is a capture tick (a multiple of Interval).
+func (r *Checkpoints) Due(t tick.Tick) bool { return uint64(t)%uint64(r.cfg.Interval) == 0 }
+
+// Capture captures the world's replicated state as the checkpoint of tick
+// t, dropping the oldest checkpoints as needed to stay within Max and
+// MaxBytes, and returns it (valid until dropped). The state is encoded
+// into the buffer of a dropped checkpoint, so room for it is made first
+// (by the size of the last capture). A state larger than MaxBytes on its
+// own is refused with an error wrapping ErrTooLarge.
+func (r *Checkpoints) Capture(t tick.Tick) (*Checkpoint, error) {
+	if r.n == len(r.ring) {
+		r.drop()
+	}
+	for r.n > 0 && r.kept()+max(cap(r.spare), r.last) > r.cfg.MaxBytes {
+		r.drop()
+	}
+	buf := r.enc.appendState(r.spare[:0])
+	r.spare = nil
+	if cap(buf) > r.cfg.MaxBytes {
+		return nil, fmt.Errorf("%w: checkpoint of %d bytes exceeds MaxBytes %d", ErrTooLarge, len(buf), r.cfg.MaxBytes)
+	}
+	for r.n > 0 && r.kept()+cap(buf) > r.cfg.MaxBytes {
+		r.drop()
+	}
+	r.spare, r.last = nil, len(buf)
+	cp := &r.ring[(r.head+r.n)%len(r.ring)]
+	r.n++
+	cp.Tick, cp.State = t, buf
+	cp.Sum, cp.Parts = r.sum.sum(r.enc.comps, r.enc.res, r.view, nil, cp.Parts[:0])
+	return cp, nil
+}
+
+// drop drops the oldest checkpoint, keeping the largest dropped buffer as
+// the spare one the next state is encoded into.
+func (r *Checkpoints) drop() {
+	old := &r.ring[r.head]
+	if cap(old.State) > cap(r.spare) {
+		r.spare = old.State[:0]
+	}
+	old.State = nil
+	r.head = (r.head + 1) % len(r.ring)
+	r.n--
+}
+
+// kept is the capacity of the kept states.
+func (r *Checkpoints) kept() int {
+	b := 0
+	for i := range r.n {
+		b += cap(r.ring[(r.head+i)%len(r.ring)].State)
+	}
+	return b
+}
+
+// Bytes is the memory held by checkpoint states (the capacity of their
+// buffers), at most MaxBytes.
+func (r *Checkpoints) Bytes() int { return r.kept() }
+
+// Len is the number of checkpoints kept.
+func (r *Checkpoints) Len() int { return r.n }
+
+// Latest returns the newest checkpoint.
+func (r *Checkpoints) Latest() (*Checkpoint, bool) {
+	if r.n == 0 {
+		return nil, false
+	}
+	return &r.ring[(r.head+r.n-1)%len(r.ring)], true
+}
+
+// At returns the checkpoint of tick t, if kept.
+func (r *Checkpoints) At(t tick.Tick) (*Checkpoint, bool) {
+	for i := range r.n {
+		if cp := &r.ring[(r.head+i)%len(r.ring)]; cp.Tick == t {
+			return cp, true
+		}
+	}
+	return nil, false
+}
+
+// Checksums.
+
+// mappedComponent sums a component column and mappedResource appends a value with its entity references mapped by m
+// (the client maps its entities back to the server's).
+type mappedComponent interface {
+	// sumColumn is the component's checksum part over the entities v
+	// replicates (component id i), scratch a reused buffer.
+	sumColumn(v entityView, i int, m ecs.EntityMapper, scratch []byte) (uint64, []byte)
+}
+
+type mappedResource interface {
+	appendMapped(dst []byte, m ecs.EntityMapper) []byte
+}
+
+func (b *typedComponent[T]) sumColumn(v entityView, i int, m ecs.EntityMapper, buf []byte) (uint64, []byte) {
+	col := b.s.Column()
+	var sum uint64
+	for k, e := range col.Entities {
+		se, ok := v.server(e)
+		if !ok || !v.replicates(e, i) {
+			continue
+		}
+		b.tmp = col.Values[k]
+		if b.c.isMap && m != nil {
+			any(&b.tmp).(ecs.MapEntitieser).MapEntities(m)
+		}
+		buf = b.codec.Append(buf[:0], &b.tmp)
+		sum += entityValueSum(se, buf)
+	}
+	return sum, buf
+}
+
+// entityValueSum is one entity's term of a component part.
+func entityValueSum(se ecs.Entity, val []byte) uint64 {
+	return xxh64.Mix64(xxh64.Sum64Prefixed(se.Bits(), val))
+}
+
+func (b *typedResource[T]) appendMapped(dst []byte, m ecs.EntityMapper) []byte {
+	b.tmp, _ = b.res.Get()
+	if b.isMap && m != nil {
+		any(&b.tmp).(ecs.MapEntitieser).MapEntities(m)
+	}
+	return b.codec.Append(dst, &b.tmp)
+}
+
+// stateSummer computes the checksum of replicated state. Each part is an
+// order-independent sum over entities of the XXH64 of (server entity,
+// value bytes), so server and client agree whatever order their stores
+// hold entities in, and the frame sum combines the parts as snapshot does
+// (parts.Combine). Components and resources replicated Once are left out:
+// the server may change them after sending, and clients keep the value
+// they got.
+type stateSummer struct {
+	val      []byte
+	resNames []string // "resource " + name, by resource id
+}
+
+// entityView is how one side sees its replicated entities: the sum of
+// their server ids (entitySum applied to each), the server entity of a
+// world entity (ok false: not replicated there), and whether component i
+// of it replicates.
+type entityView interface {
+	entities() uint64
+	server(e ecs.Entity) (ecs.Entity, bool)
+	replicates(e ecs.Entity, i int) bool
+}
+
+// entitySum is one replicated entity's term of the EntitiesPart.
+func entitySum(se ecs.Entity) uint64 { return xxh64.Mix64(xxh64.Sum64Prefixed(se.Bits(), nil)) }
+
+func (s *stateSummer) sum(comps []boundComponent, res []boundResource, v entityView, m ecs.EntityMapper, out []Part) (uint64, []Part) {
+	out = append(out, Part{Name: EntitiesPart, Sum: v.entities()})
+	for i, c := range comps {
+		info := c.info()
+		if info.mode == Once {
+			continue
+		}
+		var sum uint64
+		sum, s.val = c.(mappedComponent).sumColumn(v, i, m, s.val)
+		out = append(out, Part{Name: info.name, Sum: sum})
+	}
+	for len(s.resNames) < len(res) {
+		s.resNames = append(s.resNames, "resource "+res[len(s.resNames)].info().name)
+	}
+	for i, r := range res {
+		if present, _ := r.state(); !present || r.info().mode == Once {
+			continue
+		}
+		s.val = r.(mappedResource).appendMapped(s.val[:0], m)
+		out = append(out, Part{Name: s.resNames[i], Sum: xxh64.Sum64(s.val)})
+	}
+	return parts.Combine(out), out
+}
+
+// worldView: a world's own replicated entities (ids as they are, every
+// registered component they have).
+type worldView struct{ rep *ecs.Store[Replicated] }
+
+func (v worldView) entities() (sum uint64) {
+	for _, e := range v.rep.Column().Entities {
+		sum += entitySum(e)
+	}
+	return sum
+}
+
+func (v worldView) server(e ecs.Entity) (ecs.Entity, bool) { return e, v.rep.Has(e) }
+func (worldView) replicates(ecs.Entity, int) bool          { return true }
+
+func (s *stateSummer) world(enc *stateEncoder, out []Part) (uint64, []Part) {
+	return s.sum(enc.comps, enc.res, worldView{enc.rep}, nil, out)
+}
+
+// StateChecksum computes the checksum of the replicated state of world
+// under protocol p: every Replicated entity and its registered components,
+// and the present replicated resources, leaving out types replicated Once.
+// It returns the sum and appends one Part per type to out (EntitiesPart
+// first, then components in registration order, then present resources).
+// The value depends only on the state and the codecs' bytes: it is the
+// same in every process and on every machine (XXH64, no per-process seed).
+// A checkpoint's Sum and Parts are this checksum at its tick.
+func StateChecksum(world *ecs.World, p *Protocol, out []Part) (uint64, []Part) {
+	var s stateSummer
+	return s.world(newStateEncoder(world, p), out)
+}
+
+// sumServerView: the server's replicated entities and, per entity, the
+// components its rules replicate (as sent to clients).
+type sumServerView struct{ s *Server }
+
+func (v sumServerView) slot(e ecs.Entity) *srvEnt {
+	if i := int(e.Index()); i < len(v.s.ents) && v.s.ents[i].listed && v.s.ents[i].e == e {
+		return &v.s.ents[i]
+	}
+	return nil
+}
+
+func (v sumServerView) entities() (sum uint64) {
+	for _, i := range v.s.list {
+		sum += entitySum(v.s.ents[i].e)
+	}
+	return sum
+}
+
+func (v sumServerView) server(e ecs.Entity) (ecs.Entity, bool) { return e, v.slot(e) != nil }
+
+func (v sumServerView) replicates(e ecs.Entity, i int) bool {
+	se := v.slot(e)
+	return se != nil && se.mask&^se.once&(1<<uint(i)) != 0
+}
+
+// sumClientView: the client's replicated entities under their server ids.
+type sumClientView struct{ c *Client }
+
+func (v sumClientView) entities() (sum uint64) {
+	for i := range v.c.ents {
+		if v.c.ents[i].alive {
+			sum += entitySum(v.c.ents[i].server)
+		}
+	}
+	return sum
+}
+
+func (v sumClientView) server(e ecs.Entity) (ecs.Entity, bool) { return v.c.ServerEntity(e) }
+func (sumClientView) replicates(ecs.Entity, int) bool          { return true }
+
+// Checksum computes the checksum of the replicated state: every
+// replicated entity with the components its rules replicated at the last
+// Send, with their current values, and the present resources, leaving out
+// types replicated Once. Call it right after Send, before the game changes
+// the world, to get the state of that tick. It returns the sum and appends one Part per type to
+// out, as Client.Checksum does on a client: a client that has applied
+// every update and mutation of a tick (Client.TickComplete), sees every
+// entity and resource (no visibility filter) and has not written
+// replicated values itself has the same sum and parts; parts.Diff of the
+// two (snapshot.Diff) names the types that differ.
+func (s *Server) Checksum(out []Part) (uint64, []Part) {
+	s.bindResources()
+	var st stateSummer
+	return st.sum(s.comps, s.res, sumServerView{s}, nil, out)
+}
+
+// Checksum computes the checksum of the client's replicated state, in the
+// server's terms: entities under their server ids and entity references
+// in values mapped back to server entities (a reference the client could
+// not resolve counts as none). See Server.Checksum.
+func (c *Client) Checksum(out []Part) (uint64, []Part) {
+	var st stateSummer
+	return st.sum(c.comps, c.resources(), sumClientView{c}, c.toServer(), out)
+}

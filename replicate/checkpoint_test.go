@@ -1,0 +1,373 @@
+package replicate_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/rng"
+	"github.com/rewindgo/rewind/snapshot"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// resWorld is a world of n players (Position and a per-player rng stream)
+// with the resources of newResProto: a score, a leader naming the first
+// player, and the world stream.
+func resWorld(n int, seed uint64) (*ecs.World, []ecs.Entity) {
+	w := ecs.New()
+	streams := ecs.Register[rng.Rand](w)
+	var ents []ecs.Entity
+	for i := range n {
+		e := spawnRep(w, Position{X: float64(i), Y: float64(seed)}, 0)
+		_ = streams.Set(e, rng.Stream(seed, uint64(i)))
+		ents = append(ents, e)
+	}
+	ecs.RegisterResource[Score](w).Set(Score{Red: 3, Blue: int32(seed)})
+	ecs.RegisterResource[Leader](w).Set(Leader{E: ents[0]})
+	ecs.RegisterResource[rng.Rand](w).Set(rng.NewSeed(seed))
+	return w, ents
+}
+
+// TestSaveLoadStateResources: SaveState now carries the replicated
+// resources (RNG stream included); LoadState sets them, with entity
+// references remapped to the entities it spawned. (Before this change the
+// loaded world had no resources.)
+func TestSaveLoadStateResources(t *testing.T) {
+	rp := newResProto(t)
+	w, ents := resWorld(3, 7)
+	var buf bytes.Buffer
+	if err := replicate.SaveState(&buf, w, rp.p); err != nil {
+		t.Fatal(err)
+	}
+	w2 := ecs.New()
+	w2.Spawn()
+	m, err := replicate.LoadState(bytes.NewReader(buf.Bytes()), w2, rp.p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := ecs.GetResource[Score](w2); s != (Score{3, 7}) {
+		t.Fatalf("score %v", s)
+	}
+	if l, _ := ecs.GetResource[Leader](w2); l.E != m[ents[0]] || l.E == ents[0] {
+		t.Fatalf("leader %v, want %v", l.E, m[ents[0]])
+	}
+	want, _ := ecs.GetResource[rng.Rand](w)
+	if got, _ := ecs.GetResource[rng.Rand](w2); got != want || got.Uint64() != want.Uint64() {
+		t.Fatalf("world stream %v, want %v", got, want)
+	}
+	if r, _ := ecs.StoreOf[rng.Rand](w2).Get(m[ents[2]]); r != rng.Stream(7, 2) {
+		t.Fatalf("player stream %v", r)
+	}
+	// A resource id out of order is malformed.
+	bad := append([]byte(nil), buf.Bytes()...)
+	if err := mutateLastResourceID(bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replicate.LoadState(bytes.NewReader(bad), ecs.New(), rp.p); !errors.Is(err, replicate.ErrMalformed) {
+		t.Fatalf("resource ids out of order: %v", err)
+	}
+}
+
+// mutateLastResourceID rewrites the id of the last resource in a saved
+// state (the world stream, 16 bytes) to 0, below the one before it.
+func mutateLastResourceID(b []byte) error {
+	// ... id, len 16, 16 bytes at the end.
+	i := len(b) - 16 - 2
+	if b[i+1] != 16 {
+		return fmt.Errorf("unexpected layout: %x", b[i:])
+	}
+	b[i] = 0
+	return nil
+}
+
+// TestStateChecksumGolden pins the checksum of a fixed world: it must be
+// the same in every process and on every machine (a per-process hash seed
+// would change it between runs), and the parts name each type.
+func TestStateChecksumGolden(t *testing.T) {
+	rp := newResProto(t)
+	w, _ := resWorld(4, 1)
+	sum, parts := replicate.StateChecksum(w, rp.p, nil)
+	var names []string
+	for _, p := range parts {
+		names = append(names, strings.ReplaceAll(p.Name, "github.com/rewindgo/rewind/", ""))
+	}
+	if got := strings.Join(names, ","); got != "replicate.entities,replicate_test.Position,rng.Rand,resource replicate_test.Score,resource replicate_test.Leader,resource rng.Rand" {
+		t.Fatalf("parts %s", got)
+	}
+	if sum != 0xe9a4a8fbccf17c52 {
+		t.Fatalf("checksum %#x changed", sum)
+	}
+	// Order of the stores does not matter: the same state built in another
+	// order has the same checksum.
+	w2 := ecs.New()
+	streams := ecs.Register[rng.Rand](w2)
+	var ents [4]ecs.Entity
+	for i := range 4 {
+		ents[i] = w2.Spawn()
+	}
+	for i := 3; i >= 0; i-- {
+		_ = ecs.Register[replicate.Replicated](w2).Set(ents[i], replicate.Replicated{})
+		_ = streams.Set(ents[i], rng.Stream(1, uint64(i)))
+		_ = ecs.Register[Position](w2).Set(ents[i], Position{X: float64(i), Y: 1})
+	}
+	ecs.RegisterResource[rng.Rand](w2).Set(rng.NewSeed(1))
+	ecs.RegisterResource[Leader](w2).Set(Leader{E: ents[0]})
+	ecs.RegisterResource[Score](w2).Set(Score{Red: 3, Blue: 1})
+	if s2, _ := replicate.StateChecksum(w2, rp.p, nil); s2 != sum {
+		t.Fatalf("same state built in another order: %#x, want %#x", s2, sum)
+	}
+}
+
+// TestCheckpoints: over 10,000 ticks of a changing world, a checkpoint is
+// captured every Interval ticks; the ring keeps at most Max of them and
+// its memory stays under MaxBytes (the byte bound dropping older ones
+// before the count does); each kept checkpoint loads into a world holding
+// the state of its tick; steady-state captures allocate nothing.
+func TestCheckpoints(t *testing.T) {
+	rp := newResProto(t)
+	w, ents := resWorld(64, 3)
+	pos := ecs.StoreOf[Position](w)
+	world := ecs.RegisterResource[rng.Rand](w)
+	probe := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{})
+	if c := probe.Config(); c.Interval != replicate.DefaultCheckpointInterval || c.Max != replicate.DefaultMaxCheckpoints || c.MaxBytes != replicate.DefaultCheckpointBytes {
+		t.Fatalf("defaults %+v", c)
+	}
+	one, err := probe.Capture(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := len(one.State)
+	cfg := replicate.CheckpointConfig{Interval: 50, Max: 6, MaxBytes: 4*size + size/2}
+	r := replicate.NewCheckpoints(w, rp.p, cfg)
+	type kept struct {
+		world rng.Rand
+		pos0  Position
+	}
+	states := map[tick.Tick]kept{}
+	captures := 0
+	for tk := tick.Tick(1); tk <= 10000; tk++ {
+		world.Ptr().Uint64()
+		p := pos.Ptr(ents[int(tk)%len(ents)])
+		p.X += 1
+		if !r.Due(tk) {
+			continue
+		}
+		cp, err := r.Capture(tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		captures++
+		p0, _ := pos.Get(ents[0])
+		states[tk] = kept{world: *world.Ptr(), pos0: p0}
+		if cp.Tick != tk || r.Len() > cfg.Max || r.Bytes() > cfg.MaxBytes {
+			t.Fatalf("tick %d: %d checkpoints, %d bytes (bound %d)", tk, r.Len(), r.Bytes(), cfg.MaxBytes)
+		}
+		if sum, _ := replicate.StateChecksum(w, rp.p, nil); sum != cp.Sum {
+			t.Fatalf("tick %d: checkpoint sum %#x, world %#x", tk, cp.Sum, sum)
+		}
+	}
+	// The byte bound binds before the count (buffers hold some spare
+	// capacity, so 3 or 4 states fit in 4.5 states' bytes).
+	if captures != 200 || r.Len() >= cfg.Max || r.Len() < 3 {
+		t.Fatalf("%d captures, %d kept (want 200, 3 or 4: the byte bound)", captures, r.Len())
+	}
+	latest, _ := r.Latest()
+	if latest.Tick != 10000 {
+		t.Fatalf("latest %d", latest.Tick)
+	}
+	if _, ok := r.At(9800); ok {
+		t.Fatal("tick 9800 should have been dropped")
+	}
+	for _, tk := range []tick.Tick{9900, 10000} {
+		cp, ok := r.At(tk)
+		if !ok {
+			t.Fatalf("no checkpoint of tick %d", tk)
+		}
+		w2 := ecs.New()
+		m, err := replicate.LoadState(bytes.NewReader(cp.State), w2, rp.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := ecs.GetResource[rng.Rand](w2)
+		p0, _ := ecs.StoreOf[Position](w2).Get(m[ents[0]])
+		if want := states[tk]; got != want.world || p0 != want.pos0 {
+			t.Fatalf("tick %d: loaded %v %v, want %v", tk, got, p0, want)
+		}
+	}
+	if !raceEnabled {
+		tk := tick.Tick(10000)
+		if a := testing.AllocsPerRun(20, func() { tk += 50; _, _ = r.Capture(tk) }); a != 0 {
+			t.Fatalf("steady-state capture allocates %.0f times", a)
+		}
+	}
+	// Count bound alone.
+	r2 := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{Max: 3})
+	for tk := range tick.Tick(10) {
+		_, _ = r2.Capture(tk)
+	}
+	if first, _ := r2.At(7); r2.Len() != 3 || first == nil {
+		t.Fatalf("count bound: %d kept", r2.Len())
+	}
+	// A state larger than the bound on its own is refused.
+	r3 := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{MaxBytes: size / 2})
+	if _, err := r3.Capture(1); !errors.Is(err, replicate.ErrTooLarge) || r3.Len() != 0 {
+		t.Fatalf("too large: %v, %d kept", err, r3.Len())
+	}
+}
+
+// TestChecksumClientServer: after the clients converged over a lossy
+// in-memory network (virtual time), Server.Checksum and every
+// Client.Checksum agree, part for part, including a resource naming an
+// entity (mapped back to server ids by the client) and the RNG streams,
+// and a checkpoint of Server.NewCheckpoints carries that checksum;
+// a client value corrupted on purpose changes exactly the part of its
+// type, which snapshot.Diff names.
+func TestChecksumClientServer(t *testing.T) {
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { checksumClientServer(t, seed) })
+		})
+	}
+}
+
+func checksumClientServer(t *testing.T, seed uint64) {
+	rp := newResProto(t)
+	r := newMemRigProto(t, transport.MessageNetworkConfig{Seed: seed}, replicate.ServerConfig{}, rp.testProto)
+	defer r.close()
+	world := ecs.RegisterResource[rng.Rand](r.sw)
+	world.Set(rng.NewSeed(seed))
+	streams := ecs.Register[rng.Rand](r.sw)
+	var ents []ecs.Entity
+	for i := range 20 {
+		e := spawnRep(r.sw, Position{X: float64(i)}, 0)
+		_ = streams.Set(e, rng.Stream(seed, uint64(i)))
+		ents = append(ents, e)
+	}
+	ecs.RegisterResource[Leader](r.sw).Set(Leader{E: ents[3]})
+	ecs.RegisterResource[Score](r.sw).Set(Score{})
+	r.connect(2, transport.LinkConfig{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.2})
+	for k := range 120 {
+		draw := world.Ptr() // marks the stream changed this tick
+		for _, e := range ents {
+			if draw.IntN(3) == 0 && r.sw.Alive(e) {
+				streams.Ptr(e).Uint64()
+				ecs.StoreOf[Position](r.sw).Ptr(e).Y += 1
+			}
+		}
+		if k == 60 {
+			r.sw.Despawn(ents[0])
+			ecs.RegisterResource[Score](r.sw).Set(Score{Red: 1})
+		}
+		r.step()
+	}
+	r.setLinks(transport.LinkConfig{Latency: 30 * time.Millisecond})
+	for range 60 {
+		r.step()
+	}
+	sum, parts := r.srv.Checksum(nil)
+	if len(parts) != 6 { // entities, Position, rng.Rand, Score, Leader, world stream
+		t.Fatalf("server parts %v", parts)
+	}
+	for i, c := range r.clients {
+		csum, cparts := c.Checksum(nil)
+		if d := snapshot.Diff(parts, cparts); len(d) > 0 || csum != sum {
+			t.Fatalf("client %d: checksum %#x, server %#x, differing %v", i, csum, sum, d)
+		}
+	}
+	// A server checkpoint of this tick carries the same checksum.
+	cp, err := r.srv.NewCheckpoints(replicate.CheckpointConfig{}).Capture(r.srv.Tick())
+	if err != nil || cp.Sum != sum || len(snapshot.Diff(cp.Parts, parts)) > 0 {
+		t.Fatalf("server checkpoint sum %#x, server %#x (%v)", cp.Sum, sum, err)
+	}
+	// Corrupt one client's position of one player.
+	c := r.clients[1]
+	ce, _ := c.ClientEntity(ents[5])
+	ecs.StoreOf[Position](r.cws[1]).Ptr(ce).X += 0.5
+	csum, cparts := c.Checksum(nil)
+	d := snapshot.Diff(parts, cparts)
+	if csum == sum || len(d) != 1 || !strings.HasSuffix(d[0], "replicate_test.Position") {
+		t.Fatalf("corrupted position: differing %v", d)
+	}
+	// And one client's copy of the world stream.
+	ecs.RegisterResource[rng.Rand](r.cws[0]).Ptr().Uint64()
+	_, cparts = r.clients[0].Checksum(nil)
+	if d := snapshot.Diff(parts, cparts); !slices.Equal(d, []string{"resource github.com/rewindgo/rewind/rng.Rand"}) {
+		t.Fatalf("corrupted stream: differing %v", d)
+	}
+}
+
+// BenchmarkCheckpoint measures a checkpoint's capture (encoding the state
+// and its checksum) and restore (LoadState into an empty world) of worlds
+// of 10,000 and 100,000 entities (Position and a per-entity rng stream
+// each, and three resources), beside a plain copy of the same number of
+// bytes (the floor). Metrics: ns and bytes per entity.
+func BenchmarkCheckpoint(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		rp := newResProto(b)
+		w, _ := resWorld(n, 1)
+		r := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{Max: 2, MaxBytes: 1 << 30})
+		cp, err := r.Capture(0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		state := append([]byte(nil), cp.State...)
+		perEntity := func(b *testing.B) {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entity")
+			b.ReportMetric(float64(len(state))/float64(n), "B/entity")
+		}
+		b.Run(fmt.Sprintf("capture/entities=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				if _, err := r.Capture(tick.Tick(i + 1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perEntity(b)
+		})
+		b.Run(fmt.Sprintf("copy/entities=%d", n), func(b *testing.B) {
+			dst := make([]byte, len(state))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				copy(dst, state)
+			}
+			perEntity(b)
+		})
+		b.Run(fmt.Sprintf("restore/entities=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := replicate.LoadState(bytes.NewReader(state), ecs.New(), rp.p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			perEntity(b)
+		})
+	}
+}
+
+// FuzzLoadStateResources feeds arbitrary bytes to LoadState under a
+// protocol with replicated resources (the resource section of format 2,
+// which checkpoints share): no panic, and a refused state sets no resource.
+func FuzzLoadStateResources(f *testing.F) {
+	rp := newResProto(f)
+	w, _ := resWorld(2, 1)
+	var buf bytes.Buffer
+	_ = replicate.SaveState(&buf, w, rp.p)
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w := ecs.New()
+		if _, err := replicate.LoadState(bytes.NewReader(b), w, rp.p); errors.Is(err, replicate.ErrMalformed) {
+			if _, ok := ecs.GetResource[Score](w); ok {
+				t.Fatal("refused state set a resource")
+			}
+		}
+	})
+}
