@@ -88,11 +88,7 @@ type Component[T any] struct {
 // is registered with the World if it was not. Register every type before
 // the first Step.
 func Register[T any](tl *Timeline, opts ...Option) (*Component[T], error) {
-	var o options
-	for _, f := range opts {
-		f(&o)
-	}
-	p, err := newPlain[T](o)
+	p, o, err := newPlain[T](opts)
 	if err != nil {
 		return nil, err
 	}

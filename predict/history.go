@@ -25,10 +25,16 @@ type plain[T any] struct {
 	compare func(a, b T) bool
 }
 
-func newPlain[T any](o options) (*plain[T], error) {
+// newPlain applies the registration options and builds the copy strategy
+// of T.
+func newPlain[T any](opts []Option) (*plain[T], options, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	l, err := canon.Of(reflect.TypeFor[T]())
 	if err != nil {
-		return nil, fmt.Errorf("predict: %v: %w", reflect.TypeFor[T](), err)
+		return nil, o, fmt.Errorf("predict: %v: %w", reflect.TypeFor[T](), err)
 	}
 	p := &plain[T]{l: l, size: int(l.Size)}
 	switch {
@@ -41,11 +47,11 @@ func newPlain[T any](o options) (*plain[T], error) {
 	if o.compare != nil {
 		f, ok := o.compare.(func(a, b T) bool)
 		if !ok {
-			return nil, fmt.Errorf("%w: %T for %v", ErrCompareType, o.compare, reflect.TypeFor[T]())
+			return nil, o, fmt.Errorf("%w: %T for %v", ErrCompareType, o.compare, reflect.TypeFor[T]())
 		}
 		p.compare = f
 	}
-	return p, nil
+	return p, o, nil
 }
 
 // same reports whether a and b are identical (canonical bytes). Types

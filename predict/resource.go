@@ -39,11 +39,7 @@ type Resource[T any] struct {
 // LogCorrections does not apply to resources). T is registered with the
 // World if it was not.
 func RegisterResource[T any](tl *Timeline, opts ...Option) (*Resource[T], error) {
-	var o options
-	for _, f := range opts {
-		f(&o)
-	}
-	p, err := newPlain[T](o)
+	p, _, err := newPlain[T](opts)
 	if err != nil {
 		return nil, err
 	}
