@@ -223,10 +223,11 @@ type inputRing[T any] struct {
 	ticks []tick.Tick
 	vals  []T
 	has   []bool
+	miss  []bool // the tick was simulated without its input
 }
 
 func newInputRing[T any](n int) inputRing[T] {
-	return inputRing[T]{ticks: make([]tick.Tick, n), vals: make([]T, n), has: make([]bool, n)}
+	return inputRing[T]{ticks: make([]tick.Tick, n), vals: make([]T, n), has: make([]bool, n), miss: make([]bool, n)}
 }
 
 func (r *inputRing[T]) get(t tick.Tick) (T, bool) {
@@ -240,7 +241,20 @@ func (r *inputRing[T]) get(t tick.Tick) (T, bool) {
 
 func (r *inputRing[T]) set(t tick.Tick, v T) {
 	i := int(uint32(t) % uint32(len(r.ticks)))
-	r.ticks[i], r.vals[i], r.has[i] = t, v, true
+	r.ticks[i], r.vals[i], r.has[i], r.miss[i] = t, v, true, false
+}
+
+// missed marks tick t simulated without its input.
+func (r *inputRing[T]) missed(t tick.Tick) {
+	i := int(uint32(t) % uint32(len(r.ticks)))
+	var zero T
+	r.ticks[i], r.vals[i], r.has[i], r.miss[i] = t, zero, false, true
+}
+
+// wasMissed reports whether tick t was simulated without its input.
+func (r *inputRing[T]) wasMissed(t tick.Tick) bool {
+	i := int(uint32(t) % uint32(len(r.ticks)))
+	return r.miss[i] && r.ticks[i] == t
 }
 
 // InputSender is the client side of an input type: it keeps the client's
@@ -307,7 +321,7 @@ type InputStats struct {
 	// by repeating the last).
 	Missing uint64
 	// Late counts inputs that arrived after their tick was simulated
-	// without them.
+	// without them (each also counted in Missing).
 	Late uint64
 	// Garbage counts inputs dropped for ticks more than Window away from
 	// the simulated tick, and messages of unknown clients.
@@ -397,7 +411,7 @@ func (b *InputBuffer[T]) Store(id replicate.ClientID, m InputBatch[T]) {
 			c.stats.Duplicates++
 			continue
 		}
-		if c.simulated && t.AtOrBefore(c.sim) {
+		if c.ring.wasMissed(t) {
 			c.stats.Late++
 		}
 		c.ring.set(t, m.Inputs[i])
@@ -423,6 +437,7 @@ func (b *InputBuffer[T]) Input(id replicate.ClientID, t tick.Tick) (T, bool) {
 		return v, true
 	}
 	c.stats.Missing++
+	c.ring.missed(t)
 	return c.lastVal, false
 }
 

@@ -233,6 +233,41 @@ func TestInputBufferScripted(t *testing.T) {
 	if v, ok := b.Input(id, 6); !ok || v != mv(6) {
 		t.Fatalf("Input(6) = %+v, %v", v, ok)
 	}
+	// A client joining at tick 10: its inputs for ticks the server never
+	// simulated for it are not late, the one for 10 is.
+	const id2 = replicate.ClientID(6)
+	if v, ok := b.Input(id2, 10); ok || v != (Move{}) {
+		t.Fatalf("first Input = %+v, %v; want the zero input", v, ok)
+	}
+	b.Store(id2, batch(11, 4))
+	want = predict.InputStats{Received: 4, Missing: 1, Late: 1}
+	if got := b.Stats(id2); got != want {
+		t.Fatalf("joining client's stats %+v, want %+v", got, want)
+	}
+}
+
+// TestInputCodecRefuses: the decoder refuses garbage: too many inputs, an
+// input over MaxInputSize, trailing bytes, a truncated message.
+func TestInputCodecRefuses(t *testing.T) {
+	c, err := predict.NewInputCodec[Move](nil, predict.InputConfig{MaxInputSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := c.Append(nil, &predict.InputBatch[Move]{Player: 1, Last: 9, Inputs: []Move{{1, 1, true}}})
+	var b predict.InputBatch[Move]
+	if err := c.Decode(good, &b); err != nil || b.Last != 9 || len(b.Inputs) != 1 {
+		t.Fatalf("Decode(good) = %v, %+v", err, b)
+	}
+	oversize := append([]byte{1, 9, 1, 9}, make([]byte, 9)...)
+	tooMany := []byte{1, 9, predict.MaxRedundancy + 1}
+	for name, data := range map[string][]byte{
+		"oversize": oversize, "too many": tooMany, "none": {1, 9, 0},
+		"trailing": append(good, 0), "truncated": good[:len(good)-1], "wrong size": {1, 9, 1, 2, 0, 0},
+	} {
+		if err := c.Decode(data, &b); !errors.Is(err, predict.ErrBadInputs) {
+			t.Errorf("Decode(%s) = %v, want ErrBadInputs", name, err)
+		}
+	}
 }
 
 // TestInputSender: the client keeps its inputs by tick for the window,
