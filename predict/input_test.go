@@ -3,6 +3,7 @@ package predict_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"testing"
 	"testing/synctest"
@@ -373,4 +374,31 @@ func FuzzInputBatchDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ExampleRegisterInputs: a server's input buffer gives the real input for
+// the tick it simulates and repeats the last one when an input is
+// missing, counting it; the input arriving after its tick is counted late.
+func ExampleRegisterInputs() {
+	p := replicate.NewProtocol()
+	in, err := predict.RegisterInputs[Move](p, nil, predict.InputConfig{Redundancy: 3})
+	if err != nil {
+		panic(err)
+	}
+	buf := in.NewBuffer()
+	const player = replicate.ClientID(1)
+	// What the client's InputSender sends for ticks 1..3 (K = 3), and the
+	// server receives.
+	buf.Store(player, predict.InputBatch[Move]{Last: 3, Inputs: []Move{{DX: 1}, {DX: 2}, {DX: 3}}})
+	for f := tick.Tick(3); f <= 4; f++ {
+		v, real := buf.Input(player, f)
+		fmt.Println(f, v.DX, real)
+	}
+	buf.Store(player, predict.InputBatch[Move]{Last: 5, Inputs: []Move{{DX: 3}, {DX: 4}, {DX: 5}}})
+	st := buf.Stats(player)
+	fmt.Println("missing", st.Missing, "late", st.Late, "duplicates", st.Duplicates)
+	// Output:
+	// 3 3 true
+	// 4 3 false
+	// missing 1 late 1 duplicates 1
 }
