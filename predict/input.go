@@ -526,6 +526,9 @@ func (r *RemoteInputs[T]) Store(m InputBatch[T]) {
 	}
 }
 
+// Remove forgets a player (when it leaves).
+func (r *RemoteInputs[T]) Remove(player replicate.ClientID) { delete(r.players, player) }
+
 // Input returns player's input for tick t and true if it arrived, else the
 // newest known input before t (the zero T if none) and false.
 func (r *RemoteInputs[T]) Input(player replicate.ClientID, t tick.Tick) (T, bool) {
