@@ -431,3 +431,29 @@ func BenchmarkInputBuffer(b *testing.B) {
 		})
 	}
 }
+
+// TestInputGarbageOverNetwork: an input for a tick far beyond the window
+// reaches the server and is dropped and counted as garbage, not stored,
+// not forwarded; the client's later honest inputs are used.
+func TestInputGarbageOverNetwork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newInputRig(t, 5, 2, 4, transport.LinkConfig{Latency: 10 * time.Millisecond}, predict.InputConfig{})
+		defer r.close()
+		r.run(30)
+		a := r.clients[0].ID()
+		far := r.frame.Add(500)
+		if err := r.senders[0].Add(r.clients[0], far, Move{DX: 99}); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			r.exchange(func(f tick.Tick) { r.buf.Input(a, f) })
+		}
+		st := r.buf.Stats(a)
+		if st.Garbage != 1 {
+			t.Fatalf("Garbage = %d, want 1 (stats %+v)", st.Garbage, st)
+		}
+		if v, ok := r.remotes[1].Input(a, far); ok || v.DX == 99 {
+			t.Fatalf("garbage input forwarded: %+v, %v", v, ok)
+		}
+	})
+}
