@@ -192,6 +192,24 @@
 // moving moves from the tick it started, not across the gap. Steady-state
 // Push and At allocate nothing.
 //
+// # Inputs
+//
+// RegisterInputs[T] registers a game input type with a replicate.Protocol
+// (two unreliable messages: client to server, and server to the other
+// clients). The client's InputSender.Add(client, F, v) keeps v for
+// re-simulation (Input(F), the last Window ticks) and sends it with the
+// inputs of the Redundancy-1 ticks before it (default K = 3: at 20% loss
+// an input is lost only when 3 messages in a row are, 0.8%;
+// TestInputsSurviveLoss measures 99.2% real at 20% loss and 60 ms RTT
+// over 10 seeds, 84% with K = 1). Inputs are at most MaxInputSize bytes, one message per
+// tick. The server's InputBuffer (Receive after Server.Receive) gives
+// Input(client, F) for the tick it simulates, repeating the last input
+// when F's is missing; it counts missing, late (arrived after its tick
+// was simulated without it), duplicate and garbage inputs (ticks more
+// than Window from the simulated tick) per client (Stats). Forward sends
+// each client's newest inputs to the others; a client's RemoteInputs
+// gives another player's input for a tick, or the last known one.
+//
 // # Integration with replicate
 //
 // Attach(client, tl) and AttachComponent(client, comp) per predicted type
@@ -209,10 +227,12 @@
 // the server in two phases (replicate.Server.Receive, simulate F,
 // Server.SendTick(F)):
 //
-//	server: srv.Receive(); read inputs; simulate(F); srv.SendTick(F)
-//	client: client.Update(); tl.Step(simulate); send inputs
+//	server: srv.Receive(); buf.Receive(srv); simulate(F) with buf.Input;
+//	        buf.Forward(srv); srv.SendTick(F)
+//	client: client.Update(); remote.Receive(client); tl.Step(simulate);
+//	        sender.Add(client, F, input)
 //
-// ExampleAttach runs it. Predicted types must be replicated with the same
-// types on the server. Inputs, tick synchronisation (how far ahead the
-// client runs), predicted spawns and interpolation are part 2.
+// ExampleAttach runs it (without inputs: ExampleRegisterInputs shows the
+// buffer). Predicted types must be replicated with the same
+// types on the server.
 package predict

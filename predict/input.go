@@ -1,0 +1,553 @@
+package predict
+
+// Inputs: the client's inputs by tick, sent unreliably with redundancy; the
+// server's input buffer per client; forwarding to the other clients.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// Errors of the input types. Compare with errors.Is.
+var (
+	// ErrInputTick: an input was added for a tick not after the newest
+	// input already added (inputs are sent once per tick, in order).
+	ErrInputTick = errors.New("predict: input tick not after the previous one")
+	// ErrInputSize: an input encodes to more than InputConfig.MaxInputSize
+	// bytes, or the input type has no fixed-size default encoding.
+	ErrInputSize = errors.New("predict: input too large or not encodable")
+	// ErrBadInputs: an input message is malformed.
+	ErrBadInputs = errors.New("predict: malformed input message")
+)
+
+// InputConfig configures the input messages of a game input type.
+type InputConfig struct {
+	// Redundancy is how many of the newest ticks' inputs each message
+	// carries (K). Default 3: at 20% independent loss an input is lost only
+	// if 3 messages in a row are (0.8%), and 3 inputs of a few bytes cost
+	// little. At most MaxRedundancy.
+	Redundancy int
+	// Window is how many ticks of inputs are kept (client: for
+	// re-simulation; server: ahead of and behind the simulated tick;
+	// remote: per player). Default 64.
+	Window int
+	// MaxInputSize bounds one encoded input in bytes. Default 64, at most
+	// 127 (the length is one byte on the wire).
+	MaxInputSize int
+}
+
+// MaxRedundancy is the largest Redundancy; a message with more inputs is
+// malformed.
+const MaxRedundancy = 16
+
+const maxInputSize = 127
+
+func (c InputConfig) withDefaults() InputConfig {
+	if c.Redundancy <= 0 {
+		c.Redundancy = 3
+	}
+	c.Redundancy = min(c.Redundancy, MaxRedundancy)
+	if c.Window <= 0 {
+		c.Window = 64
+	}
+	c.Window = max(c.Window, c.Redundancy)
+	if c.MaxInputSize <= 0 {
+		c.MaxInputSize = 64
+	}
+	c.MaxInputSize = min(c.MaxInputSize, maxInputSize)
+	return c
+}
+
+// InputBatch is one input message: the inputs of consecutive ticks ending
+// at Last (Inputs[i] is for tick Last-len(Inputs)+1+i). Player is the
+// sending client on forwarded messages, 0 from a client.
+type InputBatch[T any] struct {
+	Player replicate.ClientID
+	Last   tick.Tick
+	Inputs []T
+}
+
+// InputCodec encodes InputBatch messages: uvarint player, uvarint last
+// tick, a count byte (1..MaxRedundancy), then each input as a uvarint
+// length (at most MaxInputSize) and the input's encoding.
+type InputCodec[T any] struct {
+	input replicate.Codec[T]
+	max   int
+}
+
+// binCodec is the default input codec: encoding/binary little endian, for
+// fixed-size plain data.
+type binCodec[T any] struct{}
+
+func (binCodec[T]) Append(dst []byte, v *T) []byte {
+	b, err := binary.Append(dst, binary.LittleEndian, v)
+	if err != nil {
+		return dst
+	}
+	return b
+}
+
+func (binCodec[T]) Decode(src []byte, v *T) error {
+	n, err := binary.Decode(src, binary.LittleEndian, v)
+	if err != nil {
+		return err
+	}
+	if n != len(src) {
+		return ErrBadInputs
+	}
+	return nil
+}
+
+// NewInputCodec returns the batch codec for inputs encoded by input (nil:
+// encoding/binary for a fixed-size T), each at most cfg.MaxInputSize bytes.
+func NewInputCodec[T any](input replicate.Codec[T], cfg InputConfig) (InputCodec[T], error) {
+	cfg = cfg.withDefaults()
+	if input == nil {
+		var zero T
+		if n := binary.Size(zero); n <= 0 || n > cfg.MaxInputSize {
+			return InputCodec[T]{}, fmt.Errorf("%w: %T has no fixed-size encoding within %d bytes", ErrInputSize, zero, cfg.MaxInputSize)
+		}
+		input = binCodec[T]{}
+	}
+	return InputCodec[T]{input: input, max: cfg.MaxInputSize}, nil
+}
+
+// Append appends the encoding of *b to dst; inputs beyond MaxRedundancy
+// are left out (the oldest), as is an input over MaxInputSize (Add
+// refuses those).
+func (c InputCodec[T]) Append(dst []byte, b *InputBatch[T]) []byte {
+	ins := b.Inputs
+	if len(ins) > MaxRedundancy {
+		ins = ins[len(ins)-MaxRedundancy:]
+	}
+	dst = binary.AppendUvarint(dst, uint64(b.Player))
+	dst = binary.AppendUvarint(dst, uint64(b.Last))
+	dst = append(dst, byte(len(ins)))
+	for i := range ins {
+		lenAt := len(dst)
+		dst = append(dst, 0)
+		dst = c.input.Append(dst, &ins[i])
+		n := len(dst) - lenAt - 1
+		if n > c.max {
+			n = 0
+			dst = dst[:lenAt+1]
+		}
+		dst[lenAt] = byte(n)
+	}
+	return dst
+}
+
+// Decode decodes a batch; it refuses bad varints, a count of 0 or over
+// MaxRedundancy, an input over MaxInputSize and trailing bytes, and
+// allocates at most MaxRedundancy inputs.
+func (c InputCodec[T]) Decode(src []byte, b *InputBatch[T]) error {
+	p, n := binary.Uvarint(src)
+	if n <= 0 {
+		return ErrBadInputs
+	}
+	src = src[n:]
+	last, n := binary.Uvarint(src)
+	if n <= 0 || last > 1<<32-1 {
+		return ErrBadInputs
+	}
+	src = src[n:]
+	if len(src) < 1 || src[0] == 0 || src[0] > MaxRedundancy {
+		return ErrBadInputs
+	}
+	count := int(src[0])
+	src = src[1:]
+	b.Player, b.Last = replicate.ClientID(p), tick.Tick(last)
+	b.Inputs = b.Inputs[:0]
+	for range count {
+		if len(src) < 1 {
+			return ErrBadInputs
+		}
+		l := int(src[0])
+		if l > c.max || len(src) < 1+l {
+			return ErrBadInputs
+		}
+		var v T
+		if err := c.input.Decode(src[1:1+l], &v); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadInputs, err)
+		}
+		b.Inputs = append(b.Inputs, v)
+		src = src[1+l:]
+	}
+	if len(src) != 0 {
+		return ErrBadInputs
+	}
+	return nil
+}
+
+// Inputs is a game input type T registered with a Protocol: the message
+// clients send it in and the message the server forwards it to the other
+// clients in, both unreliable.
+type Inputs[T any] struct {
+	up, down replicate.MessageType[InputBatch[T]]
+	codec    InputCodec[T]
+	cfg      InputConfig
+}
+
+// RegisterInputs registers input type T with p (on client and server
+// alike, in the same order as the other types): codec encodes one input
+// (nil: encoding/binary, for fixed-size plain data).
+func RegisterInputs[T any](p *replicate.Protocol, codec replicate.Codec[T], cfg InputConfig) (*Inputs[T], error) {
+	cfg = cfg.withDefaults()
+	c, err := NewInputCodec(codec, cfg)
+	if err != nil {
+		return nil, err
+	}
+	in := &Inputs[T]{codec: c, cfg: cfg}
+	tag := fmt.Sprintf("inputs:%d:%d", cfg.MaxInputSize, MaxRedundancy)
+	if in.up, err = replicate.RegisterMessage[InputBatch[T]](p, replicate.ClientToServer, transport.Unreliable,
+		replicate.WithMessageCodec[InputBatch[T]](c, tag)); err != nil {
+		return nil, err
+	}
+	if in.down, err = replicate.RegisterMessage[InputBatch[T]](p, replicate.ServerToClient, transport.Unreliable,
+		replicate.WithMessageCodec[InputBatch[T]](c, tag), replicate.Independent()); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// Config returns the input configuration with its defaults applied.
+func (in *Inputs[T]) Config() InputConfig { return in.cfg }
+
+// inputRing holds inputs by tick for a window of ticks.
+type inputRing[T any] struct {
+	ticks []tick.Tick
+	vals  []T
+	has   []bool
+	miss  []bool // the tick was simulated without its input
+}
+
+func newInputRing[T any](n int) inputRing[T] {
+	return inputRing[T]{ticks: make([]tick.Tick, n), vals: make([]T, n), has: make([]bool, n), miss: make([]bool, n)}
+}
+
+func (r *inputRing[T]) get(t tick.Tick) (T, bool) {
+	i := int(uint32(t) % uint32(len(r.ticks)))
+	if r.has[i] && r.ticks[i] == t {
+		return r.vals[i], true
+	}
+	var zero T
+	return zero, false
+}
+
+func (r *inputRing[T]) set(t tick.Tick, v T) {
+	i := int(uint32(t) % uint32(len(r.ticks)))
+	r.ticks[i], r.vals[i], r.has[i], r.miss[i] = t, v, true, false
+}
+
+// missed marks tick t simulated without its input.
+func (r *inputRing[T]) missed(t tick.Tick) {
+	i := int(uint32(t) % uint32(len(r.ticks)))
+	var zero T
+	r.ticks[i], r.vals[i], r.has[i], r.miss[i] = t, zero, false, true
+}
+
+// wasMissed reports whether tick t was simulated without its input.
+func (r *inputRing[T]) wasMissed(t tick.Tick) bool {
+	i := int(uint32(t) % uint32(len(r.ticks)))
+	return r.miss[i] && r.ticks[i] == t
+}
+
+// InputSender is the client side of an input type: it keeps the client's
+// own inputs by tick for re-simulation (the last Window ticks) and sends
+// each new one with the previous Redundancy-1 in one unreliable message.
+type InputSender[T any] struct {
+	in    *Inputs[T]
+	ring  inputRing[T]
+	last  tick.Tick
+	any   bool
+	batch InputBatch[T]
+	buf   []byte
+}
+
+// NewSender returns a client's input sender.
+func (in *Inputs[T]) NewSender() *InputSender[T] {
+	return &InputSender[T]{in: in, ring: newInputRing[T](in.cfg.Window)}
+}
+
+// Add stores the input for tick t, which must follow the previous one
+// (gaps are allowed: a tick without input is not sent), and sends it with
+// the newest earlier ones through c (one message per call: the rate is
+// the tick rate). The input is kept even if the send fails (c not
+// connected), and the error returned.
+func (s *InputSender[T]) Add(c *replicate.Client, t tick.Tick, v T) error {
+	if s.any && !t.After(s.last) {
+		return fmt.Errorf("%w: %v after %v", ErrInputTick, t, s.last)
+	}
+	s.buf = s.in.codec.input.Append(s.buf[:0], &v)
+	if n := len(s.buf); n > s.in.cfg.MaxInputSize {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrInputSize, n, s.in.cfg.MaxInputSize)
+	}
+	s.ring.set(t, v)
+	s.last, s.any = t, true
+	s.batch.Last = t
+	s.batch.Inputs = s.batch.Inputs[:0]
+	first := t
+	for k := 1; k < s.in.cfg.Redundancy; k++ {
+		if _, ok := s.ring.get(first - 1); !ok {
+			break
+		}
+		first--
+	}
+	for u := first; u.AtOrBefore(t); u++ {
+		x, _ := s.ring.get(u)
+		s.batch.Inputs = append(s.batch.Inputs, x)
+	}
+	if c == nil {
+		return nil
+	}
+	return s.in.up.SendToServer(c, s.batch)
+}
+
+// Input returns the client's own input for tick t, if still kept.
+func (s *InputSender[T]) Input(t tick.Tick) (T, bool) { return s.ring.get(t) }
+
+// InputStats counts one client's inputs at the server.
+type InputStats struct {
+	// Received counts inputs stored (each tick once).
+	Received uint64
+	// Duplicates counts inputs for ticks already held (redundancy).
+	Duplicates uint64
+	// Missing counts ticks simulated without the client's input (predicted
+	// by repeating the last).
+	Missing uint64
+	// Late counts inputs that arrived after their tick was simulated
+	// without them (each also counted in Missing).
+	Late uint64
+	// Garbage counts inputs dropped for ticks more than Window away from
+	// the simulated tick, and messages of unknown clients.
+	Garbage uint64
+}
+
+// serverInputs is one client's buffer at the server.
+type serverInputs[T any] struct {
+	id        replicate.ClientID
+	ring      inputRing[T]
+	newest    tick.Tick
+	hasNewest bool
+	sim       tick.Tick // the newest tick simulated
+	simulated bool
+	lastVal   T
+	hasLast   bool
+	fresh     bool // new inputs since the last Forward
+	stats     InputStats
+}
+
+// InputBuffer is the server side of an input type: one bounded buffer per
+// client.
+type InputBuffer[T any] struct {
+	in      *Inputs[T]
+	clients map[replicate.ClientID]*serverInputs[T]
+	order   []*serverInputs[T] // deterministic iteration
+	batch   InputBatch[T]
+}
+
+// NewBuffer returns the server's input buffer.
+func (in *Inputs[T]) NewBuffer() *InputBuffer[T] {
+	return &InputBuffer[T]{in: in, clients: map[replicate.ClientID]*serverInputs[T]{}}
+}
+
+func (b *InputBuffer[T]) client(id replicate.ClientID) *serverInputs[T] {
+	c := b.clients[id]
+	if c == nil {
+		c = &serverInputs[T]{id: id, ring: newInputRing[T](2*b.in.cfg.Window + 1)}
+		b.clients[id] = c
+		b.order = append(b.order, c)
+	}
+	return c
+}
+
+// Remove forgets a client (call it when the client disconnects).
+func (b *InputBuffer[T]) Remove(id replicate.ClientID) {
+	c := b.clients[id]
+	if c == nil {
+		return
+	}
+	delete(b.clients, id)
+	for i, o := range b.order {
+		if o == c {
+			b.order = append(b.order[:i], b.order[i+1:]...)
+			break
+		}
+	}
+}
+
+// Receive stores the input messages the server received since the last
+// call (after replicate.Server.Receive).
+func (b *InputBuffer[T]) Receive(s *replicate.Server) {
+	for _, m := range b.in.up.ReceiveFromClients(s) {
+		b.Store(m.Client, m.Message)
+	}
+}
+
+// Store stores one client's batch: duplicates ignored, inputs for ticks
+// already simulated without them counted late, ticks more than Window
+// from the simulated tick (or from the client's newest before the first
+// simulated tick) dropped as garbage.
+func (b *InputBuffer[T]) Store(id replicate.ClientID, m InputBatch[T]) {
+	c := b.client(id)
+	w := int32(b.in.cfg.Window)
+	first := m.Last.Add(-int32(len(m.Inputs) - 1))
+	for i := range m.Inputs {
+		t := first.Add(int32(i))
+		ref, okRef := c.sim, c.simulated
+		if !okRef {
+			ref, okRef = c.newest, c.hasNewest
+		}
+		if okRef && (t.Sub(ref) > w || ref.Sub(t) > w) {
+			c.stats.Garbage++
+			continue
+		}
+		if _, ok := c.ring.get(t); ok {
+			c.stats.Duplicates++
+			continue
+		}
+		if c.ring.wasMissed(t) {
+			c.stats.Late++
+		}
+		c.ring.set(t, m.Inputs[i])
+		c.stats.Received++
+		c.fresh = true
+		if !c.hasNewest || t.After(c.newest) {
+			c.newest, c.hasNewest = t, true
+		}
+	}
+}
+
+// Input returns client id's input for tick t, the tick the server
+// simulates, and whether it is the real one. A missing input is predicted
+// by repeating the client's last input (the zero T before any) and
+// counted missing; if it arrives later it is counted late.
+func (b *InputBuffer[T]) Input(id replicate.ClientID, t tick.Tick) (T, bool) {
+	c := b.client(id)
+	if !c.simulated || t.After(c.sim) {
+		c.sim, c.simulated = t, true
+	}
+	if v, ok := c.ring.get(t); ok {
+		c.lastVal, c.hasLast = v, true
+		return v, true
+	}
+	c.stats.Missing++
+	c.ring.missed(t)
+	return c.lastVal, false
+}
+
+// Stats returns client id's input counters.
+func (b *InputBuffer[T]) Stats(id replicate.ClientID) InputStats {
+	if c := b.clients[id]; c != nil {
+		return c.stats
+	}
+	return InputStats{}
+}
+
+// Forward sends each client's newest inputs received since the last call
+// (up to Redundancy consecutive ticks ending at its newest) to the other
+// clients, with Player set. Call it before replicate.Server.SendTick.
+func (b *InputBuffer[T]) Forward(s *replicate.Server) error {
+	var first error
+	for _, c := range b.order {
+		if !c.fresh || !c.hasNewest {
+			continue
+		}
+		c.fresh = false
+		b.batch.Player, b.batch.Last = c.id, c.newest
+		b.batch.Inputs = b.batch.Inputs[:0]
+		lo := c.newest
+		for k := 1; k < b.in.cfg.Redundancy; k++ {
+			if _, ok := c.ring.get(lo - 1); !ok {
+				break
+			}
+			lo--
+		}
+		for u := lo; u.AtOrBefore(c.newest); u++ {
+			v, _ := c.ring.get(u)
+			b.batch.Inputs = append(b.batch.Inputs, v)
+		}
+		if err := b.in.down.SendToClients(s, replicate.AllExcept(c.id), b.batch); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// RemoteInputs is the client side of forwarded inputs: the other players'
+// inputs by tick.
+type RemoteInputs[T any] struct {
+	in      *Inputs[T]
+	players map[replicate.ClientID]*remotePlayer[T]
+}
+
+type remotePlayer[T any] struct {
+	ring      inputRing[T]
+	newest    tick.Tick
+	hasNewest bool
+}
+
+// NewRemote returns a client's store of the other players' inputs.
+func (in *Inputs[T]) NewRemote() *RemoteInputs[T] {
+	return &RemoteInputs[T]{in: in, players: map[replicate.ClientID]*remotePlayer[T]{}}
+}
+
+// Receive stores the forwarded inputs the client received (after
+// replicate.Client.Update). Inputs more than Window ticks older than a
+// player's newest are dropped.
+func (r *RemoteInputs[T]) Receive(c *replicate.Client) {
+	for _, m := range r.in.down.ReceiveFromServer(c) {
+		r.Store(m)
+	}
+}
+
+// Store stores one forwarded batch.
+func (r *RemoteInputs[T]) Store(m InputBatch[T]) {
+	p := r.players[m.Player]
+	if p == nil {
+		p = &remotePlayer[T]{ring: newInputRing[T](r.in.cfg.Window)}
+		r.players[m.Player] = p
+	}
+	first := m.Last.Add(-int32(len(m.Inputs) - 1))
+	for i := range m.Inputs {
+		t := first.Add(int32(i))
+		if p.hasNewest && p.newest.Sub(t) >= int32(r.in.cfg.Window) {
+			continue
+		}
+		p.ring.set(t, m.Inputs[i])
+		if !p.hasNewest || t.After(p.newest) {
+			p.newest, p.hasNewest = t, true
+		}
+	}
+}
+
+// Remove forgets a player (when it leaves).
+func (r *RemoteInputs[T]) Remove(player replicate.ClientID) { delete(r.players, player) }
+
+// Input returns player's input for tick t and true if it arrived, else the
+// newest known input before t (the zero T if none) and false.
+func (r *RemoteInputs[T]) Input(player replicate.ClientID, t tick.Tick) (T, bool) {
+	var zero T
+	p := r.players[player]
+	if p == nil {
+		return zero, false
+	}
+	if v, ok := p.ring.get(t); ok {
+		return v, true
+	}
+	u := t - 1
+	if p.hasNewest && p.newest.Before(t) {
+		u = p.newest
+	}
+	for k := 0; k < r.in.cfg.Window; k, u = k+1, u-1 {
+		if v, ok := p.ring.get(u); ok {
+			return v, false
+		}
+	}
+	return zero, false
+}
