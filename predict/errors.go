@@ -22,3 +22,15 @@ var (
 	// one being registered.
 	ErrCompareType = errors.New("predict: compare function of another type")
 )
+
+// Errors of the input types. Compare with errors.Is.
+var (
+	// ErrInputTick: an input was added for a tick not after the newest
+	// input already added (inputs are sent once per tick, in order).
+	ErrInputTick = errors.New("predict: input tick not after the previous one")
+	// ErrInputSize: an input encodes to more than InputConfig.MaxInputSize
+	// bytes, or the input type has no fixed-size default encoding.
+	ErrInputSize = errors.New("predict: input too large or not encodable")
+	// ErrBadInputs: an input message is malformed.
+	ErrBadInputs = errors.New("predict: malformed input message")
+)
