@@ -39,12 +39,19 @@ const (
 	EventRejected
 	// EventDisconnected: the connection ended; replicated entities were removed.
 	EventDisconnected
+	// EventDesync: the server found the client's checksum of Tick
+	// different from its own in Types (ClientConfig.ChecksumInterval).
+	EventDesync
 )
 
 // ClientEvent reports a change of the client's connection state.
 type ClientEvent struct {
 	Kind   ClientEventKind
 	Reason string
+	// Tick and Types (EventDesync): the server tick checked and the names
+	// of the checksum parts that differ (Part.Name).
+	Tick  tick.Tick
+	Types []string
 }
 
 // ClientCounters counts what a Client received and sent (Client.Stats).
@@ -61,6 +68,10 @@ type ClientCounters struct {
 	// DefaultInboxMessages and DefaultInboxBytes); Unmatched the entity
 	// mappings (Server.MapClientEntity) naming no free client entity.
 	Malformed, DroppedBuffered, Unmatched uint64
+	// ChecksumsSent counts the checksum reports sent
+	// (ClientConfig.ChecksumInterval), ChecksumsChecked those the server
+	// answered, and Desyncs those that differed.
+	ChecksumsSent, ChecksumsChecked, Desyncs uint64
 }
 
 // Client receives a server's replication into its World: it spawns an
@@ -82,7 +93,8 @@ type Client struct {
 	cliScratch // buffers of one update or mutation message (apply.go)
 	// replicated resources (resources.go)
 	cliResources
-	hooks ClientHooks // prediction hooks (hooks.go)
+	hooks  ClientHooks  // prediction hooks (hooks.go)
+	desync desyncClient // checksum reports (desync.go)
 }
 
 // cliConn is a client's connection and what it reports.
@@ -247,6 +259,7 @@ func (c *Client) Update() {
 		if c.state == Disconnected {
 			return
 		}
+		c.reportChecksum()
 	}
 	for acks := c.acks; len(acks) > 0 && c.state == Connected; {
 		n := min(len(acks), maxAcks)
@@ -382,6 +395,8 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 		if !c.inboxes[id].push(0, payload, DefaultInboxMessages, DefaultInboxBytes) {
 			c.stats.DroppedBuffered++
 		}
+	case kindVerdict:
+		c.checksumVerdict(msg[1:])
 	default:
 		c.stats.Malformed++
 	}

@@ -208,6 +208,24 @@
 // server; snapshot.Diff of the parts names the types that differ. Types
 // replicated Once are left out (the server may change them after sending).
 //
+// # Desync detection
+//
+// With ServerConfig.ChecksumInterval and ClientConfig.ChecksumInterval set
+// to the same N (default 0: off), a client reports its Client.Checksum
+// (sum and parts) of every server tick that is a multiple of N, once it
+// has applied all of that tick and nothing newer, in a ChecksumReport on
+// the reliable-ordered channel. The server keeps its own checksum of the
+// last 16 such ticks (computed in their send phase, nothing else), compares,
+// and answers with a ChecksumVerdict naming the differing parts; a
+// difference raises a ClientDesync ServerEvent (client, tick, Types: the
+// part names) and an EventDesync ClientEvent on that client, and is counted
+// (ConnectionStats.Desyncs, ClientCounters.Desyncs). A checksum is only
+// comparable when the client sees everything: clients with a visibility
+// filter (SetVisible false, HiddenByDefault, FilterResource) are not
+// checked (ConnectionStats.ChecksumsUnchecked). A value still being
+// resent after a loss, or held back by a priority below 1, can show as a
+// desync of its tick.
+//
 // # Statistics
 //
 // Server.Stats returns a client's ConnectionStats (round trip, loss, bytes
@@ -237,5 +255,5 @@
 // the client's side of applying updates and mutations; resources.go
 // replicated resources on both sides; save.go the saved state form
 // (SaveState, LoadState); checkpoint.go checkpoints and the state
-// checksum.
+// checksum; desync.go the checksum reports and verdicts.
 package replicate
