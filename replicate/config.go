@@ -68,6 +68,9 @@ type ServerConfig struct {
 	// SetVisible(false), HiddenByDefault or FilterResource); others'
 	// reports are counted as unchecked. Default 0: off.
 	ChecksumInterval int
+	// ResyncOnDesync makes a desync detected by ChecksumInterval resync
+	// the client (Server.Resync, the reason naming the tick and types).
+	ResyncOnDesync bool
 	// TickRate is the server's ticks per second (for timeouts). Default 60.
 	TickRate int
 	// MutationTimeout is how long a mutation message may go unacknowledged

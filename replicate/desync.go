@@ -231,6 +231,7 @@ func (s *Server) checksumReport(c *serverClient, body []byte) {
 	s.event(ServerEvent{Kind: ClientDesync, Client: c.id, Tick: t, Types: types,
 		Reason: fmt.Sprintf("desync at tick %v: %v", t, types)})
 	s.log.Warn("replicate: client desync", "client", c.id, "tick", t, "types", types)
+	s.desyncDetected(c, t, types)
 }
 
 // diffParts appends the ids of the parts that differ between a and b

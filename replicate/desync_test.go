@@ -18,8 +18,9 @@ const desyncInterval = 10
 
 // newDesyncRig is a rig whose server and clients check checksums every
 // desyncInterval ticks, with 20 entities moving every tick.
-func newDesyncRig(t *testing.T, seed uint64, n int) (*memRig, []ecs.Entity) {
-	r := newMemRig(t, seed, replicate.ServerConfig{ChecksumInterval: desyncInterval})
+// (ResyncOnDesync as given)
+func newDesyncRig(t *testing.T, seed uint64, n int, resync bool) (*memRig, []ecs.Entity) {
+	r := newMemRig(t, seed, replicate.ServerConfig{ChecksumInterval: desyncInterval, ResyncOnDesync: resync})
 	r.ccfg.ChecksumInterval = desyncInterval
 	var ents []ecs.Entity
 	for i := range 20 {
@@ -70,7 +71,7 @@ func TestDesyncDetection(t *testing.T) {
 }
 
 func desyncDetection(t *testing.T, seed uint64) {
-	r, ents := newDesyncRig(t, seed, 2)
+	r, ents := newDesyncRig(t, seed, 2, false)
 	defer r.close()
 	srv, cli := runDesync(r, ents, 60)
 	if len(srv)+len(cli[0])+len(cli[1]) > 0 {
@@ -124,7 +125,7 @@ func desyncDetection(t *testing.T, seed uint64) {
 // server's.
 func TestDesyncFilteredClient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r, ents := newDesyncRig(t, 3, 1)
+		r, ents := newDesyncRig(t, 3, 1, false)
 		defer r.close()
 		id := r.clients[0].ID()
 		if err := r.srv.SetVisible(id, ents[2], false); err != nil {

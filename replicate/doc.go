@@ -226,6 +226,20 @@
 // resent after a loss, or held back by a priority below 1, can show as a
 // desync of its tick.
 //
+// # Resync
+//
+// Server.Resync(client, reason) sends a client its whole visible world
+// again: the server forgets what it believes the client has (visibility
+// kept) and builds the client's next update as for a late joiner (in parts
+// when large), preceded by a Resync message naming that update's tick and
+// the reason. The client replaces its replicated state when it applies
+// that update, in the same call: entities the server no longer has are
+// despawned, values and resources restored (client entities are spawned
+// anew). The reason is in ServerEvent ClientResync and ClientEvent
+// EventResync; ConnectionStats.Resyncs and ClientCounters.Resyncs count
+// them. ServerConfig.ResyncOnDesync resyncs a client whose desync was
+// detected.
+//
 // # Statistics
 //
 // Server.Stats returns a client's ConnectionStats (round trip, loss, bytes
@@ -255,5 +269,6 @@
 // the client's side of applying updates and mutations; resources.go
 // replicated resources on both sides; save.go the saved state form
 // (SaveState, LoadState); checkpoint.go checkpoints and the state
-// checksum; desync.go the checksum reports and verdicts.
+// checksum; desync.go the checksum reports and verdicts; resync.go
+// resyncs.
 package replicate

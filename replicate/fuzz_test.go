@@ -19,6 +19,7 @@ func FuzzClientReceive(f *testing.F) {
 	f.Add([]byte{13, 9, 9, 1, 0, 1, 3, 1, 1, 1, 2, 4, 1, 0, 0, 0})
 	f.Add([]byte{14, 1, 0, 7, 0, 0, 0})
 	f.Add([]byte{16, 10, 2, 1, 2})                                 // a checksum verdict
+	f.Add([]byte{17, 7, 2, 'h', 'i'})                              // a resync
 	f.Add([]byte{10, 1, 0})                                        // a second welcome
 	f.Add([]byte{12, 6, 0, 1, 0, 1, 0, 0, 0})                      // a despawn
 	f.Add([]byte{15, 29, 0, 12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16}) // the first part of an update

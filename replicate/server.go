@@ -39,6 +39,9 @@ const (
 	// ClientDesync: a client's checksum report of Tick differs from the
 	// server's in Types (ServerConfig.ChecksumInterval).
 	ClientDesync
+	// ClientResync: the client is sent its whole visible world at Tick
+	// (Server.Resync); Reason says why.
+	ClientResync
 )
 
 func (k ServerEventKind) String() string {
@@ -51,6 +54,8 @@ func (k ServerEventKind) String() string {
 		return "client-disconnected"
 	case ClientDesync:
 		return "client-desync"
+	case ClientResync:
+		return "client-resync"
 	}
 	return fmt.Sprintf("ServerEventKind(%d)", uint8(k))
 }
@@ -87,7 +92,9 @@ type ConnectionStats struct {
 	// ChecksumsUnchecked those not compared: the client does not see
 	// everything, or the tick's checksum is no longer kept.
 	ChecksumsChecked, ChecksumsUnchecked, Desyncs uint64
-	UpdateTick, AckedTick                         tick.Tick
+	// Resyncs counts the resyncs sent (Server.Resync).
+	Resyncs               uint64
+	UpdateTick, AckedTick tick.Tick
 	// RetainedBytes is the memory the server keeps for this client: its
 	// view of each entity (visibility, acks, priority), in-flight records
 	// and buffers. It is bounded even when the client stops acknowledging.

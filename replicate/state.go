@@ -87,6 +87,7 @@ type serverClient struct {
 	// the resources the client was sent (resources.go)
 	clientResources
 	clientDesync // desync detection (desync.go)
+	clientResync // a resync to send (resync.go)
 }
 
 // clientSend is the hot part of a client: its mutation messages of this

@@ -85,6 +85,9 @@ import (
 //	16 ChecksumVerdict uvarint tick of the report; uvarint n (at most
 //	             129); n × uvarint id of a part that differs, strictly
 //	             ascending (none: in sync). ReliableOrdered.
+//	17 Resync    uvarint tick of the update that replaces the client's
+//	             replicated state (resync.go); string reason (at most
+//	             256 bytes). ReliableOrdered, before that update.
 //
 // A component block is a uvarint mask of the component ids present (bit i:
 // the i-th registered component; no bit at or above the number of
@@ -110,6 +113,7 @@ const (
 	kindServerMsg  = 14
 	kindUpdatePart = 15
 	kindVerdict    = 16
+	kindResync     = 17
 )
 
 // Limits of the wire format.
