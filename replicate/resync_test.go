@@ -4,10 +4,12 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/snapshot"
+	"github.com/rewindgo/rewind/transport"
 )
 
 // resyncEvents steps the rig k ticks (entities moving) and returns the
@@ -126,5 +128,49 @@ func TestResyncOnDesync(t *testing.T) {
 		if st, _ = r.srv.Stats(c.ID()); len(srv)+len(cli[0]) != 0 || st.Desyncs != desyncs || desyncs != 1 || st.Resyncs != 1 {
 			t.Fatalf("after the resync: events %+v %+v, stats %+v", srv, cli, st)
 		}
+	})
+}
+
+// TestResyncLargeWorld: a resync of a 5,000-entity world (an update of
+// about 170 KB, sent in parts) replaces a corrupted client's state
+// atomically: until the whole update has arrived the client keeps its old
+// state (nothing cleared), and then holds the server's.
+func TestResyncLargeWorld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newMemRig(t, 8, replicate.ServerConfig{})
+		defer r.close()
+		var ents []ecs.Entity
+		for i := range 5000 {
+			ents = append(ents, spawnRep(r.sw, Position{X: float64(i)}, int32(i)))
+		}
+		r.connect(1, transport.LinkConfig{Latency: 20 * time.Millisecond})
+		checkConverged(t, r)
+		c, cw := r.clients[0], r.cws[0]
+		for _, e := range ents[:100] {
+			ce, _ := c.ClientEntity(e)
+			ecs.StoreOf[Health](cw).Ptr(ce).HP = -1
+		}
+		// 1 MB/s: the update's parts arrive over several ticks.
+		r.setLinks(transport.LinkConfig{Latency: 20 * time.Millisecond, BandwidthBytesPerSec: 1 << 20})
+		if err := r.srv.Resync(c.ID(), "large"); err != nil {
+			t.Fatal(err)
+		}
+		sawParts := false
+		for k := 0; c.Stats().Resyncs == 0; k++ {
+			if k == 60 {
+				t.Fatal("resync not applied after 60 ticks")
+			}
+			r.step()
+			if replicate.UpdatePartBytes(c) > 0 {
+				sawParts = true
+				if c.Entities() != len(ents) {
+					t.Fatalf("client holds %d entities while the resync arrives", c.Entities())
+				}
+			}
+		}
+		if !sawParts {
+			t.Fatal("the resync did not travel in parts")
+		}
+		checkConverged(t, r)
 	})
 }
