@@ -39,12 +39,22 @@ const (
 	EventRejected
 	// EventDisconnected: the connection ended; replicated entities were removed.
 	EventDisconnected
+	// EventDesync: the server found the client's checksum of Tick
+	// different from its own in Types (ClientConfig.ChecksumInterval).
+	EventDesync
+	// EventResync: the client's replicated state was replaced by the
+	// server's whole visible world at Tick (Server.Resync); Reason says why.
+	EventResync
 )
 
 // ClientEvent reports a change of the client's connection state.
 type ClientEvent struct {
 	Kind   ClientEventKind
 	Reason string
+	// Tick and Types (EventDesync): the server tick checked and the names
+	// of the checksum parts that differ (Part.Name).
+	Tick  tick.Tick
+	Types []string
 }
 
 // ClientCounters counts what a Client received and sent (Client.Stats).
@@ -61,6 +71,12 @@ type ClientCounters struct {
 	// DefaultInboxMessages and DefaultInboxBytes); Unmatched the entity
 	// mappings (Server.MapClientEntity) naming no free client entity.
 	Malformed, DroppedBuffered, Unmatched uint64
+	// ChecksumsSent counts the checksum reports sent
+	// (ClientConfig.ChecksumInterval), ChecksumsChecked those the server
+	// answered, and Desyncs those that differed.
+	ChecksumsSent, ChecksumsChecked, Desyncs uint64
+	// Resyncs counts the resyncs applied (Server.Resync).
+	Resyncs uint64
 }
 
 // Client receives a server's replication into its World: it spawns an
@@ -82,7 +98,9 @@ type Client struct {
 	cliScratch // buffers of one update or mutation message (apply.go)
 	// replicated resources (resources.go)
 	cliResources
-	hooks ClientHooks // prediction hooks (hooks.go)
+	hooks   ClientHooks  // prediction hooks (hooks.go)
+	desync  desyncClient // checksum reports (desync.go)
+	resyncs cliResync    // a resync announced by the server (resync.go)
 }
 
 // cliConn is a client's connection and what it reports.
@@ -247,6 +265,7 @@ func (c *Client) Update() {
 		if c.state == Disconnected {
 			return
 		}
+		c.reportChecksum()
 	}
 	for acks := c.acks; len(acks) > 0 && c.state == Connected; {
 		n := min(len(acks), maxAcks)
@@ -299,7 +318,20 @@ func (c *Client) disconnected(reason string, err error) {
 	}
 	c.state = Disconnected
 	c.events = append(c.events, ClientEvent{Kind: kind, Reason: reason})
-	// Clear the replicated state, in creation order.
+	c.clearReplicated()
+	c.buf, c.acks = c.buf[:0], c.acks[:0]
+	c.resyncs = cliResync{}
+	c.hasUpd, c.applied = false, 0
+	c.ticks = [64]tickTrack{}
+	c.parts.done()
+	if c.conn != nil {
+		_ = c.conn.Close()
+	}
+}
+
+// clearReplicated despawns the replicated entities, in creation order,
+// and removes the replicated resources.
+func (c *Client) clearReplicated() {
 	for _, o := range c.order {
 		r := &c.ents[o.idx]
 		if r.alive && r.born == o.born {
@@ -308,15 +340,9 @@ func (c *Client) disconnected(reason string, err error) {
 	}
 	clear(c.bySrv)
 	clear(c.byCli)
-	c.ents, c.free, c.order, c.buf, c.acks, c.dead = c.ents[:0], c.free[:0], c.order[:0], c.buf[:0], c.acks[:0], 0
+	c.ents, c.free, c.order, c.dead = c.ents[:0], c.free[:0], c.order[:0], 0
 	c.refs.reset()
 	c.clearResources()
-	c.hasUpd, c.applied = false, 0
-	c.ticks = [64]tickTrack{}
-	c.parts.done()
-	if c.conn != nil {
-		_ = c.conn.Close()
-	}
 }
 
 func (c *Client) handle(ch transport.Channel, msg []byte) {
@@ -350,6 +376,7 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 			body = whole[min(1, len(whole)):]
 		}
 		if err == nil {
+			c.beforeUpdate(body)
 			err = c.applyUpdate(body)
 		}
 		if msg[0] == kindUpdatePart {
@@ -382,6 +409,10 @@ func (c *Client) handle(ch transport.Channel, msg []byte) {
 		if !c.inboxes[id].push(0, payload, DefaultInboxMessages, DefaultInboxBytes) {
 			c.stats.DroppedBuffered++
 		}
+	case kindVerdict:
+		c.checksumVerdict(msg[1:])
+	case kindResync:
+		c.resyncMsg(msg[1:])
 	default:
 		c.stats.Malformed++
 	}

@@ -58,6 +58,19 @@ type ServerConfig struct {
 	// without mutations. Clients then cannot tell when all data of a tick
 	// has arrived (Client.TickComplete), which client prediction needs.
 	NoTickTracking bool
+	// ChecksumInterval, when positive, makes the server keep its checksum
+	// (Server.Checksum) of every tick that is a multiple of it, for the
+	// last 16 such ticks, and check the clients' reports of those ticks
+	// (ClientConfig.ChecksumInterval, the same value): a report that
+	// differs raises a ClientDesync event naming the client, the tick and
+	// the differing types, and the client is told (EventDesync). Only
+	// clients that see every entity and resource are checked (no
+	// SetVisible(false), HiddenByDefault or FilterResource); others'
+	// reports are counted as unchecked. Default 0: off.
+	ChecksumInterval int
+	// ResyncOnDesync makes a desync detected by ChecksumInterval resync
+	// the client (Server.Resync, the reason naming the tick and types).
+	ResyncOnDesync bool
 	// TickRate is the server's ticks per second (for timeouts). Default 60.
 	TickRate int
 	// MutationTimeout is how long a mutation message may go unacknowledged
@@ -180,6 +193,16 @@ type ClientConfig struct {
 	// and are buffered until complete). A server that announces a larger
 	// update is disconnected as malformed. Default DefaultMaxUpdateBytes.
 	MaxUpdateBytes int
+	// ChecksumInterval, when positive, makes the client report the
+	// checksum of its replicated state (Client.Checksum) at every server
+	// tick that is a multiple of it, once it has applied all of that tick
+	// and nothing newer (tick tracking, on by default, is needed). It must
+	// equal the server's ServerConfig.ChecksumInterval. The client must
+	// not write replicated values itself (a prediction layer taking values
+	// through hooks keeps them out of the World); a value still being
+	// resent after a loss, or held back by a priority below 1, can show as
+	// a desync at the tick. Default 0: off.
+	ChecksumInterval int
 	// Logger receives diagnostics. Nil is silent.
 	Logger *slog.Logger
 }

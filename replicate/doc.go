@@ -208,6 +208,38 @@
 // server; snapshot.Diff of the parts names the types that differ. Types
 // replicated Once are left out (the server may change them after sending).
 //
+// # Desync detection
+//
+// With ServerConfig.ChecksumInterval and ClientConfig.ChecksumInterval set
+// to the same N (default 0: off), a client reports its Client.Checksum
+// (sum and parts) of every server tick that is a multiple of N, once it
+// has applied all of that tick and nothing newer, in a ChecksumReport on
+// the reliable-ordered channel. The server keeps its own checksum of the
+// last 16 such ticks (computed in their send phase, nothing else), compares,
+// and answers with a ChecksumVerdict naming the differing parts; a
+// difference raises a ClientDesync ServerEvent (client, tick, Types: the
+// part names) and an EventDesync ClientEvent on that client, and is counted
+// (ConnectionStats.Desyncs, ClientCounters.Desyncs). A checksum is only
+// comparable when the client sees everything: clients with a visibility
+// filter (SetVisible false, HiddenByDefault, FilterResource) are not
+// checked (ConnectionStats.ChecksumsUnchecked). A value still being
+// resent after a loss, or held back by a priority below 1, can show as a
+// desync of its tick.
+//
+// # Resync
+//
+// Server.Resync(client, reason) sends a client its whole visible world
+// again: the server forgets what it believes the client has (visibility
+// kept) and builds the client's next update as for a late joiner (in parts
+// when large), preceded by a Resync message naming that update's tick and
+// the reason. The client replaces its replicated state when it applies
+// that update, in the same call: entities the server no longer has are
+// despawned, values and resources restored (client entities are spawned
+// anew). The reason is in ServerEvent ClientResync and ClientEvent
+// EventResync; ConnectionStats.Resyncs and ClientCounters.Resyncs count
+// them. ServerConfig.ResyncOnDesync resyncs a client whose desync was
+// detected.
+//
 // # Statistics
 //
 // Server.Stats returns a client's ConnectionStats (round trip, loss, bytes
@@ -237,5 +269,6 @@
 // the client's side of applying updates and mutations; resources.go
 // replicated resources on both sides; save.go the saved state form
 // (SaveState, LoadState); checkpoint.go checkpoints and the state
-// checksum.
+// checksum; desync.go the checksum reports and verdicts; resync.go
+// resyncs.
 package replicate

@@ -32,6 +32,7 @@ type memRig struct {
 	addrs   []netip.AddrPort // each client's address
 	cancel  context.CancelFunc
 	served  chan error
+	ccfg    replicate.ClientConfig // the clients' configuration (World and Protocol set by connect)
 }
 
 // memTick is the rig's tick: one server Send and one Update per client.
@@ -77,7 +78,9 @@ func (r *memRig) connect(n int, link transport.LinkConfig) {
 			r.t.Fatal(err)
 		}
 		cw := ecs.New()
-		c, err := replicate.NewClient(replicate.ClientConfig{World: cw, Protocol: r.tp.p})
+		ccfg := r.ccfg
+		ccfg.World, ccfg.Protocol = cw, r.tp.p
+		c, err := replicate.NewClient(ccfg)
 		if err != nil {
 			r.t.Fatal(err)
 		}

@@ -144,6 +144,12 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 		s.inboxes[id].add(c.id, payload)
 		c.queued++
 		c.queuedBytes += len(payload)
+	case kindChecksum:
+		if !c.authed {
+			s.violation(c, "checksum before hello")
+			return
+		}
+		s.checksumReport(c, msg[1:])
 	default:
 		s.violation(c, "unknown message kind")
 	}

@@ -36,6 +36,12 @@ const (
 	ClientRejected
 	// ClientDisconnected: a connected client left or was disconnected.
 	ClientDisconnected
+	// ClientDesync: a client's checksum report of Tick differs from the
+	// server's in Types (ServerConfig.ChecksumInterval).
+	ClientDesync
+	// ClientResync: the client is sent its whole visible world at Tick
+	// (Server.Resync); Reason says why.
+	ClientResync
 )
 
 func (k ServerEventKind) String() string {
@@ -46,6 +52,10 @@ func (k ServerEventKind) String() string {
 		return "client-rejected"
 	case ClientDisconnected:
 		return "client-disconnected"
+	case ClientDesync:
+		return "client-desync"
+	case ClientResync:
+		return "client-resync"
 	}
 	return fmt.Sprintf("ServerEventKind(%d)", uint8(k))
 }
@@ -55,6 +65,10 @@ type ServerEvent struct {
 	Kind   ServerEventKind
 	Client ClientID
 	Reason string
+	// Tick and Types (ClientDesync): the server tick checked and the
+	// names of the checksum parts that differ (Part.Name).
+	Tick  tick.Tick
+	Types []string
 }
 
 // ConnectionStats describes one client's connection as the server sees it
@@ -67,12 +81,19 @@ type ConnectionStats struct {
 	PacketsLost uint64
 	// BytesOut and BytesIn count message bytes sent to and received from
 	// the client; OutPerSec and InPerSec are rates over the last second.
-	BytesOut, BytesIn     uint64
-	OutPerSec, InPerSec   float64
-	Entities              int    // entities spawned on the client
-	MutationMessages      uint64 // mutation messages sent
-	Resent                uint64 // entity mutations resent after a timeout
-	Violations            uint64 // protocol violations counted
+	BytesOut, BytesIn   uint64
+	OutPerSec, InPerSec float64
+	Entities            int    // entities spawned on the client
+	MutationMessages    uint64 // mutation messages sent
+	Resent              uint64 // entity mutations resent after a timeout
+	Violations          uint64 // protocol violations counted
+	// ChecksumsChecked counts the client's checksum reports compared
+	// (ServerConfig.ChecksumInterval), Desyncs those that differed, and
+	// ChecksumsUnchecked those not compared: the client does not see
+	// everything, or the tick's checksum is no longer kept.
+	ChecksumsChecked, ChecksumsUnchecked, Desyncs uint64
+	// Resyncs counts the resyncs sent (Server.Resync).
+	Resyncs               uint64
 	UpdateTick, AckedTick tick.Tick
 	// RetainedBytes is the memory the server keeps for this client: its
 	// view of each entity (visibility, acks, priority), in-flight records
@@ -101,14 +122,15 @@ type Server struct {
 	// received: Receive ran since the last send phase.
 	received bool
 
-	serverTicks   // server ticks and the world ticks they saw
-	entityTable   // per-entity and per-client-and-entity state (state.go)
-	worldChanges  // this tick's changes of the world (changes.go)
-	encodings     // values and blocks encoded once per tick (changes.go)
-	segmenter     // this tick's shared segments (segments.go)
-	connTable     // connections and clients (receive.go)
-	messageQueues // game messages both ways (messages.go)
-	resourceTable // replicated resources (resources.go)
+	serverTicks                // server ticks and the world ticks they saw
+	entityTable                // per-entity and per-client-and-entity state (state.go)
+	worldChanges               // this tick's changes of the world (changes.go)
+	encodings                  // values and blocks encoded once per tick (changes.go)
+	segmenter                  // this tick's shared segments (segments.go)
+	connTable                  // connections and clients (receive.go)
+	messageQueues              // game messages both ways (messages.go)
+	resourceTable              // replicated resources (resources.go)
+	desync        desyncServer // checksums of report ticks (desync.go)
 }
 
 // serverTicks maps server ticks to the world's change ticks.
@@ -335,6 +357,7 @@ func (s *Server) SendTick(t tick.Tick) error {
 		}
 	}
 	s.flushMessages()
+	s.recordChecksum(t)
 	s.prevWorld = wt
 	s.w.AdvanceTick()
 	s.spawnedNow = s.spawnedNow[:0]

@@ -86,6 +86,8 @@ type serverClient struct {
 	clientMeter  // statistics, rates and violations (server.go, receive.go)
 	// the resources the client was sent (resources.go)
 	clientResources
+	clientDesync // desync detection (desync.go)
+	clientResync // a resync to send (resync.go)
 }
 
 // clientSend is the hot part of a client: its mutation messages of this

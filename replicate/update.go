@@ -52,6 +52,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 	c.secMap, c.secDesp, c.secRem, c.secIns = c.secMap[:0], c.secDesp[:0], c.secRem[:0], c.secIns[:0]
 	c.nMap, c.nDesp, c.nRem, c.nIns = 0, 0, 0, 0
 	s.expire(c)
+	s.startResync(c, t)
 
 	// Despawns first: a slot may be despawned and reused in one tick.
 	for _, e := range s.despawnedNow {
@@ -119,7 +120,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		ce.ackedTick, ce.sentTick = t, t
 	}
 	s.resourceSection(c, t)
-	if c.nMap+c.nDesp+c.nRem+c.nIns+c.nRes > 0 {
+	if c.nMap+c.nDesp+c.nRem+c.nIns+c.nRes > 0 || c.forcing {
 		b := appendUpdate(c.upd[:0], t, c.nMap, c.secMap, c.nDesp, c.secDesp, c.nRem, c.secRem, c.nIns, c.secIns)
 		b = appendResourceSection(b, c.nRes, c.secRes)
 		c.upd = b

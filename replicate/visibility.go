@@ -21,6 +21,8 @@ func (s *Server) SetVisible(id ClientID, e ecs.Entity, visible bool) error {
 	v := uint8(2)
 	if visible {
 		v = 1
+	} else {
+		c.filtered = true
 	}
 	if len(c.visQueue) >= 1<<20 {
 		return fmt.Errorf("%w: visibility queue full", ErrTooLarge)

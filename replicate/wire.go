@@ -39,6 +39,11 @@ import (
 //	             Mutations message received. ReliableOrdered.
 //	3 ClientMsg  uvarint message type id; the payload (the type's codec)
 //	             to the end. On the type's channel.
+//	4 ChecksumReport uvarint server tick; 8 bytes the checksum's sum;
+//	             uvarint n (at most 129); n × (uvarint part id, 8 bytes
+//	             the part's sum), ids strictly ascending: 0 the
+//	             entities, 1+i component i, 65+j resource j (desync.go).
+//	             ReliableOrdered.
 //
 // Server to client:
 //
@@ -77,6 +82,12 @@ import (
 //	14 ServerMsg uvarint message type id; uvarint update tick the client
 //	             applies first (0: deliver at once, Independent types);
 //	             the payload to the end. On the type's channel.
+//	16 ChecksumVerdict uvarint tick of the report; uvarint n (at most
+//	             129); n × uvarint id of a part that differs, strictly
+//	             ascending (none: in sync). ReliableOrdered.
+//	17 Resync    uvarint tick of the update that replaces the client's
+//	             replicated state (resync.go); string reason (at most
+//	             256 bytes). ReliableOrdered, before that update.
 //
 // A component block is a uvarint mask of the component ids present (bit i:
 // the i-th registered component; no bit at or above the number of
@@ -95,11 +106,14 @@ const (
 	kindHello      = 1
 	kindAcks       = 2
 	kindClientMsg  = 3
+	kindChecksum   = 4
 	kindWelcome    = 10
 	kindUpdate     = 12
 	kindMutations  = 13
 	kindServerMsg  = 14
 	kindUpdatePart = 15
+	kindVerdict    = 16
+	kindResync     = 17
 )
 
 // Limits of the wire format.
