@@ -2,6 +2,7 @@ package rollback_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"testing"
@@ -135,8 +136,15 @@ func (c *virtConn) Close() error              { return nil }
 
 // BenchmarkP2PBandwidth plays one minute of a 2-peer match at 60 fps with
 // 2-byte inputs changing every few frames, 100 ms round trip and 5% loss,
-// and reports the UDP payload bytes one peer sends per second.
+// and reports the UDP payload bytes one peer sends per second, without
+// desync checks and with a check every 30 frames (the demo's setting).
 func BenchmarkP2PBandwidth(b *testing.B) {
+	for _, iv := range []int{0, 30} {
+		b.Run(fmt.Sprintf("desync=%d", iv), func(b *testing.B) { benchBandwidth(b, iv) })
+	}
+}
+
+func benchBandwidth(b *testing.B, desyncInterval int) {
 	var perPeer, pps float64
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
@@ -144,7 +152,7 @@ func BenchmarkP2PBandwidth(b *testing.B) {
 		a := &virtConn{net: vn, addr: addrOf(0)}
 		c := &virtConn{net: vn, addr: addrOf(1)}
 		vn.conns[a.addr], vn.conns[c.addr] = a, c
-		cfg := rollback.Config{Now: func() time.Time { return vn.now }, InputDelay: 2}
+		cfg := rollback.Config{Now: func() time.Time { return vn.now }, InputDelay: 2, DesyncInterval: desyncInterval}
 		s0, s1 := benchPair(b, a, c, cfg, func() { vn.now = vn.now.Add(time.Millisecond) })
 		start := a.stats.BytesSent
 		startP := a.stats.PacketsSent

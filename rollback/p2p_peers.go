@@ -8,6 +8,7 @@ package rollback
 
 import (
 	"math"
+	"time"
 
 	"github.com/rewindgo/rewind/rollback/internal/wire"
 )
@@ -179,14 +180,28 @@ func (s *P2PSession) fill(e *endpoint, m *wire.Message) {
 	m.Done = s.localDone()
 	m.PeerDone = e.done
 	iv := Frame(s.cfg.DesyncInterval)
-	if iv == 0 {
+	if iv == 0 || s.lastReport <= e.sumAcked {
+		return
+	}
+	// Unacknowledged reports go with the first message after a new one,
+	// then again each reportResend until acknowledged: repeating them on
+	// every Input message (60 a second) cost about a quarter more bytes.
+	if s.lastReport <= e.reportSent && s.net.now.Sub(e.reportAt) < reportResend(e) {
 		return
 	}
 	for c := max(e.sumAcked, s.lastReport-remoteSumHistory*iv, 0)/iv*iv + iv; c <= s.lastReport && len(m.Reports) < wire.MaxReports; c += iv {
 		if r := s.reports[int(c/iv)%remoteSumHistory]; r.ok && r.frame == c {
 			m.Reports = append(m.Reports, wire.Report{Frame: int32(c), Checksum: r.sum})
+			e.reportSent = max(e.reportSent, c)
 		}
 	}
+	e.reportAt = s.net.now
+}
+
+// reportResend is how long unacknowledged checksum reports wait before
+// they are sent again: one and a half round trips, at least minReportResend.
+func reportResend(e *endpoint) time.Duration {
+	return max(e.rtt+e.rtt/2, minReportResend)
 }
 
 // owes implements handler: unacknowledged checksum reports, or the end of
@@ -218,7 +233,7 @@ func (s *P2PSession) onInputMeta(e *endpoint, m *wire.Message) {
 			// so an honest peer repeats it later.
 			break
 		}
-		e.ackDue = true
+		e.ackDue, e.sumAckDue = true, true
 		e.sumRecv = max(e.sumRecv, f)
 		if iv == 0 || f == 0 || int(f)%iv != 0 {
 			continue // not a frame this session checks

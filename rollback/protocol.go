@@ -24,6 +24,7 @@ const (
 	syncRoundTrips         = 5
 	syncRetry              = 200 * time.Millisecond
 	resendInterval         = 200 * time.Millisecond
+	minReportResend        = 50 * time.Millisecond // least wait before unacknowledged checksum reports go again
 	keepAliveInterval      = 200 * time.Millisecond
 	qualityInterval        = 200 * time.Millisecond
 	partsRetry             = 100 * time.Millisecond
@@ -92,12 +93,17 @@ type endpoint struct {
 	// Checksums (wire version 2: reports ride on Input messages and are
 	// acknowledged by SumAck in Input and InputAck): the peer's reports by
 	// check frame; sumAcked, the newest check frame of ours the peer
-	// acknowledged (Input messages repeat newer reports until it does);
-	// sumRecv, the newest of the peer's reports received here (our SumAck);
-	// and the parts exchanges in flight.
+	// acknowledged (Input messages repeat newer reports until it does, at
+	// most once per reportResend); reportSent and reportAt, the newest
+	// report sent and when reports were last sent; sumRecv, the newest of
+	// the peer's reports received here (our SumAck); and the parts
+	// exchanges in flight.
 	remoteSums [remoteSumHistory]sumEntry
 	sumAcked   Frame
+	reportSent Frame
+	reportAt   time.Time
 	sumRecv    Frame
+	sumAckDue  bool // a report arrived since a message carried SumAck
 	exchanges  []exchange
 	// done: the peer said it confirmed its whole match (wire Done flag).
 	done bool
@@ -169,7 +175,7 @@ func (n *netcore) addEndpoint(addr netip.AddrPort) *endpoint {
 	e := &endpoint{
 		addr: addr, syncLeft: syncRoundTrips, lastAcked: NullFrame, lastRecv: NullFrame, lastSeen: NullFrame,
 		pending: newRecordRing(n.maxRecord()), recv: newRecordRing(n.maxRecord()),
-		peerStatus: make([]wire.PeerStatus, n.cfg.NumPlayers), sumAcked: NullFrame, sumRecv: NullFrame,
+		peerStatus: make([]wire.PeerStatus, n.cfg.NumPlayers), sumAcked: NullFrame, reportSent: NullFrame, sumRecv: NullFrame,
 		lastHeard: n.now, lastBudget: n.now, floodBudget: float64(floodPerFrameRatio * n.cfg.FPS),
 		malformedBudget: malformedBurst,
 	}

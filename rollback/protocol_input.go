@@ -104,7 +104,7 @@ func (n *netcore) flush(fill func(*endpoint, *wire.Message)) {
 			n.sendInput(e, fill)
 		} else if e.ackDue {
 			m := n.msg(wire.KindInputAck)
-			m.AckFrame, m.SumAck = int32(e.lastRecv), int32(e.sumRecv)
+			m.AckFrame, m.SumAck = int32(e.lastRecv), e.takeSumAck()
 			n.send(e)
 		}
 		e.ackDue = false
@@ -142,7 +142,7 @@ func (n *netcore) sendInput(e *endpoint, fill func(*endpoint, *wire.Message)) {
 			// get it too (informational: their records carry the status).
 			fill(e, &n.out)
 		}
-		n.out.SumAck = int32(e.sumRecv)
+		n.out.SumAck = e.sumAck()
 		start := first
 		if count == 0 {
 			start = e.pending.last + 1
@@ -165,4 +165,24 @@ func (n *netcore) sendInput(e *endpoint, fill func(*endpoint, *wire.Message)) {
 	}
 	n.send(e)
 	e.lastInput = n.now
+	e.sumAckDue = false
+}
+
+// sumAck is the SumAck of the next message to e: the newest of its
+// reports received here when one arrived since the last message carried
+// it, else -1 (nothing to acknowledge; the peer repeats a report whose
+// acknowledgement was lost, which makes it due again). Acknowledging in
+// every message cost 3 bytes per Input message, most of the checks' cost.
+func (e *endpoint) sumAck() int32 {
+	if !e.sumAckDue {
+		return -1
+	}
+	return int32(e.sumRecv)
+}
+
+// takeSumAck is sumAck for a message that is sent at once.
+func (e *endpoint) takeSumAck() int32 {
+	a := e.sumAck()
+	e.sumAckDue = false
+	return a
 }
