@@ -33,22 +33,31 @@ func newDesyncRig(t *testing.T, seed uint64, n int, resync bool) (*memRig, []ecs
 // runDesync steps the rig k ticks, moving every entity each tick, and
 // returns the server's ClientDesync events and each client's EventDesync
 // events.
-func runDesync(r *memRig, ents []ecs.Entity, k int) (srv []replicate.ServerEvent, cli [][]replicate.ClientEvent) {
+func runDesync(r *memRig, ents []ecs.Entity, k int) ([]replicate.ServerEvent, [][]replicate.ClientEvent) {
+	return stepCollecting(r, ents, k, replicate.ClientDesync, replicate.EventDesync)
+}
+
+// stepCollecting steps the rig k ticks, moving every live entity of ents
+// each tick, and returns the server's events of kind sk and each client's
+// events of kind ck.
+func stepCollecting(r *memRig, ents []ecs.Entity, k int, sk replicate.ServerEventKind, ck replicate.ClientEventKind) (srv []replicate.ServerEvent, cli [][]replicate.ClientEvent) {
 	cli = make([][]replicate.ClientEvent, len(r.clients))
 	pos := ecs.StoreOf[Position](r.sw)
 	for range k {
 		for _, e := range ents {
-			pos.Ptr(e).Y++
+			if r.sw.Alive(e) {
+				pos.Ptr(e).Y++
+			}
 		}
 		r.step()
 		for _, ev := range r.srv.Events() {
-			if ev.Kind == replicate.ClientDesync {
+			if ev.Kind == sk {
 				srv = append(srv, ev)
 			}
 		}
 		for i, c := range r.clients {
 			for _, ev := range c.Events() {
-				if ev.Kind == replicate.EventDesync {
+				if ev.Kind == ck {
 					cli[i] = append(cli[i], ev)
 				}
 			}

@@ -14,30 +14,8 @@ import (
 
 // resyncEvents steps the rig k ticks (entities moving) and returns the
 // server's ClientResync events and each client's EventResync events.
-func resyncEvents(r *memRig, ents []ecs.Entity, k int) (srv []replicate.ServerEvent, cli [][]replicate.ClientEvent) {
-	cli = make([][]replicate.ClientEvent, len(r.clients))
-	pos := ecs.StoreOf[Position](r.sw)
-	for range k {
-		for _, e := range ents {
-			if r.sw.Alive(e) {
-				pos.Ptr(e).Y++
-			}
-		}
-		r.step()
-		for _, ev := range r.srv.Events() {
-			if ev.Kind == replicate.ClientResync {
-				srv = append(srv, ev)
-			}
-		}
-		for i, c := range r.clients {
-			for _, ev := range c.Events() {
-				if ev.Kind == replicate.EventResync {
-					cli[i] = append(cli[i], ev)
-				}
-			}
-		}
-	}
-	return srv, cli
+func resyncEvents(r *memRig, ents []ecs.Entity, k int) ([]replicate.ServerEvent, [][]replicate.ClientEvent) {
+	return stepCollecting(r, ents, k, replicate.ClientResync, replicate.EventResync)
 }
 
 // checkConverged lets the world rest for 10 ticks (the data in flight

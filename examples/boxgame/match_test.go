@@ -37,6 +37,26 @@ func freePorts(t *testing.T, n int) []int {
 // plays them without a window over loopback UDP: two peers (one sending
 // through the link conditioner with 10% loss) and a spectator of the first.
 // All three must complete frames 0..90 with the same digest.
+// play updates every match in real time (they talk over loopback UDP)
+// until done reports true, failing with why() after 20 seconds.
+func play(t *testing.T, ms []*match, done func() bool, why func() string) {
+	t.Helper()
+	start, last := time.Now(), time.Now()
+	for !done() {
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("after 20s: %s", why())
+		}
+		time.Sleep(2 * time.Millisecond)
+		now := time.Now()
+		for _, m := range ms {
+			if err := m.update(now.Sub(last)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		last = now
+	}
+}
+
 func TestMatchModes(t *testing.T) {
 	ports := freePorts(t, 3)
 	p := func(i int) string { return fmt.Sprint(ports[i]) }
@@ -62,20 +82,9 @@ func TestMatchModes(t *testing.T) {
 		defer m.close()
 		ms = append(ms, m)
 	}
-	start, last := time.Now(), time.Now()
-	for !ms[0].complete() || !ms[1].complete() || !ms[2].complete() {
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("not complete after 20s: frames confirmed %d %d %d", ms[0].digest.Frames(), ms[1].digest.Frames(), ms[2].digest.Frames())
-		}
-		time.Sleep(2 * time.Millisecond)
-		now := time.Now()
-		for _, m := range ms {
-			if err := m.update(now.Sub(last)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		last = now
-	}
+	play(t, ms, func() bool { return ms[0].complete() && ms[1].complete() && ms[2].complete() }, func() string {
+		return fmt.Sprintf("not complete: frames confirmed %d %d %d", ms[0].digest.Frames(), ms[1].digest.Frames(), ms[2].digest.Frames())
+	})
 	for i, m := range ms {
 		s := m.summary(nil, nil)
 		t.Logf("%s: digest %s over %d frames, %d rollbacks, link lost %d", s.Mode, s.Digest, s.DigestFrames, s.Rollbacks, s.LinkLost)
@@ -117,20 +126,9 @@ func TestMatchDesync(t *testing.T) {
 		b.Pos.X = b.Pos.X.Add(fixed.One)
 		break
 	}
-	start, last := time.Now(), time.Now()
-	for len(ms[0].desyncs) == 0 || len(ms[1].desyncs) == 0 {
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("desync not detected after 20s: %q %q", ms[0].desyncs, ms[1].desyncs)
-		}
-		time.Sleep(2 * time.Millisecond)
-		now := time.Now()
-		for _, m := range ms {
-			if err := m.update(now.Sub(last)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		last = now
-	}
+	play(t, ms, func() bool { return len(ms[0].desyncs) > 0 && len(ms[1].desyncs) > 0 }, func() string {
+		return fmt.Sprintf("desync not detected: %q %q", ms[0].desyncs, ms[1].desyncs)
+	})
 	for i, m := range ms {
 		s := m.summary(nil, nil)
 		t.Logf("peer %d: %s; ok %v, %q", i, s.DesyncEvents[0], s.OK, s.Failure)
