@@ -22,8 +22,12 @@ import (
 // into the World by replicate and never rolled back.
 //
 // Attach replaces c's client hooks (replicate.Client.SetClientHooks) with
-// Hooks(tl).
-func Attach(c *replicate.Client, tl *Timeline) { c.SetClientHooks(Hooks(tl)) }
+// Hooks(tl). When the protocol replicates SpawnKey (RegisterSpawnKey), it
+// also installs the adoption of predicted spawns (AttachSpawns).
+func Attach(c *replicate.Client, tl *Timeline) {
+	c.SetClientHooks(Hooks(tl))
+	_ = AttachSpawns(c, tl) // replicate.ErrUnknownType: no predicted spawns
+}
 
 // Hooks returns the client hooks Attach installs, for a game that adds
 // its own (a Spawn hook, or wrapping Despawn or TickComplete) before
