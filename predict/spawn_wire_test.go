@@ -42,6 +42,7 @@ type spawnRig struct {
 	csim   func(tick.Tick)
 
 	serverFires, clientFires map[tick.Tick]bool
+	serverExtra, clientExtra func(f tick.Tick)        // after firing, in each simulation
 	id                       replicate.ClientID       // the key's client (the client's id once connected)
 	bullets                  map[tick.Tick]ecs.Entity // server bullets by spawn tick
 	spawned                  []spawned                // what Timeline.Spawn returned, in order
@@ -93,6 +94,9 @@ func newSpawnRig(t *testing.T, latency time.Duration, lead int) *spawnRig {
 			_ = ecs.StoreOf[RVel](r.sw).Set(e, RVel{2})
 			r.bullets[f] = e
 		}
+		if r.serverExtra != nil {
+			r.serverExtra(f)
+		}
 	}
 	if r.client, err = replicate.NewClient(replicate.ClientConfig{World: r.cw, Protocol: spawnProtocol(t)}); err != nil {
 		t.Fatal(err)
@@ -119,6 +123,9 @@ func newSpawnRig(t *testing.T, latency time.Duration, lead int) *spawnRig {
 	cmove := moveQuery(r.cw)
 	r.csim = func(f tick.Tick) {
 		cmove(f)
+		if r.clientExtra != nil {
+			r.clientExtra(f)
+		}
 		a, _ := r.ammo.Store().Get(r.gun)
 		if !r.clientFires[f] || a.N == 0 {
 			return
@@ -397,4 +404,58 @@ func TestMatchedPrespawnRollbackBeforeSpawnTick(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPredictedSpawnDespawnedBeforeMatch is lightyear's
+// test_prespawn_local_despawn_match: the bullet of tick 12 hits a wall at
+// tick 14 on both sides; the client predicted the hit (Timeline.Despawn)
+// before the server's spawn reached it. The spawn still adopts the
+// despawned bullet (its identity lives on for the window), the
+// server's despawn agrees with the prediction, nothing is mispredicted,
+// duplicated or dropped, and the entity leaves the client's World when
+// tick 14 leaves the window.
+func TestPredictedSpawnDespawnedBeforeMatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSpawnRig(t, 30*time.Millisecond, 4)
+		defer r.close()
+		r.clientFires[12], r.serverFires[12] = true, true
+		r.serverExtra = func(f tick.Tick) {
+			if f == 14 {
+				_ = r.sw.Despawn(r.bullets[12])
+			}
+		}
+		r.clientExtra = func(f tick.Tick) {
+			if e, ok := r.tl.PredictedSpawn(r.key(12)); ok && f == 14 {
+				if err := r.tl.Despawn(e); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		r.stepTo(10) // the client simulated 14: the bullet is marked
+		pb := r.spawned[0].e
+		if !r.tl.Despawned(pb) || r.pos.Store().Has(pb) || r.client.Entities() != 0 {
+			t.Fatalf("at %v: marked %v, has a position %v, %d replicated; want true, false, 0", r.tl.Now(), r.tl.Despawned(pb), r.pos.Store().Has(pb), r.client.Entities())
+		}
+		r.stepTo(16)
+		st := r.tl.Stats()
+		if st.PredictedSpawnsMatched != 1 || !r.cw.Alive(pb) || len(r.bulletsOnClient()) != 1 || r.pos.Store().Has(pb) {
+			t.Fatalf("at %v: matched %d, alive %v, bullets %v, position %v; want 1, true, one, none",
+				r.tl.Now(), st.PredictedSpawnsMatched, r.cw.Alive(pb), r.bulletsOnClient(), r.pos.Store().Has(pb))
+		}
+		if p, ok := r.pos.At(pb, 13); !ok || p.X != 1014 {
+			t.Fatalf("history at 13: %v %v, want 1014", p, ok)
+		}
+		r.stepTo(40) // Now 44: tick 14 is still in the window (30 ticks)
+		if !r.cw.Alive(pb) {
+			t.Fatalf("at %v: despawned before its marker left the window", r.tl.Now())
+		}
+		r.step()
+		st = r.tl.Stats()
+		if r.cw.Alive(pb) || r.cw.Len() != 1 || r.client.Entities() != 0 {
+			t.Fatalf("at %v: bullet alive %v, %d entities, %d replicated; want gone", r.tl.Now(), r.cw.Alive(pb), r.cw.Len(), r.client.Entities())
+		}
+		if st.PredictedSpawnsDropped != 0 || st.Types[0].Mispredictions != 0 || st.Types[1].Mispredictions != 0 {
+			t.Fatalf("stats %+v, want nothing dropped or mispredicted", st)
+		}
+	})
 }

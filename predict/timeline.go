@@ -438,7 +438,10 @@ func (tl *Timeline) decide() (tick.Tick, bool) {
 // sim simulates one tick, given its number (also Tick()). It must be
 // deterministic (see the package documentation), write only the World's
 // predicted components and resources, and must not spawn or despawn
-// entities of the World except through Despawn.
+// entities of the World except through Spawn and Despawn. Predicted
+// spawns after the tick rolled back to that the re-simulation no longer
+// makes are despawned (see Spawn), and those whose tick leaves the window
+// unmatched.
 func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	tl.started = true
 	for _, h := range tl.types {
