@@ -148,8 +148,9 @@
 // spawn: a key the simulation spawned is adopted, that is the server
 // entity maps to the predicted entity (no second entity; its history is
 // kept; the server's values then flow into it as for any replicated
-// entity, those of its spawn tick requesting a rollback there like any
-// value sent with the structure of a tick). replicate knows nothing of
+// entity; those of its spawn tick roll back there only when they differ
+// from the prediction, so a correct prediction's match costs no
+// rollback, TestPredictedSpawnMatched). replicate knows nothing of
 // predict: the hook is typed on SpawnKey and answers with an entity.
 //
 // The Timeline keeps the keys whose tick is within the window, in a slice
@@ -276,7 +277,8 @@
 // Component.Authoritative(e, T, v); a value sent with the structure of T
 // (a spawn, an insertion: replicate.ValueInserted) and a removal
 // (AuthoritativeRemove) also Request(T), since the server sends them only
-// once and T may never be complete; a value replicate gives again because
+// once and T may never be complete (a value the history already holds at
+// T requests nothing: the rollback would change nothing); a value replicate gives again because
 // an entity it refers to appeared (replicate.ValueRemapped) is an Insert
 // from the tick it appeared, not a correction of the past; a despawn is
 // DespawnAt(e, T), the World entity leaving after the window; a complete

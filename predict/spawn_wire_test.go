@@ -274,6 +274,11 @@ func TestPredictedSpawnMatched(t *testing.T) {
 		if st.Types[0].Mispredictions != 0 || st.Types[1].Mispredictions != 0 || r.client.Stats().Adopted != 1 {
 			t.Fatalf("mispredictions %d %d, adopted %d; want 0 0 1", st.Types[0].Mispredictions, st.Types[1].Mispredictions, r.client.Stats().Adopted)
 		}
+		// The server's values of the spawn tick are what the history holds:
+		// the match costs no rollback.
+		if st.Rollbacks != 0 {
+			t.Fatalf("%d rollbacks, want 0", st.Rollbacks)
+		}
 	})
 }
 
