@@ -132,7 +132,10 @@ func (tl *Timeline) PredictedSpawn(k SpawnKey) (ecs.Entity, bool) {
 // it): the server entity spawned at tick t with key k is the client entity
 // it returns. A key the simulation spawned and no server entity claimed
 // yet gives its predicted entity (counted in
-// Stats.PredictedSpawnsMatched). A key the client never predicted, within
+// Stats.PredictedSpawnsMatched). A key whose entity a server spawn claimed
+// before (the entity reaches the client again: shown after being hidden,
+// a resync) or that left the World gives a new World entity, which the
+// key names from then on. A key the client never predicted, within
 // the window or ahead of it, gives a new World entity that the Timeline
 // remembers (Stats.ServerSpawnsUnpredicted), so that a later simulation
 // spawning the same key gets the server's entity instead of a duplicate;
@@ -144,11 +147,15 @@ func (tl *Timeline) AdoptSpawn(t tick.Tick, k SpawnKey) (ecs.Entity, bool) {
 	}
 	if i := tl.findSpawn(k); i >= 0 {
 		p := &tl.spawns[i]
-		if p.server || !tl.w.Alive(p.e) {
-			return 0, false
+		if !p.server && tl.w.Alive(p.e) {
+			p.server = true
+			tl.stats.PredictedSpawnsMatched++
+			return p.e, true
 		}
-		p.server = true
-		tl.stats.PredictedSpawnsMatched++
+		// Claimed before (the server's entity reaches the client again:
+		// shown after being hidden, a resync) or gone: the key's entity is
+		// a new one from now on.
+		p.e, p.server = tl.w.Spawn(), true
 		return p.e, true
 	}
 	if k.Tick.Before(tl.low()) || k.Tick.Sub(tl.now) > int32(tl.window) {

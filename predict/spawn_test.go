@@ -161,3 +161,38 @@ func TestSpawnErrors(t *testing.T) {
 		t.Fatalf("%d predicted spawns, want 1", st.PredictedSpawns)
 	}
 }
+
+// AdoptSpawn, replicate's adopt hook: a predicted key adopts its entity
+// once; the same key spawned again by the server (the entity shown again
+// after being hidden, a resync) gets a new entity, which the key names
+// from then on; an unknown key in the window gets a new entity too, a key
+// older than the window none (replicate spawns it).
+func TestAdoptSpawn(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	var got []spawned
+	fireAt(g, 3, func() bool { return true }, &got)
+	g.stepTo(5)
+	b := got[0].e
+	if e, ok := g.tl.AdoptSpawn(3, bulletKey(3)); !ok || e != b {
+		t.Fatalf("adopt: %v %v, want the predicted %v", e, ok, b)
+	}
+	again, ok := g.tl.AdoptSpawn(8, bulletKey(3))
+	if !ok || again == b || !g.w.Alive(again) {
+		t.Fatalf("adopt again: %v %v, want a new entity", again, ok)
+	}
+	if e, _ := g.tl.PredictedSpawn(bulletKey(3)); e != again {
+		t.Fatalf("the key names %v, want %v", e, again)
+	}
+	other := predict.SpawnKey{Client: 8, Tick: 4, Kind: 1}
+	if e, ok := g.tl.AdoptSpawn(4, other); !ok || !g.w.Alive(e) || e == b || e == again {
+		t.Fatalf("unknown key: %v %v, want a new entity", e, ok)
+	}
+	g.stepTo(20)
+	if e, ok := g.tl.AdoptSpawn(4, predict.SpawnKey{Client: 8, Tick: 4, Kind: 2}); ok {
+		t.Fatalf("key older than the window adopted %v", e)
+	}
+	st := g.tl.Stats()
+	if st.PredictedSpawnsMatched != 1 || st.ServerSpawnsUnpredicted != 1 || st.PredictedSpawnsDropped != 0 {
+		t.Fatalf("stats %+v, want 1 matched, 1 unpredicted, none dropped", st)
+	}
+}
