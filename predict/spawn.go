@@ -21,7 +21,10 @@ import (
 // (0, 1...), or a hash of what distinguishes it (a weapon slot) when the
 // order of spawns could differ between client and server. Both sides
 // compute it from the same input and state, so it is deterministic; it is
-// comparable (==) and plain data (24 bytes, no padding).
+// comparable (==) and plain data (24 bytes, no padding). On the client,
+// Client is replicate.Client.ID(), known once connected: a key made
+// before (Client 0) matches no server spawn, so a game fires only once
+// connected.
 //
 // The server sets it as a component on the entity it spawns, in the same
 // tick as replicate.Replicated (ServerSpawn does both), so it travels in
