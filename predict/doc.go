@@ -117,15 +117,75 @@
 // deterministic time and the World's RNG (a predicted resource); no wall
 // clock, no global RNG, no map iteration, no goroutines. It writes only
 // predicted components and resources (writes to other types are not
-// undone), and must not spawn or despawn World entities (a re-simulation
-// would do it again; predicted spawns are a later part); it despawns with
-// Timeline.Despawn. Changes from outside the simulation (Insert,
+// undone), and must not spawn or despawn World entities directly (a
+// re-simulation would do it again): it spawns with Timeline.Spawn (see
+// Predicted spawns) and despawns with Timeline.Despawn. Changes from outside the simulation (Insert,
 // Authoritative, DespawnAt...) are refused inside it with ErrInStep, and
 // outside it they must go through those calls, not straight into the
 // predicted stores: a direct write is kept only until a rollback to an
 // earlier tick, which does not replay it. Exact
 // equality compares canonical bytes, so floats mismatch on any bit: give a
 // tolerance with Compare, or use package fixed.
+//
+// # Predicted spawns
+//
+// A bullet fired by the client appears at once and becomes the server's
+// bullet without a flicker or a duplicate (lightyear's prespawning). Client
+// and server name the spawn with the same SpawnKey: the client whose input
+// caused it, its tick, a game-defined kind and an index (the n-th of its
+// kind in the tick, or a hash of what distinguishes it), all computed from
+// the input and state of that tick, so both sides agree.
+//
+// The client's simulation calls Timeline.Spawn(key) at tick F (the key's
+// tick must be the one simulated): a World entity tagged with the key (the
+// SpawnKey component, structure, never rolled back) to which it gives its
+// predicted components. The server spawns its entity with ServerSpawn (or
+// sets SpawnKey itself) in the same tick as replicate.Replicated, so the
+// key travels in the spawn's update (RegisterSpawnKey: a component of its
+// own rule, sent once, 24 bytes). On the client, replicate asks the adopt
+// hook (replicate.ComponentHooks.Adopt, installed by Attach when the
+// protocol has SpawnKey, or AttachSpawns) with the key of each server
+// spawn: a key the simulation spawned is adopted, that is the server
+// entity maps to the predicted entity (no second entity; its history is
+// kept; the server's values then flow into it as for any replicated
+// entity; those of its spawn tick roll back there only when they differ
+// from the prediction, so a correct prediction's match costs no
+// rollback, TestPredictedSpawnMatched). replicate knows nothing of
+// predict: the hook is typed on SpawnKey and answers with an entity.
+//
+// The Timeline keeps the keys whose tick is within the window, in a slice
+// (a few per tick; looked up linearly, never iterated as a map). Decisions:
+//
+//   - Unconfirmed. A predicted spawn no server spawn claimed when its tick
+//     leaves the window is despawned and counted (PredictedSpawnsDropped):
+//     the window is how long replication may take to confirm anything, so
+//     the same bound serves. A spawn arriving later is spawned normally.
+//   - Rollback before F. The predicted entity keeps its identity, but has
+//     no predicted components before F in the re-simulation (its history
+//     starts at F). When the re-simulation spawns the key again, Spawn
+//     returns the same entity, so a renderer sees no flicker. When it no
+//     longer does, an unmatched entity is despawned right after tick F is
+//     re-simulated (PredictedSpawnsUndone, also counted as dropped); a
+//     matched one stays: it is the server's entity, replicate maps it,
+//     and the server's values of its spawn tick give it its components
+//     again at F. (Lightyear despawns a matched prespawn on a rollback
+//     before its tick and lets the replay spawn a replacement; since our
+//     adopted entity is the replicated one, not a predicted copy of it,
+//     keeping it is what leaves the mapping valid and nothing duplicated.)
+//   - Server spawn without prediction. A key the client never spawned is
+//     spawned normally; the Timeline spawns the entity for replicate and
+//     remembers its key (ServerSpawnsUnpredicted), so that a
+//     re-simulation that now spawns the key (a correction gave the client
+//     the ammunition it lacked) gets the server's entity, not a second
+//     one. Keys of other clients (remote players' bullets) take this path
+//     too, unless the client predicts them under their key.
+//   - Errors. Spawning a key twice in one simulation of its tick, a key of
+//     another tick, or outside Step is ErrSpawnKey.
+//
+// A predicted spawn the simulation despawns (Timeline.Despawn) before the
+// server's spawn arrives is still matched: the server's values of the
+// spawn tick roll back there, and the re-simulation despawns it again if
+// that still happens.
 //
 // # Tick synchronisation
 //
@@ -217,12 +277,15 @@
 // Component.Authoritative(e, T, v); a value sent with the structure of T
 // (a spawn, an insertion: replicate.ValueInserted) and a removal
 // (AuthoritativeRemove) also Request(T), since the server sends them only
-// once and T may never be complete; a value replicate gives again because
+// once and T may never be complete (a value the history already holds at
+// T requests nothing: the rollback would change nothing); a value replicate gives again because
 // an entity it refers to appeared (replicate.ValueRemapped) is an Insert
 // from the tick it appeared, not a correction of the past; a despawn is
 // DespawnAt(e, T), the World entity leaving after the window; a complete
 // tick is Complete(T). Spawns need nothing: replicate spawns the World
-// entity at once and keeps its mapping, which no rollback undoes. Hooks
+// entity at once and keeps its mapping, which no rollback undoes; a spawn
+// carrying a SpawnKey adopts the predicted entity of that key
+// (AttachSpawns, see Predicted spawns). Hooks
 // returns the client hooks for a game that adds its own. The frame, with
 // the server in two phases (replicate.Server.Receive, simulate F,
 // Server.SendTick(F)):

@@ -21,6 +21,11 @@ var (
 	// ErrCompareType: a Compare option was given for another type than the
 	// one being registered.
 	ErrCompareType = errors.New("predict: compare function of another type")
+	// ErrSpawnKey: Timeline.Spawn was called outside the simulation, with
+	// a key of another tick than the one simulated, with a key already
+	// spawned in this simulation of the tick, or with a key whose entity
+	// left the World.
+	ErrSpawnKey = errors.New("predict: bad predicted spawn")
 )
 
 // Errors of the input types. Compare with errors.Is.

@@ -22,8 +22,12 @@ import (
 // into the World by replicate and never rolled back.
 //
 // Attach replaces c's client hooks (replicate.Client.SetClientHooks) with
-// Hooks(tl).
-func Attach(c *replicate.Client, tl *Timeline) { c.SetClientHooks(Hooks(tl)) }
+// Hooks(tl). When the protocol replicates SpawnKey (RegisterSpawnKey), it
+// also installs the adoption of predicted spawns (AttachSpawns).
+func Attach(c *replicate.Client, tl *Timeline) {
+	c.SetClientHooks(Hooks(tl))
+	_ = AttachSpawns(c, tl) // replicate.ErrUnknownType: no predicted spawns
+}
 
 // Hooks returns the client hooks Attach installs, for a game that adds
 // its own (a Spawn hook, or wrapping Despawn or TickComplete) before
@@ -47,9 +51,12 @@ func Hooks(tl *Timeline) replicate.ClientHooks {
 // (comp.AuthoritativeRemove(e, t)) also request a rollback to t
 // (Timeline.Request): the reliable update that carries them is the only
 // time the server sends them, so they must apply from t on even when t
-// never becomes complete. A value replicate gives again because an entity
-// it refers to appeared on the client (replicate.ValueRemapped, at the
-// tick of that update) is no new authority about the past: it is
+// never becomes complete; a value the history already holds at t (by the
+// type's compare function: a predicted spawn the server confirms)
+// requests nothing, since the rollback would change nothing. A value
+// replicate gives again because an entity it refers to appeared on the
+// client (replicate.ValueRemapped, at the tick of that update) is no new
+// authority about the past: it is
 // comp.Insert(e, t, v), a change from t on that is not compared with the
 // prediction. Values and removals the Timeline refuses (more than the
 // window ahead) are dropped and counted in Stats.Refused.
@@ -62,7 +69,7 @@ func AttachComponent[T any](c *replicate.Client, comp *Component[T]) error {
 			case replicate.ValueRemapped:
 				err = comp.Insert(e, t, v)
 			case replicate.ValueInserted:
-				if err = comp.Authoritative(e, t, v); err == nil {
+				if err = comp.Authoritative(e, t, v); err == nil && !comp.predicted(e, t, &v) {
 					tl.Request(t)
 				}
 			default:
@@ -82,4 +89,11 @@ func AttachComponent[T any](c *replicate.Client, comp *Component[T]) error {
 			return true
 		},
 	})
+}
+
+// predicted reports whether the history holds v (by the compare function)
+// as e's value at t.
+func (c *Component[T]) predicted(e ecs.Entity, t tick.Tick, v *T) bool {
+	p, ok := c.At(e, t)
+	return ok && c.p.matches(&p, v)
 }

@@ -51,6 +51,17 @@ type Stats struct {
 	// Refused counts authoritative values dropped by ReceiveHook because
 	// their tick was more than the window ahead.
 	Refused uint64
+	// PredictedSpawns counts the entities the simulation spawned with
+	// Spawn (a re-simulation spawning a key again reuses its entity and
+	// does not count); PredictedSpawnsMatched those a server spawn with
+	// the same key adopted; PredictedSpawnsDropped those despawned without
+	// one, mispredictions: when their tick left the window, or when a
+	// rollback's re-simulation no longer spawned them
+	// (PredictedSpawnsUndone counts these as well). ServerSpawnsUnpredicted
+	// counts server spawns with a key the client had not spawned, spawned
+	// normally.
+	PredictedSpawns, PredictedSpawnsMatched, PredictedSpawnsDropped uint64
+	PredictedSpawnsUndone, ServerSpawnsUnpredicted                  uint64
 	// HistoryBytes is the memory held by the history of every registered
 	// type (values and entity layouts of W+1 ticks).
 	HistoryBytes int
@@ -123,7 +134,8 @@ type Timeline struct {
 	names   map[string]bool
 	ticks   []tickInfo // 2*(W+1), by tick mod len
 	markers []marker
-	req     tick.Tick // oldest requested rollback tick, when hasReq
+	spawns  []prespawn // spawn keys within the window (spawn.go)
+	req     tick.Tick  // oldest requested rollback tick, when hasReq
 	hasReq  bool
 	deaths  uint64 // World despawns seen (see layoutBuf.deaths)
 	started bool
@@ -426,7 +438,10 @@ func (tl *Timeline) decide() (tick.Tick, bool) {
 // sim simulates one tick, given its number (also Tick()). It must be
 // deterministic (see the package documentation), write only the World's
 // predicted components and resources, and must not spawn or despawn
-// entities of the World except through Despawn.
+// entities of the World except through Spawn and Despawn. Predicted
+// spawns after the tick rolled back to that the re-simulation no longer
+// makes are despawned (see Spawn), and those whose tick leaves the window
+// unmatched.
 func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	tl.started = true
 	for _, h := range tl.types {
@@ -475,6 +490,7 @@ func (tl *Timeline) rollback(from tick.Tick, sim func(t tick.Tick)) {
 		}
 	}
 	tl.markers = tl.markers[:k]
+	tl.unliveSpawns(from)
 	tl.applyTick(from)
 	tl.saveAll(from)
 	tl.inStep, tl.inRB = true, true
@@ -482,6 +498,7 @@ func (tl *Timeline) rollback(from tick.Tick, sim func(t tick.Tick)) {
 		tl.cur = t
 		sim(t)
 		tl.applyTick(t)
+		tl.undoSpawns(t)
 		tl.saveAll(t)
 		tl.stats.TicksResimulated++
 	}
@@ -507,6 +524,7 @@ func (tl *Timeline) expire() {
 		k++
 	}
 	tl.markers = tl.markers[:k]
+	tl.expireSpawns(low)
 }
 
 func (tl *Timeline) register(name string, h history) error {

@@ -264,7 +264,12 @@ func (c *Client) applyUpdate(body []byte) error {
 			}
 		}
 		if ce == 0 {
+			ce = c.adoptHook(it, t)
+		}
+		if ce == 0 {
 			ce = c.w.Spawn()
+		} else {
+			c.stats.Adopted++
 		}
 		rec := c.newRecord(it.e, ce)
 		rec.mutTick, rec.hasMut = t, true
@@ -290,6 +295,24 @@ func (c *Client) applyUpdate(body []byte) error {
 	c.applied, c.hasUpd = t, true
 	c.stats.Updates++
 	return nil
+}
+
+// adoptHook asks the adopt hooks of the spawn's values (ComponentHooks.Adopt)
+// for a client entity to adopt: the first live one that replicates no
+// server entity, or none.
+func (c *Client) adoptHook(it updItem, t tick.Tick) ecs.Entity {
+	for _, v := range c.vals[it.first : it.first+it.n] {
+		c.mapper.refs = c.mapper.refs[:0]
+		ce, ok := c.comps[v.id].adopt(t, v.val, &c.mapper)
+		if !ok {
+			continue
+		}
+		if _, taken := c.byCli[ce]; ce != 0 && c.w.Alive(ce) && !taken {
+			return ce
+		}
+		c.stats.Unmatched++
+	}
+	return 0
 }
 
 // mutations handles a mutation message: held until its update has arrived,

@@ -69,8 +69,13 @@ type ClientCounters struct {
 	// Malformed counts messages that did not decode; DroppedBuffered the
 	// held or delivered messages dropped at their caps (MaxBuffered,
 	// DefaultInboxMessages and DefaultInboxBytes); Unmatched the entity
-	// mappings (Server.MapClientEntity) naming no free client entity.
+	// mappings (Server.MapClientEntity) and adopt hooks
+	// (ComponentHooks.Adopt) naming no free client entity.
 	Malformed, DroppedBuffered, Unmatched uint64
+	// Adopted counts the server entities that reached the client as an
+	// entity it already had (a mapping or an adopt hook) instead of a
+	// new one.
+	Adopted uint64
 	// ChecksumsSent counts the checksum reports sent
 	// (ClientConfig.ChecksumInterval), ChecksumsChecked those the server
 	// answered, and Desyncs those that differed.

@@ -121,7 +121,10 @@
 // hook. A mutation older than what the entity has is not written into the
 // World but still reaches the value hook with its tick; per client (Client.SetClientHooks) spawn,
 // despawn (a taken despawn leaves the entity in the World for its owner)
-// and tick completeness. SetReceiveHook is the value hook for
+// and tick completeness; and per component type an adopt hook, asked
+// with the type's value in each spawn which existing client entity, if
+// any, the server entity is (package predict matches its predicted spawns
+// by a key this way). SetReceiveHook is the value hook for
 // authoritative values alone. Entity identity and mappings stay
 // replicate's: nothing a hook does to predicted values undoes them.
 //

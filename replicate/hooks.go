@@ -59,6 +59,19 @@ type ComponentHooks[T any] struct {
 	// Remove gets each removal of T by the server at tick t (the
 	// component left the entity, or no rule replicates it any more).
 	Remove func(e ecs.Entity, t tick.Tick) bool
+	// Adopt is consulted when a server entity spawned at tick t reaches
+	// the client with a value v of T in its spawn (before any of its
+	// values is written, references in v mapped to the client entities
+	// known so far), unless a Server.MapClientEntity mapping already
+	// names its client entity. Returning a live client entity that
+	// replicates no server entity makes the client adopt it as that
+	// server entity instead of spawning one: the mapping, the Spawn
+	// hook and the values then go to it as to a spawned entity. Any
+	// other answer spawns a new entity. This is how a prediction layer
+	// matches a server spawn with the entity it predicted (package
+	// predict's SpawnKey); it is called once per spawn and type, in the
+	// order of the component ids, until one adopts.
+	Adopt func(t tick.Tick, v T) (ecs.Entity, bool)
 }
 
 // SetHooks installs the hooks of component type T on c, replacing any set

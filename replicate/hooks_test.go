@@ -227,3 +227,74 @@ func TestLateValuesReachHook(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptHook: a spawn carrying a value the client's adopt hook
+// recognises reaches the client as the entity the hook names (no new
+// entity, the server's values written to it, the mapping both ways);
+// an answer naming an entity already replicating another server entity,
+// or a dead one, is refused and counted, and the spawn gets a new entity.
+// Mutations never consult the hook.
+func TestAdoptHook(t *testing.T) {
+	tp := newProto(t)
+	h := newHarness(t, tp, replicate.ServerConfig{})
+	c := h.connect(nil)
+	h.exchange()
+	cw := h.cws[0]
+	predicted := cw.Spawn()
+	_ = ecs.Register[Health](cw).Set(predicted, Health{HP: 1})
+	dead := cw.Spawn()
+	_ = cw.Despawn(dead)
+	type call struct {
+		t  tick.Tick
+		hp int32
+	}
+	var calls []call
+	if err := replicate.SetHooks(c, replicate.ComponentHooks[Health]{
+		Adopt: func(t tick.Tick, v Health) (ecs.Entity, bool) {
+			calls = append(calls, call{t, v.HP})
+			switch v.HP {
+			case 50, 51:
+				return predicted, true
+			case 52:
+				return dead, true
+			}
+			return 0, false
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := cw.Len()
+	a := spawnRep(h.sw, Position{5, 5}, 50)
+	h.exchange()
+	spawnTick := h.srv.Tick()
+	if got, _ := c.ClientEntity(a); got != predicted || cw.Len() != before {
+		t.Fatalf("server entity mapped to %v (%d entities, had %d), want the predicted %v and no new entity", got, cw.Len(), before, predicted)
+	}
+	if se, _ := c.ServerEntity(predicted); se != a {
+		t.Fatalf("predicted entity replicates %v, want %v", se, a)
+	}
+	if hp, _ := ecs.StoreOf[Health](cw).Get(predicted); hp.HP != 50 {
+		t.Fatalf("adopted entity has %v, want the server's 50", hp)
+	}
+	if p, _ := ecs.StoreOf[Position](cw).Get(predicted); p != (Position{5, 5}) {
+		t.Fatalf("adopted entity has %v, want the server's position", p)
+	}
+	_ = ecs.StoreOf[Health](h.sw).Set(a, Health{HP: 49}) // a mutation: no hook call
+	h.exchange()
+	if len(calls) != 1 || calls[0] != (call{spawnTick, 50}) {
+		t.Fatalf("hook calls %v, want one at tick %v with 50", calls, spawnTick)
+	}
+	b := spawnRep(h.sw, Position{}, 51) // names the entity already adopted
+	d := spawnRep(h.sw, Position{}, 52) // names a dead entity
+	e := spawnRep(h.sw, Position{}, 53) // not recognised
+	h.exchange()
+	for _, se := range []ecs.Entity{b, d, e} {
+		ce, ok := c.ClientEntity(se)
+		if !ok || ce == predicted || ce == dead || !cw.Alive(ce) {
+			t.Fatalf("server entity %v reached the client as %v (%v), want a new entity", se, ce, ok)
+		}
+	}
+	if st := c.Stats(); st.Adopted != 1 || st.Unmatched != 2 {
+		t.Fatalf("adopted %d unmatched %d, want 1 and 2", st.Adopted, st.Unmatched)
+	}
+}

@@ -135,6 +135,9 @@ type boundComponent interface {
 	remove(e ecs.Entity, t tick.Tick)
 	// decodeCheck decodes src without writing it anywhere (validation).
 	decodeCheck(src []byte) error
+	// adopt asks the adopt hook (if any) which client entity, if any,
+	// a server entity spawned at t with value src is.
+	adopt(t tick.Tick, src []byte, m ecs.EntityMapper) (ecs.Entity, bool)
 }
 
 // Filter restricts a Rule to entities that have (With) or lack (Without) a
@@ -478,6 +481,21 @@ func (b *typedComponent[T]) late(e ecs.Entity, t tick.Tick, src []byte, m ecs.En
 		any(v).(ecs.MapEntitieser).MapEntities(m)
 	}
 	h(e, t, *v, ValueAuthoritative)
+}
+
+func (b *typedComponent[T]) adopt(t tick.Tick, src []byte, m ecs.EntityMapper) (ecs.Entity, bool) {
+	h := b.hooks.Adopt
+	if h == nil {
+		return 0, false
+	}
+	v := &b.tmp
+	if b.codec.Decode(src, v) != nil {
+		return 0, false
+	}
+	if b.c.isMap && m != nil {
+		any(v).(ecs.MapEntitieser).MapEntities(m)
+	}
+	return h(t, *v)
 }
 
 // equalBytes compares the memory of two values (conservative: padding or

@@ -1,0 +1,198 @@
+package predict_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// Predicted spawns on the Timeline alone (the wiring with replicate is in
+// spawn_wire_test.go). The game of timewarp_test.go: every entity with
+// Health loses 1 per tick; a bullet is spawned with health 100.
+
+func bulletKey(f tick.Tick) predict.SpawnKey {
+	return predict.SpawnKey{Client: 7, Tick: f, Kind: 1, Index: 0}
+}
+
+// fireAt makes the simulation spawn a bullet at tick f when gate (read in
+// the predicted state) allows it; every entity Spawn returns is appended
+// to got, with whether it was returned during a rollback.
+type spawned struct {
+	e  ecs.Entity
+	rb bool
+}
+
+func fireAt(g *game, f tick.Tick, gate func() bool, got *[]spawned) {
+	g.extra = func(tk tick.Tick) {
+		if tk != f || !gate() {
+			return
+		}
+		e, err := g.tl.Spawn(bulletKey(f))
+		g.must(err)
+		g.must(g.hs.Set(e, 100))
+		*got = append(*got, spawned{e, g.tl.InRollback()})
+	}
+}
+
+// A predicted spawn no server spawn claims lives until its tick leaves the
+// window (W = 10: the bullet of tick 3 is despawned by the Step that makes
+// tick 14 Now), then it is despawned and counted as dropped.
+func TestSpawnUnconfirmedDropped(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	var got []spawned
+	fireAt(g, 3, func() bool { return true }, &got)
+	g.stepTo(13)
+	if len(got) != 1 {
+		t.Fatalf("spawns %v, want one", got)
+	}
+	b := got[0].e
+	if e, ok := g.tl.PredictedSpawn(bulletKey(3)); !ok || e != b || g.now(b) != 90 {
+		t.Fatalf("at 13: predicted spawn %v %v health %d; want %v true 90", e, ok, g.now(b), b)
+	}
+	if k, _ := ecs.StoreOf[predict.SpawnKey](g.w).Get(b); k != bulletKey(3) {
+		t.Fatalf("bullet tagged %+v, want its key", k)
+	}
+	if st := g.tl.Stats(); st.PredictedSpawns != 1 || st.PredictedSpawnsDropped != 0 {
+		t.Fatalf("at 13: %+v", st)
+	}
+	g.stepTo(14)
+	if g.w.Alive(b) {
+		t.Fatal("the unconfirmed bullet outlived the window")
+	}
+	if _, ok := g.tl.PredictedSpawn(bulletKey(3)); ok {
+		t.Fatal("the key is still known after the window")
+	}
+	st := g.tl.Stats()
+	if st.PredictedSpawns != 1 || st.PredictedSpawnsDropped != 1 || st.PredictedSpawnsMatched != 0 || st.PredictedSpawnsUndone != 0 {
+		t.Fatalf("stats %+v, want 1 spawned, 1 dropped", st)
+	}
+}
+
+// A rollback to a tick before an unmatched predicted spawn: when the
+// re-simulation spawns the key again, it gets the same entity back (no
+// new entity, no flicker), without its predicted values before the
+// spawn tick; when a correction makes the re-simulation no longer spawn
+// it, the entity is despawned as soon as its tick is re-simulated and
+// counted as undone and dropped.
+func TestSpawnRollbackBeforeSpawnTick(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	gun := g.spawn(60) // fires at 5 while its health is at least 50
+	var got []spawned
+	fireAt(g, 5, func() bool { h, _ := g.hs.Get(gun); return h >= 50 }, &got)
+	g.stepTo(8)
+	if len(got) != 1 || got[0].rb {
+		t.Fatalf("spawns %v, want one outside rollbacks", got)
+	}
+	b := got[0].e
+	entities := g.w.Len()
+
+	// The server's gun had health 0 at tick 2: the rollback to 2
+	// re-simulates 3 .. 8, and the gun no longer fires at 5.
+	g.must(g.health.Authoritative(gun, 2, 0))
+	g.must(g.tl.Complete(2))
+	g.tl.Step(g.sim)
+	if g.tl.Stats().Rollbacks != 1 || len(got) != 1 {
+		t.Fatalf("rollbacks %d spawns %v; want 1 and the re-simulation not firing", g.tl.Stats().Rollbacks, got)
+	}
+	if g.w.Alive(b) || g.w.Len() != entities-1 {
+		t.Fatalf("bullet alive %v, %d entities; want despawned, %d", g.w.Alive(b), g.w.Len(), entities-1)
+	}
+	st := g.tl.Stats()
+	if st.PredictedSpawnsUndone != 1 || st.PredictedSpawnsDropped != 1 || st.PredictedSpawns != 1 {
+		t.Fatalf("stats %+v, want 1 spawned, undone and dropped", st)
+	}
+}
+
+// The same rollback when the re-simulation still fires: the bullet keeps
+// its entity, is absent from the history before tick 5, and its values
+// from 5 on are the re-simulation's.
+func TestSpawnRespawnKeepsEntity(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	gun := g.spawn(60)
+	var got []spawned
+	fireAt(g, 5, func() bool { h, _ := g.hs.Get(gun); return h >= 50 }, &got)
+	g.stepTo(8)
+	b := got[0].e
+	entities := g.w.Len()
+	g.tl.Step(g.sim)
+	g.tl.Request(3) // a change in the past: roll back to 3 at the next Step
+	g.tl.Step(g.sim)
+	if g.tl.Stats().Rollbacks != 1 || len(got) != 2 || got[1] != (spawned{b, true}) {
+		t.Fatalf("rollbacks %d spawns %v; want 1 and the same entity %v again in the rollback", g.tl.Stats().Rollbacks, got, b)
+	}
+	if !g.w.Alive(b) || g.w.Len() != entities || g.now(b) != 100-(10-5) {
+		t.Fatalf("bullet alive %v health %d, %d entities; want alive, 95, %d", g.w.Alive(b), g.now(b), g.w.Len(), entities)
+	}
+	if g.at(b, 4) != -1 || g.at(b, 5) != 100 || g.at(b, 8) != 97 {
+		t.Fatalf("bullet history at 4, 5, 8: %d %d %d; want -1 100 97", g.at(b, 4), g.at(b, 5), g.at(b, 8))
+	}
+	if st := g.tl.Stats(); st.PredictedSpawns != 1 || st.PredictedSpawnsDropped != 0 {
+		t.Fatalf("stats %+v, want 1 spawned, none dropped", st)
+	}
+}
+
+// Spawn is for the simulation, once per key and tick, with a key of the
+// tick being simulated.
+func TestSpawnErrors(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	if _, err := g.tl.Spawn(bulletKey(0)); !errors.Is(err, predict.ErrSpawnKey) {
+		t.Fatalf("Spawn outside Step: %v, want ErrSpawnKey", err)
+	}
+	var errs []error
+	g.extra = func(tk tick.Tick) {
+		if tk != 2 {
+			return
+		}
+		_, err := g.tl.Spawn(bulletKey(3)) // another tick
+		errs = append(errs, err)
+		_, err = g.tl.Spawn(bulletKey(2))
+		errs = append(errs, err)
+		_, err = g.tl.Spawn(bulletKey(2)) // twice
+		errs = append(errs, err)
+	}
+	g.stepTo(3)
+	if len(errs) != 3 || !errors.Is(errs[0], predict.ErrSpawnKey) || errs[1] != nil || !errors.Is(errs[2], predict.ErrSpawnKey) {
+		t.Fatalf("errors %v, want ErrSpawnKey, nil, ErrSpawnKey", errs)
+	}
+	if st := g.tl.Stats(); st.PredictedSpawns != 1 {
+		t.Fatalf("%d predicted spawns, want 1", st.PredictedSpawns)
+	}
+}
+
+// AdoptSpawn, replicate's adopt hook: a predicted key adopts its entity
+// once; the same key spawned again by the server (the entity shown again
+// after being hidden, a resync) gets a new entity, which the key names
+// from then on; an unknown key in the window gets a new entity too, a key
+// older than the window none (replicate spawns it).
+func TestAdoptSpawn(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	var got []spawned
+	fireAt(g, 3, func() bool { return true }, &got)
+	g.stepTo(5)
+	b := got[0].e
+	if e, ok := g.tl.AdoptSpawn(3, bulletKey(3)); !ok || e != b {
+		t.Fatalf("adopt: %v %v, want the predicted %v", e, ok, b)
+	}
+	again, ok := g.tl.AdoptSpawn(8, bulletKey(3))
+	if !ok || again == b || !g.w.Alive(again) {
+		t.Fatalf("adopt again: %v %v, want a new entity", again, ok)
+	}
+	if e, _ := g.tl.PredictedSpawn(bulletKey(3)); e != again {
+		t.Fatalf("the key names %v, want %v", e, again)
+	}
+	other := predict.SpawnKey{Client: 8, Tick: 4, Kind: 1}
+	if e, ok := g.tl.AdoptSpawn(4, other); !ok || !g.w.Alive(e) || e == b || e == again {
+		t.Fatalf("unknown key: %v %v, want a new entity", e, ok)
+	}
+	g.stepTo(20)
+	if e, ok := g.tl.AdoptSpawn(4, predict.SpawnKey{Client: 8, Tick: 4, Kind: 2}); ok {
+		t.Fatalf("key older than the window adopted %v", e)
+	}
+	st := g.tl.Stats()
+	if st.PredictedSpawnsMatched != 1 || st.ServerSpawnsUnpredicted != 1 || st.PredictedSpawnsDropped != 0 {
+		t.Fatalf("stats %+v, want 1 matched, 1 unpredicted, none dropped", st)
+	}
+}

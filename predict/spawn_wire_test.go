@@ -1,0 +1,518 @@
+package predict_test
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// Predicted spawns through predict.Attach with a real replicate.Server and
+// Client on the in-memory network, in virtual time. Both sides run the
+// same simulation: bullets (RPos, RVel) move by their velocity; a bullet
+// fired at tick f starts at 1000+f with velocity 2. The client fires from
+// its gun (a local entity with a predicted Ammo), one round per shot.
+
+// Ammo is the client's predicted gun state: a shot needs a round.
+type Ammo struct{ N int32 }
+
+type spawnRig struct {
+	t     *testing.T
+	net   *transport.MessageNetwork
+	ln    *transport.MessageNetworkListener
+	sw    *ecs.World
+	srv   *replicate.Server
+	ssim  func(tick.Tick)
+	frame tick.Tick
+
+	cw     *ecs.World
+	client *replicate.Client
+	tl     *predict.Timeline
+	pos    *predict.Component[RPos]
+	vel    *predict.Component[RVel]
+	ammo   *predict.Component[Ammo]
+	gun    ecs.Entity
+	csim   func(tick.Tick)
+
+	serverFires, clientFires map[tick.Tick]bool
+	serverExtra, clientExtra func(f tick.Tick)        // after firing, in each simulation
+	id                       replicate.ClientID       // the key's client (the client's id once connected)
+	bullets                  map[tick.Tick]ecs.Entity // server bullets by spawn tick
+	spawned                  []spawned                // what Timeline.Spawn returned, in order
+	states                   map[tick.Tick][2][]int64 // server bullets (entity, x) at the end of each tick
+}
+
+func spawnProtocol(t testing.TB) *replicate.Protocol {
+	t.Helper()
+	p := replicate.NewProtocol()
+	for _, err := range []error{
+		second(replicate.Component[RPos](p, replicate.WithOwnRule())),
+		second(replicate.Component[RVel](p, replicate.WithOwnRule())),
+		second(predict.RegisterSpawnKey(p)),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+func (r *spawnRig) key(f tick.Tick) predict.SpawnKey {
+	return predict.SpawnKey{Client: r.id, Tick: f, Kind: 1}
+}
+
+// newSpawnRig connects a client predicting lead ticks ahead of the server
+// over links of the given latency, with a window of 30 ticks.
+func newSpawnRig(t *testing.T, latency time.Duration, lead int) *spawnRig {
+	t.Helper()
+	return newSpawnRigLink(t, 1, transport.LinkConfig{Latency: latency}, lead, 30)
+}
+
+// newSpawnRigLink is newSpawnRig on links configured by link, with the
+// network's seed and a window of window ticks.
+func newSpawnRigLink(t *testing.T, seed uint64, link transport.LinkConfig, lead, window int) *spawnRig {
+	t.Helper()
+	r := &spawnRig{t: t, sw: ecs.New(), cw: ecs.New(),
+		serverFires: map[tick.Tick]bool{}, clientFires: map[tick.Tick]bool{},
+		bullets: map[tick.Tick]ecs.Entity{}, states: map[tick.Tick][2][]int64{}}
+	r.net = transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
+	var err error
+	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {
+		t.Fatal(err)
+	}
+	if r.srv, err = replicate.NewServer(replicate.ServerConfig{World: r.sw, Protocol: spawnProtocol(t)}); err != nil {
+		t.Fatal(err)
+	}
+	move := moveQuery(r.sw)
+	r.ssim = func(f tick.Tick) {
+		move(f)
+		if r.serverFires[f] {
+			// The server fires from the client's input for f, under the
+			// same key.
+			e := predict.ServerSpawn(r.sw, r.key(f))
+			_ = ecs.StoreOf[RPos](r.sw).Set(e, RPos{1000 + int64(f)})
+			_ = ecs.StoreOf[RVel](r.sw).Set(e, RVel{2})
+			r.bullets[f] = e
+		}
+		if r.serverExtra != nil {
+			r.serverExtra(f)
+		}
+	}
+	if r.client, err = replicate.NewClient(replicate.ClientConfig{World: r.cw, Protocol: spawnProtocol(t)}); err != nil {
+		t.Fatal(err)
+	}
+	r.tl = predict.New(r.cw, tick.Tick(lead), predict.Config{Window: window})
+	if r.pos, err = predict.Register[RPos](r.tl); err != nil {
+		t.Fatal(err)
+	}
+	if r.vel, err = predict.Register[RVel](r.tl); err != nil {
+		t.Fatal(err)
+	}
+	if r.ammo, err = predict.Register[Ammo](r.tl); err != nil {
+		t.Fatal(err)
+	}
+	r.gun = r.cw.Spawn()
+	_ = r.ammo.Store().Set(r.gun, Ammo{N: 1})
+	predict.Attach(r.client, r.tl)
+	if err := predict.AttachComponent(r.client, r.pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := predict.AttachComponent(r.client, r.vel); err != nil {
+		t.Fatal(err)
+	}
+	cmove := moveQuery(r.cw)
+	r.csim = func(f tick.Tick) {
+		cmove(f)
+		if r.clientExtra != nil {
+			r.clientExtra(f)
+		}
+		a, _ := r.ammo.Store().Get(r.gun)
+		if !r.clientFires[f] || a.N == 0 {
+			return
+		}
+		_ = r.ammo.Store().Set(r.gun, Ammo{N: a.N - 1})
+		e, err := r.tl.Spawn(r.key(f))
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		_ = r.pos.Store().Set(e, RPos{1000 + int64(f)})
+		_ = r.vel.Store().Set(e, RVel{2})
+		r.spawned = append(r.spawned, spawned{e, r.tl.InRollback()})
+	}
+	conn, err := r.net.Dial(context.Background(), r.ln.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sconn, err := r.ln.Accept(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.srv.AddConn(sconn)
+	if err := r.client.Connect(conn); err != nil {
+		t.Fatal(err)
+	}
+	r.net.SetLink(conn.LocalAddr(), r.ln.Addr(), link)
+	r.net.SetLink(r.ln.Addr(), conn.LocalAddr(), link)
+	return r
+}
+
+func (r *spawnRig) close() {
+	r.client.Close()
+	r.srv.Close()
+	r.ln.Close()
+	r.net.Close()
+}
+
+// step runs one server frame and one client frame, then lets one tick of
+// virtual time pass.
+func (r *spawnRig) step() {
+	r.t.Helper()
+	r.frame++
+	r.srv.Receive()
+	r.ssim(r.frame)
+	var s [2][]int64
+	for e, p := range ecs.NewQuery1(ecs.StoreOf[RPos](r.sw).Read()).All() {
+		s[0] = append(s[0], int64(e))
+		s[1] = append(s[1], p.X)
+	}
+	r.states[r.frame] = s
+	if err := r.srv.SendTick(r.frame); err != nil {
+		r.t.Fatal(err)
+	}
+	r.client.Update()
+	if r.id == 0 {
+		r.id = r.client.ID()
+	}
+	r.tl.Step(r.csim)
+	time.Sleep(wireTick)
+}
+
+func (r *spawnRig) stepTo(f tick.Tick) {
+	for r.frame < f {
+		r.step()
+	}
+}
+
+// bulletsOnClient returns the client entities with a SpawnKey.
+func (r *spawnRig) bulletsOnClient() []ecs.Entity {
+	s := ecs.StoreOf[predict.SpawnKey](r.cw)
+	return append([]ecs.Entity(nil), s.Column().Entities...)
+}
+
+// checkBullet verifies that server bullet se is client entity ce, alive and
+// mapped, and that the client's history at every complete tick from the
+// spawn on holds the server's position, and its value at Now the
+// server's, extrapolated.
+func (r *spawnRig) checkBullet(se, ce ecs.Entity, f tick.Tick) {
+	r.t.Helper()
+	if got, ok := r.client.ClientEntity(se); !ok || got != ce || !r.cw.Alive(ce) {
+		r.t.Fatalf("server bullet %v is client %v (%v, alive %v), want %v", se, got, ok, r.cw.Alive(got), ce)
+	}
+	if back, _ := r.client.ServerEntity(ce); back != se {
+		r.t.Fatalf("client bullet %v replicates %v, want %v", ce, back, se)
+	}
+	checked := 0
+	for tk := r.tl.Now().Add(-int32(r.tl.Window())); tk.Before(r.tl.Now()); tk++ {
+		if !r.client.TickComplete(tk) {
+			continue
+		}
+		p, ok := r.pos.At(ce, tk)
+		if tk.Before(f) {
+			if ok {
+				r.t.Fatalf("bullet of tick %v has %v at %v", f, p, tk)
+			}
+			continue
+		}
+		s := r.states[tk]
+		want := int64(-1)
+		for i, e := range s[0] {
+			if ecs.Entity(e) == se {
+				want = s[1][i]
+			}
+		}
+		if !ok || p.X != want {
+			r.t.Fatalf("bullet at complete tick %v: %v (%v), server %v", tk, p, ok, want)
+		}
+		checked++
+	}
+	if checked < 5 {
+		r.t.Fatalf("%d complete ticks compared, want at least 5", checked)
+	}
+	sp, _ := ecs.StoreOf[RPos](r.sw).Get(se)
+	cp, _ := r.pos.Store().Get(ce)
+	if cp.X != sp.X+2*int64(r.tl.Now().Sub(r.frame)) {
+		r.t.Fatalf("bullet at %v: %v, server %v at %v", r.tl.Now(), cp, sp, r.frame)
+	}
+}
+
+// TestPredictedSpawnMatched: the client fires at tick 12, 4 ticks ahead of
+// the server, and sees its bullet at once; the server fires at 12 from the
+// same input; its spawn, 2 ticks of latency later, adopts the client's
+// bullet. The client ends with exactly one bullet entity, the one it
+// predicted, mapped to the server's, with the server's values, and
+// counts one match and no mispredicted value.
+func TestPredictedSpawnMatched(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSpawnRig(t, 30*time.Millisecond, 4)
+		defer r.close()
+		r.clientFires[12], r.serverFires[12] = true, true
+		r.stepTo(8) // the client simulated tick 12
+		if len(r.spawned) != 1 || len(r.bulletsOnClient()) != 1 || r.client.Entities() != 0 {
+			t.Fatalf("after firing: spawns %v, %d bullets, %d replicated; want 1, 1, 0", r.spawned, len(r.bulletsOnClient()), r.client.Entities())
+		}
+		r.stepTo(40)
+		pb := r.spawned[0].e
+		if b := r.bulletsOnClient(); len(b) != 1 || b[0] != pb || r.cw.Len() != 2 {
+			t.Fatalf("client bullets %v (%d entities), want only the predicted %v and the gun", b, r.cw.Len(), pb)
+		}
+		r.checkBullet(r.bullets[12], pb, 12)
+		st := r.tl.Stats()
+		if st.PredictedSpawns != 1 || st.PredictedSpawnsMatched != 1 || st.PredictedSpawnsDropped != 0 || st.ServerSpawnsUnpredicted != 0 {
+			t.Fatalf("spawn stats %+v, want 1 spawned and matched", st)
+		}
+		if st.Types[0].Mispredictions != 0 || st.Types[1].Mispredictions != 0 || r.client.Stats().Adopted != 1 {
+			t.Fatalf("mispredictions %d %d, adopted %d; want 0 0 1", st.Types[0].Mispredictions, st.Types[1].Mispredictions, r.client.Stats().Adopted)
+		}
+		// The server's values of the spawn tick are what the history holds:
+		// the match costs no rollback.
+		if st.Rollbacks != 0 {
+			t.Fatalf("%d rollbacks, want 0", st.Rollbacks)
+		}
+	})
+}
+
+// TestPredictedSpawnNeverConfirmed: the client fires at 12, the server
+// never does (it missed the input). The bullet lives while tick 12 is in
+// the window (30 ticks), is despawned by the Step that makes tick 43 Now
+// (frame 39), and is counted as dropped.
+func TestPredictedSpawnNeverConfirmed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSpawnRig(t, 30*time.Millisecond, 4)
+		defer r.close()
+		r.clientFires[12] = true
+		r.stepTo(38)
+		pb := r.spawned[0].e
+		if r.tl.Now() != 42 || !r.cw.Alive(pb) || r.tl.Stats().PredictedSpawnsDropped != 0 {
+			t.Fatalf("at %v: bullet alive %v dropped %d; want 42, alive, 0", r.tl.Now(), r.cw.Alive(pb), r.tl.Stats().PredictedSpawnsDropped)
+		}
+		r.step()
+		if r.cw.Alive(pb) || len(r.bulletsOnClient()) != 0 {
+			t.Fatalf("at %v: the unconfirmed bullet is still there", r.tl.Now())
+		}
+		st := r.tl.Stats()
+		if st.PredictedSpawns != 1 || st.PredictedSpawnsDropped != 1 || st.PredictedSpawnsMatched != 0 || r.client.Entities() != 0 {
+			t.Fatalf("stats %+v, %d replicated; want 1 spawned, 1 dropped, none replicated", st, r.client.Entities())
+		}
+	})
+}
+
+// TestServerSpawnWithoutPrediction: the server fires at 12 with the
+// client's key, the client did not predict it (its gun was empty), and
+// a bullet of another client is spawned at 14: both are spawned normally
+// on the client, once, with the server's values. A later correction
+// giving the client a round at 11 makes its re-simulation fire at 12:
+// the Spawn returns the server's bullet, no duplicate.
+func TestServerSpawnWithoutPrediction(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSpawnRig(t, 30*time.Millisecond, 4)
+		defer r.close()
+		_ = r.ammo.Store().Set(r.gun, Ammo{N: 0})
+		r.clientFires[12], r.serverFires[12] = true, true
+		var other ecs.Entity
+		r.stepTo(13)
+		r.step() // frame 14: a bullet of client 99
+		other = predict.ServerSpawn(r.sw, predict.SpawnKey{Client: 99, Tick: 14, Kind: 1})
+		_ = ecs.StoreOf[RPos](r.sw).Set(other, RPos{5})
+		_ = ecs.StoreOf[RVel](r.sw).Set(other, RVel{2})
+		r.stepTo(30)
+		if len(r.spawned) != 0 {
+			t.Fatalf("the client fired without a round: %v", r.spawned)
+		}
+		sb := r.bullets[12]
+		cb, ok := r.client.ClientEntity(sb)
+		if !ok || len(r.bulletsOnClient()) != 2 {
+			t.Fatalf("client bullets %v, want the server's two", r.bulletsOnClient())
+		}
+		r.checkBullet(sb, cb, 12)
+		co, _ := r.client.ClientEntity(other)
+		r.checkBullet(other, co, 15)
+		st := r.tl.Stats()
+		if st.PredictedSpawns != 0 || st.PredictedSpawnsMatched != 0 || st.ServerSpawnsUnpredicted != 2 {
+			t.Fatalf("spawn stats %+v, want 2 unpredicted server spawns", st)
+		}
+		// The server says the gun had a round at 11 after all.
+		if err := r.ammo.Insert(r.gun, 11, Ammo{N: 1}); err != nil {
+			t.Fatal(err)
+		}
+		r.stepTo(32)
+		if len(r.spawned) != 1 || r.spawned[0] != (spawned{cb, true}) {
+			t.Fatalf("re-simulation spawns %v, want the server's bullet %v in the rollback", r.spawned, cb)
+		}
+		if len(r.bulletsOnClient()) != 2 || r.cw.Len() != 3 {
+			t.Fatalf("client bullets %v (%d entities), want 2 and the gun", r.bulletsOnClient(), r.cw.Len())
+		}
+		r.checkBullet(sb, cb, 12)
+	})
+}
+
+// TestMatchedPrespawnRollbackBeforeSpawnTick is lightyear's
+// test_matched_prespawn_despawned_on_rollback_before_spawn_tick: a
+// predicted bullet of tick 12, matched with the server's, then a rollback
+// to tick 10, before its spawn. Lightyear despawns the predicted entity
+// and lets the replay spawn one replacement. Here the matched entity is
+// the server's (replicate maps the server entity to it), so the rollback
+// keeps its identity: it has no predicted values before 12 in the
+// re-simulation, the replay's Spawn of the same key returns it (exactly
+// one bullet, never a second), and when the replay no longer fires (the
+// gun lost its round at 10) the entity still stays, restored at 12 by the
+// server's values of its spawn tick. Either way the client ends with one
+// bullet, mapped to the server's, with the server's values.
+func TestMatchedPrespawnRollbackBeforeSpawnTick(t *testing.T) {
+	for _, refire := range []bool{true, false} {
+		synctest.Test(t, func(t *testing.T) {
+			r := newSpawnRig(t, 30*time.Millisecond, 4)
+			defer r.close()
+			r.clientFires[12], r.serverFires[12] = true, true
+			r.stepTo(14) // matched by now (Now 18)
+			pb, sb := r.spawned[0].e, r.bullets[12]
+			if ce, _ := r.client.ClientEntity(sb); ce != pb || r.tl.Stats().PredictedSpawnsMatched != 1 {
+				t.Fatalf("server bullet mapped to %v, want the predicted %v", ce, pb)
+			}
+			r.stepTo(20)
+			rollbacks := r.tl.Stats().Rollbacks
+			n := int32(1)
+			if !refire {
+				n = 0
+			}
+			if err := r.ammo.Insert(r.gun, 10, Ammo{N: n}); err != nil { // a change before the spawn tick
+				t.Fatal(err)
+			}
+			r.step()
+			if r.tl.Stats().Rollbacks != rollbacks+1 {
+				t.Fatalf("rollbacks %d, want %d", r.tl.Stats().Rollbacks, rollbacks+1)
+			}
+			want := []spawned{{pb, false}}
+			if refire {
+				want = append(want, spawned{pb, true})
+			}
+			if len(r.spawned) != len(want) || r.spawned[len(r.spawned)-1] != want[len(want)-1] {
+				t.Fatalf("refire %v: spawns %v, want %v", refire, r.spawned, want)
+			}
+			r.stepTo(40)
+			if b := r.bulletsOnClient(); len(b) != 1 || b[0] != pb || r.cw.Len() != 2 {
+				t.Fatalf("refire %v: client bullets %v (%d entities), want only %v", refire, b, r.cw.Len(), pb)
+			}
+			r.checkBullet(sb, pb, 12)
+			if st := r.tl.Stats(); st.PredictedSpawnsDropped != 0 || st.PredictedSpawnsUndone != 0 {
+				t.Fatalf("refire %v: stats %+v, want nothing dropped", refire, st)
+			}
+		})
+	}
+}
+
+// TestPredictedSpawnDespawnedBeforeMatch is lightyear's
+// test_prespawn_local_despawn_match: the bullet of tick 12 hits a wall at
+// tick 14 on both sides; the client predicted the hit (Timeline.Despawn)
+// before the server's spawn reached it. The spawn still adopts the
+// despawned bullet (its identity lives on for the window), the
+// server's despawn agrees with the prediction, nothing is mispredicted,
+// duplicated or dropped, and the entity leaves the client's World when
+// tick 14 leaves the window.
+func TestPredictedSpawnDespawnedBeforeMatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSpawnRig(t, 30*time.Millisecond, 4)
+		defer r.close()
+		r.clientFires[12], r.serverFires[12] = true, true
+		r.serverExtra = func(f tick.Tick) {
+			if f == 14 {
+				_ = r.sw.Despawn(r.bullets[12])
+			}
+		}
+		r.clientExtra = func(f tick.Tick) {
+			if e, ok := r.tl.PredictedSpawn(r.key(12)); ok && f == 14 {
+				if err := r.tl.Despawn(e); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		r.stepTo(10) // the client simulated 14: the bullet is marked
+		pb := r.spawned[0].e
+		if !r.tl.Despawned(pb) || r.pos.Store().Has(pb) || r.client.Entities() != 0 {
+			t.Fatalf("at %v: marked %v, has a position %v, %d replicated; want true, false, 0", r.tl.Now(), r.tl.Despawned(pb), r.pos.Store().Has(pb), r.client.Entities())
+		}
+		r.stepTo(16)
+		st := r.tl.Stats()
+		if st.PredictedSpawnsMatched != 1 || !r.cw.Alive(pb) || len(r.bulletsOnClient()) != 1 || r.pos.Store().Has(pb) {
+			t.Fatalf("at %v: matched %d, alive %v, bullets %v, position %v; want 1, true, one, none",
+				r.tl.Now(), st.PredictedSpawnsMatched, r.cw.Alive(pb), r.bulletsOnClient(), r.pos.Store().Has(pb))
+		}
+		if p, ok := r.pos.At(pb, 13); !ok || p.X != 1014 {
+			t.Fatalf("history at 13: %v %v, want 1014", p, ok)
+		}
+		r.stepTo(40) // Now 44: tick 14 is still in the window (30 ticks)
+		if !r.cw.Alive(pb) {
+			t.Fatalf("at %v: despawned before its marker left the window", r.tl.Now())
+		}
+		r.step()
+		st = r.tl.Stats()
+		if r.cw.Alive(pb) || r.cw.Len() != 1 || r.client.Entities() != 0 {
+			t.Fatalf("at %v: bullet alive %v, %d entities, %d replicated; want gone", r.tl.Now(), r.cw.Alive(pb), r.cw.Len(), r.client.Entities())
+		}
+		if st.PredictedSpawnsDropped != 0 || st.Types[0].Mispredictions != 0 || st.Types[1].Mispredictions != 0 {
+			t.Fatalf("stats %+v, want nothing dropped or mispredicted", st)
+		}
+	})
+}
+
+// TestPredictedSpawnsUnderLoss: the client fires every 5 ticks from 30 to
+// 200 and the server with it, on links losing 20% of their datagrams with
+// jitter and reordering. Every bullet is matched (updates are reliable,
+// and arrive within the window), none dropped or duplicated, each is the
+// entity the client predicted, and its history at every complete tick
+// equals the server's.
+func TestPredictedSpawnsUnderLoss(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		synctest.Test(t, func(t *testing.T) {
+			link := transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.2, Reorder: 0.1}
+			r := newSpawnRigLink(t, seed, link, 8, 60)
+			defer r.close()
+			_ = r.ammo.Store().Set(r.gun, Ammo{N: 1000})
+			fired := 0
+			for f := tick.Tick(30); f <= 200; f += 5 { // connected by then
+				r.clientFires[f], r.serverFires[f] = true, true
+				fired++
+			}
+			r.stepTo(260)
+			st := r.tl.Stats()
+			if st.PredictedSpawns != uint64(fired) || st.PredictedSpawnsMatched != uint64(fired) || st.PredictedSpawnsDropped != 0 || st.ServerSpawnsUnpredicted != 0 {
+				t.Fatalf("seed %d: %d fired, stats %+v", seed, fired, st)
+			}
+			if n := len(r.bulletsOnClient()); n != fired || r.client.Entities() != fired || r.cw.Len() != fired+1 {
+				t.Fatalf("seed %d: %d bullets, %d replicated, %d entities; want %d, %d, %d", seed, n, r.client.Entities(), r.cw.Len(), fired, fired, fired+1)
+			}
+			first := map[predict.SpawnKey]ecs.Entity{}
+			for _, s := range r.spawned {
+				k, _ := ecs.StoreOf[predict.SpawnKey](r.cw).Get(s.e)
+				if _, ok := first[k]; !ok {
+					first[k] = s.e
+				}
+			}
+			for f, se := range r.bullets {
+				ce := first[r.key(f)]
+				if got, _ := r.client.ClientEntity(se); got != ce {
+					t.Fatalf("seed %d: server bullet of %v is client %v, want the predicted %v", seed, f, got, ce)
+				}
+			}
+			// The newest bullets still have complete ticks in the window.
+			r.checkBullet(r.bullets[200], first[r.key(200)], 200)
+			t.Logf("seed %d: %d bullets matched, rollbacks %d, resimulated %d", seed, fired, st.Rollbacks, st.TicksResimulated)
+		})
+	}
+}
