@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/internal/bin"
@@ -21,18 +20,17 @@ const (
 	saveMagic      = "RWRS"
 	saveVersion    = 2
 	maxSavedEntity = 1 << 24
+	maxSavedState  = 1 << 30
 )
 
-// stateEncoder writes the saved state form of one world; SaveState and
-// checkpoints (checkpoint.go) share it. Its buffers are reused, so
-// encoding allocates nothing once they have grown.
+// stateEncoder binds a protocol's replicated types to one world, for
+// saving, loading and checkpoints (checkpoint.go).
 type stateEncoder struct {
 	w     *ecs.World
 	p     *Protocol
 	comps []boundComponent
 	res   []boundResource
 	rep   *ecs.Store[Replicated]
-	val   []byte
 }
 
 func newStateEncoder(world *ecs.World, p *Protocol) *stateEncoder {
@@ -49,125 +47,137 @@ func newStateEncoder(world *ecs.World, p *Protocol) *stateEncoder {
 	return s
 }
 
-// appendState appends the saved state of the world to b. Entities come in
-// the world's order, so equal worlds give equal bytes.
-func (s *stateEncoder) appendState(b []byte) []byte {
-	b = append(b, saveMagic...)
-	b = append(b, saveVersion)
-	b = binary.LittleEndian.AppendUint64(b, s.p.hash)
-	b = binary.AppendUvarint(b, uint64(s.rep.Len()))
-	for e := range s.w.Entities() {
-		if !s.rep.Has(e) {
-			continue
-		}
-		b = appendEntity(b, e)
-		var mask uint64
-		for i, c := range s.comps {
-			if c.has(e) {
-				mask |= 1 << uint(i)
-			}
-		}
-		b = binary.AppendUvarint(b, uint64(bits.OnesCount64(mask)))
-		for m := mask; m != 0; m &= m - 1 {
-			i := bits.TrailingZeros64(m)
-			b = binary.AppendUvarint(b, uint64(i))
-			if f := s.p.comps[i].fixed; f > 0 {
-				// Known length: encode in place, no copy.
-				b = binary.AppendUvarint(b, uint64(f))
-				b = s.comps[i].appendValue(b, e)
-				continue
-			}
-			s.val = s.comps[i].appendValue(s.val[:0], e)
-			b = bin.AppendBytes(b, s.val)
-		}
-	}
-	n := 0
-	for _, r := range s.res {
-		if present, _ := r.state(); present {
-			n++
-		}
-	}
-	b = binary.AppendUvarint(b, uint64(n))
-	for i, r := range s.res {
-		if present, _ := r.state(); present {
-			b = binary.AppendUvarint(b, uint64(i))
-			s.val = r.appendValue(s.val[:0])
-			b = bin.AppendBytes(b, s.val)
-		}
-	}
-	return b
-}
-
 // SaveState writes the replicated state of world (every entity marked
 // Replicated, with each of its components registered in p, and the present
 // resources registered with ReplicateResource) to w: for server restarts,
-// debugging and checkpoints (Checkpoints holds the same form). Entity
-// references are written as they are and remapped by LoadState.
+// debugging and checkpoints (Checkpoint.AppendState writes the same form).
+// Entities come in the order of the Replicated store, so equal worlds give
+// equal bytes. Entity references are written as they are and remapped by
+// LoadState.
 func SaveState(w io.Writer, world *ecs.World, p *Protocol) error {
-	_, err := w.Write(newStateEncoder(world, p).appendState(nil))
+	enc := newStateEncoder(world, p)
+	st := newCkState(enc)
+	st.capture(enc, nil)
+	var x ckScratch
+	_, err := w.Write(x.appendState(nil, p, st))
 	return err
 }
 
-// loadMapper maps saved entity ids to the entities LoadState spawned.
-type loadMapper map[ecs.Entity]ecs.Entity
+// loadMapper maps saved entity ids to the entities LoadState spawned:
+// through a table by saved index when the saved indices are dense, a map
+// otherwise (so a hostile state cannot make it allocate by its largest
+// index). An id not saved maps to the zero Entity.
+type loadMapper struct {
+	saved   []ecs.Entity // in the order of the state
+	spawned []ecs.Entity // spawned[k] is the entity loaded for saved[k]
+	byIdx   []int32      // position+1 by saved index
+	byMap   map[uint32]int32
+}
 
-func (m loadMapper) MapEntity(e ecs.Entity) ecs.Entity { return m[e] }
+// index builds the lookup of m.saved; it fails when an entity index is
+// saved twice.
+func (m *loadMapper) index() error {
+	top := uint64(0)
+	for _, e := range m.saved {
+		top = max(top, uint64(e.Index())+1)
+	}
+	if top <= uint64(2*len(m.saved)+1024) {
+		m.byIdx = make([]int32, top)
+		for k, e := range m.saved {
+			if m.byIdx[e.Index()] != 0 {
+				return fmt.Errorf("%w: entity index %d saved twice", ErrMalformed, e.Index())
+			}
+			m.byIdx[e.Index()] = int32(k + 1)
+		}
+		return nil
+	}
+	m.byMap = make(map[uint32]int32, len(m.saved))
+	for k, e := range m.saved {
+		if m.byMap[e.Index()] != 0 {
+			return fmt.Errorf("%w: entity index %d saved twice", ErrMalformed, e.Index())
+		}
+		m.byMap[e.Index()] = int32(k + 1)
+	}
+	return nil
+}
 
-// LoadState reads a state written by SaveState into world, spawning a new
-// entity (marked Replicated) for each saved one, setting the saved
-// resources and remapping entity references between them. It returns the map from saved to new entities.
-// A state saved with another protocol is refused (ErrProtocolMismatch);
-// malformed input returns an error wrapping ErrMalformed and spawns nothing.
+// MapEntity implements ecs.EntityMapper.
+func (m *loadMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	var k int32
+	if m.byIdx != nil {
+		if i := int(e.Index()); i < len(m.byIdx) {
+			k = m.byIdx[i]
+		}
+	} else {
+		k = m.byMap[e.Index()]
+	}
+	if k == 0 || m.saved[k-1] != e {
+		var none ecs.Entity
+		return none
+	}
+	return m.spawned[k-1]
+}
+
+// readState reads all of r, in one allocation when r tells its length
+// (bytes.Reader, bytes.Buffer, strings.Reader).
+func readState(r io.Reader) ([]byte, error) {
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() <= maxSavedState {
+		data := make([]byte, l.Len())
+		_, err := io.ReadFull(r, data)
+		return data, err
+	}
+	return io.ReadAll(io.LimitReader(r, maxSavedState))
+}
+
+// LoadState reads a state written by SaveState (or Checkpoint.AppendState)
+// into world, spawning a new entity (marked Replicated) for each saved
+// one, setting the saved resources and remapping entity references between
+// them. It returns the map from saved to new entities. A state saved with
+// another protocol is refused (ErrProtocolMismatch); malformed input
+// (including an entity index saved twice) returns an error wrapping
+// ErrMalformed and spawns nothing. It reads the input twice: once to
+// check every value, once to write them, so it holds no per-value buffers;
+// its allocations are the input, the id table and the returned map, and
+// the world's own growth.
 func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.Entity, error) {
 	p.freeze()
-	data, err := io.ReadAll(io.LimitReader(r, 1<<30))
+	data, err := readState(r)
 	if err != nil {
 		return nil, err
 	}
 	if len(data) < len(saveMagic)+9 || string(data[:4]) != saveMagic {
 		return nil, fmt.Errorf("%w: not a saved replication state", ErrMalformed)
 	}
-	if data[4] != 1 && data[4] != saveVersion {
-		return nil, fmt.Errorf("%w: saved state version %d", ErrMalformed, data[4])
+	version := data[4]
+	if version != 1 && version != saveVersion {
+		return nil, fmt.Errorf("%w: saved state version %d", ErrMalformed, version)
 	}
 	if h := binary.LittleEndian.Uint64(data[5:]); h != p.hash {
 		return nil, fmt.Errorf("%w: state saved with protocol %016x, this one is %016x", ErrProtocolMismatch, h, p.hash)
 	}
 	enc := newStateEncoder(world, p)
 	comps, res := enc.comps, enc.res
-	type item struct {
-		e     ecs.Entity
-		first int
-		n     int
-	}
-	type val struct {
-		id int
-		v  []byte
-	}
-	rd := bin.NewReader(data[13:])
+	body := data[13:]
+
+	// Check everything first: a refused state changes nothing.
+	rd := bin.NewReader(body)
 	n := rd.Count(maxSavedEntity)
-	var items []item
-	var vals []val
-	seen := map[ecs.Entity]bool{}
+	m := &loadMapper{saved: make([]ecs.Entity, 0, n)}
 	for i := 0; i < n && rd.Err() == nil; i++ {
-		it := item{e: readEntity(&rd), first: len(vals)}
-		if seen[it.e] {
-			rd.Fail(fmt.Errorf("%w: entity %v saved twice", ErrMalformed, it.e))
-		}
-		seen[it.e] = true
-		it.n = rd.Count(MaxComponents)
-		for k := 0; k < it.n && rd.Err() == nil; k++ {
+		m.saved = append(m.saved, readEntity(&rd))
+		k := rd.Count(MaxComponents)
+		for range k {
 			id := int(rd.Uvarint())
 			v := rd.LenBytes(maxMessageValue)
-			if rd.Err() == nil && (id >= len(comps) || comps[id].decodeCheck(v) != nil) {
+			if rd.Err() != nil {
+				break
+			}
+			if id >= len(comps) || comps[id].decodeCheck(v) != nil {
 				rd.Fail(errValue)
 			}
-			vals = append(vals, val{id: id, v: v})
 		}
-		items = append(items, it)
 	}
-	var resVals []val
-	if data[4] >= 2 {
+	if version >= 2 {
 		nr := rd.Count(MaxResources)
 		prev := -1
 		for i := 0; i < nr && rd.Err() == nil; i++ {
@@ -177,31 +187,45 @@ func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.E
 				rd.Fail(errValue)
 			}
 			prev = id
-			resVals = append(resVals, val{id: id, v: v})
 		}
 	}
 	if err := rd.End(); err != nil {
 		return nil, malformed(err)
 	}
-	m := loadMapper{}
-	rep := enc.rep
-	for _, it := range items {
-		ne := world.Spawn()
-		m[it.e] = ne
-		_ = rep.Set(ne, Replicated{})
+	if err := m.index(); err != nil {
+		return nil, err
+	}
+
+	// Spawn, then write the values with references mapped.
+	m.spawned = make([]ecs.Entity, n)
+	for k := range m.spawned {
+		m.spawned[k] = world.Spawn()
+		_ = enc.rep.Set(m.spawned[k], Replicated{})
 	}
 	var errs []error
-	for _, it := range items {
-		for _, v := range vals[it.first : it.first+it.n] {
-			if err := comps[v.id].write(m[it.e], 0, ValueAuthoritative, v.v, m); err != nil {
+	rd = bin.NewReader(body)
+	rd.Count(maxSavedEntity)
+	for i := range n {
+		readEntity(&rd)
+		for range rd.Count(MaxComponents) {
+			id := int(rd.Uvarint())
+			v := rd.LenBytes(maxMessageValue)
+			if err := comps[id].write(m.spawned[i], 0, ValueAuthoritative, v, m); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	for _, v := range resVals {
-		if err := res[v.id].write(0, v.v, m); err != nil {
-			errs = append(errs, err)
+	if version >= 2 {
+		for range rd.Count(MaxResources) {
+			id := int(rd.Uvarint())
+			if err := res[id].write(0, rd.LenBytes(maxMessageValue), m); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
-	return m, errors.Join(errs...)
+	out := make(map[ecs.Entity]ecs.Entity, n)
+	for k, e := range m.saved {
+		out[e] = m.spawned[k]
+	}
+	return out, errors.Join(errs...)
 }
