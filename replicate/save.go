@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/internal/bin"
@@ -118,6 +119,88 @@ func (m *loadMapper) MapEntity(e ecs.Entity) ecs.Entity {
 	return m.spawned[k-1]
 }
 
+func (b *typedComponent[T]) grow(n int) { b.s.Grow(n) }
+
+// stateReader reads a saved state as bin.Reader does (minimal uvarints,
+// bounded counts and lengths, the first error kept), moving an offset
+// rather than a slice: its hot loop stores no pointers, so it runs free of
+// GC write barriers.
+type stateReader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (r *stateReader) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *stateReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+		r.off++
+		return uint64(r.b[r.off-1])
+	}
+	v, n, err := bin.Uvarint(r.b[r.off:])
+	if err != nil {
+		r.fail(err)
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+func (r *stateReader) entity() ecs.Entity {
+	i, g := r.uvarint(), r.uvarint()
+	if i > math.MaxUint32 || g > math.MaxUint32 {
+		r.fail(bin.ErrRange)
+		return 0
+	}
+	return ecs.NewEntity(uint32(i), uint32(g))
+}
+
+// count reads an element count of at most max and at most the unread
+// bytes (every element takes one byte at least).
+func (r *stateReader) count(max int) int {
+	v := r.uvarint()
+	if r.err == nil && (v > uint64(max) || v > uint64(len(r.b)-r.off)) {
+		r.fail(bin.ErrRange)
+	}
+	if r.err != nil {
+		return 0
+	}
+	return int(v)
+}
+
+// lenBytes reads a length of at most max and that many bytes (aliased).
+func (r *stateReader) lenBytes(max int) []byte {
+	n := r.uvarint()
+	switch {
+	case r.err != nil:
+		return nil
+	case n > uint64(max):
+		r.fail(bin.ErrRange)
+		return nil
+	case n > uint64(len(r.b)-r.off):
+		r.fail(bin.ErrTruncated)
+		return nil
+	}
+	start := r.off
+	r.off += int(n)
+	return r.b[start:r.off:r.off]
+}
+
+func (r *stateReader) end() error {
+	if r.err == nil && r.off != len(r.b) {
+		r.err = bin.ErrTrailing
+	}
+	return r.err
+}
+
 // readState reads all of r, in one allocation when r tells its length
 // (bytes.Reader, bytes.Buffer, strings.Reader).
 func readState(r io.Reader) ([]byte, error) {
@@ -160,65 +243,76 @@ func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.E
 	body := data[13:]
 
 	// Check everything first: a refused state changes nothing.
-	rd := bin.NewReader(body)
-	n := rd.Count(maxSavedEntity)
+	rd := stateReader{b: body}
+	n := rd.count(maxSavedEntity)
 	m := &loadMapper{saved: make([]ecs.Entity, 0, n)}
-	for i := 0; i < n && rd.Err() == nil; i++ {
-		m.saved = append(m.saved, readEntity(&rd))
-		k := rd.Count(MaxComponents)
+	var count [MaxComponents]int // values per component
+	for i := 0; i < n && rd.err == nil; i++ {
+		m.saved = append(m.saved, rd.entity())
+		k := rd.count(MaxComponents)
 		for range k {
-			id := int(rd.Uvarint())
-			v := rd.LenBytes(maxMessageValue)
-			if rd.Err() != nil {
+			id := rd.uvarint()
+			v := rd.lenBytes(maxMessageValue)
+			if rd.err != nil {
 				break
 			}
-			if id >= len(comps) || comps[id].decodeCheck(v) != nil {
-				rd.Fail(errValue)
+			if id >= uint64(len(comps)) || comps[id].decodeCheck(v) != nil {
+				rd.fail(errValue)
+				break
 			}
+			count[id]++
 		}
 	}
 	if version >= 2 {
-		nr := rd.Count(MaxResources)
+		nr := rd.count(MaxResources)
 		prev := -1
-		for i := 0; i < nr && rd.Err() == nil; i++ {
-			id := int(rd.Uvarint())
-			v := rd.LenBytes(maxMessageValue)
-			if rd.Err() == nil && (id <= prev || id >= len(res) || res[id].decodeCheck(v) != nil) {
-				rd.Fail(errValue)
+		for i := 0; i < nr && rd.err == nil; i++ {
+			id := rd.uvarint()
+			v := rd.lenBytes(maxMessageValue)
+			if rd.err == nil && (id >= uint64(len(res)) || int(id) <= prev || res[id].decodeCheck(v) != nil) {
+				rd.fail(errValue)
 			}
-			prev = id
+			prev = int(id)
 		}
 	}
-	if err := rd.End(); err != nil {
+	if err := rd.end(); err != nil {
 		return nil, malformed(err)
 	}
 	if err := m.index(); err != nil {
 		return nil, err
 	}
 
-	// Spawn, then write the values with references mapped.
+	// Spawn, then write the values with references mapped; the stores
+	// are grown once beforehand.
+	world.Grow(n)
+	enc.rep.Grow(n)
+	for i, c := range comps {
+		c.(interface{ grow(int) }).grow(count[i])
+	}
 	m.spawned = make([]ecs.Entity, n)
 	for k := range m.spawned {
 		m.spawned[k] = world.Spawn()
-		_ = enc.rep.Set(m.spawned[k], Replicated{})
+	}
+	for _, e := range m.spawned {
+		_ = enc.rep.Set(e, Replicated{})
 	}
 	var errs []error
-	rd = bin.NewReader(body)
-	rd.Count(maxSavedEntity)
+	rd = stateReader{b: body}
+	rd.count(maxSavedEntity)
 	for i := range n {
-		readEntity(&rd)
-		for range rd.Count(MaxComponents) {
-			id := int(rd.Uvarint())
-			v := rd.LenBytes(maxMessageValue)
+		rd.entity()
+		for range rd.count(MaxComponents) {
+			id := rd.uvarint()
+			v := rd.lenBytes(maxMessageValue)
 			if err := comps[id].write(m.spawned[i], 0, ValueAuthoritative, v, m); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	if version >= 2 {
-		for range rd.Count(MaxResources) {
-			id := int(rd.Uvarint())
-			if err := res[id].write(0, rd.LenBytes(maxMessageValue), m); err != nil {
+		for range rd.count(MaxResources) {
+			id := rd.uvarint()
+			if err := res[id].write(0, rd.lenBytes(maxMessageValue), m); err != nil {
 				errs = append(errs, err)
 			}
 		}
