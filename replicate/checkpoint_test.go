@@ -435,3 +435,55 @@ func BenchmarkCheckpoint(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckpointResync compares, for a world of 10,000 entities
+// (three replicated components), the two ways a client could be sent the
+// whole state: the resync path (Server.Resync: the server builds the
+// client's update as for a late joiner, in parts, and the client replaces
+// its state with it), timed per resync until the client applied it; and a
+// checkpoint push (capture, encode, LoadState into an empty world), which
+// would still need the changes since the checkpoint's tick on top.
+func BenchmarkCheckpointResync(b *testing.B) {
+	const n = 10000
+	b.Run(fmt.Sprintf("resync/entities=%d", n), func(b *testing.B) {
+		bw := newBenchWorld(b, n, 1)
+		c := bw.clients[0]
+		ticks := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			want := c.Stats().Resyncs + 1
+			if err := bw.srv.Resync(c.ID(), "bench"); err != nil {
+				b.Fatal(err)
+			}
+			for range 100 {
+				bw.tick(true)
+				ticks++
+				if c.Stats().Resyncs == want {
+					break
+				}
+			}
+			if c.Stats().Resyncs != want {
+				b.Fatal("resync not applied in 100 ticks")
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/entity")
+		b.ReportMetric(float64(ticks)/float64(b.N), "ticks/resync")
+	})
+	b.Run(fmt.Sprintf("checkpoint/entities=%d", n), func(b *testing.B) {
+		bw := newBenchWorld(b, n, 1)
+		r := replicate.NewCheckpoints(bw.sw, bw.proto, replicate.CheckpointConfig{Max: 2, MaxBytes: 1 << 30})
+		var buf []byte
+		b.ReportAllocs()
+		for b.Loop() {
+			cp, err := r.Capture(1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = cp.AppendState(buf[:0])
+			if _, err := replicate.LoadState(bytes.NewReader(buf), ecs.New(), bw.proto); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/entity")
+	})
+}
