@@ -193,6 +193,7 @@ func (st *ckState) bytes() int {
 type ckScratch struct {
 	idx      []int32 // by component: position+1 of an entity index in its column, stride n
 	set      []int32 // position+1 of an entity index in the checksummed set
+	cols     [][]ecs.Entity // the entities of each column
 	val      []byte
 	resNames []string // "resource " + name, by resource id
 }
@@ -233,8 +234,10 @@ func (x *ckScratch) appendState(b []byte, p *Protocol, st *ckState) []byte {
 	n := maxIndex(st.rep)
 	nc := len(st.comps)
 	x.idx = resizeInt32(x.idx, n*nc)
+	x.cols = x.cols[:0]
 	for i, c := range st.comps {
-		index(x.idx[i*n:i*n+n], n, c.entities())
+		x.cols = append(x.cols, c.entities())
+		index(x.idx[i*n:i*n+n], n, x.cols[i])
 	}
 	b = append(b, saveMagic...)
 	b = append(b, saveVersion)
@@ -245,8 +248,8 @@ func (x *ckScratch) appendState(b []byte, p *Protocol, st *ckState) []byte {
 		b = appendEntity(b, e)
 		var mask uint64
 		ei := int(e.Index())
-		for i, c := range st.comps {
-			if k := x.idx[i*n+ei] - 1; k >= 0 && c.entities()[k] == e {
+		for i, ents := range x.cols {
+			if k := x.idx[i*n+ei] - 1; k >= 0 && ents[k] == e {
 				mask |= 1 << uint(i)
 				pos[i] = k
 			}
