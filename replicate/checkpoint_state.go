@@ -191,8 +191,8 @@ func (st *ckState) bytes() int {
 // ckScratch holds the buffers that encoding and summing a checkpoint
 // reuse: lookup tables by entity index.
 type ckScratch struct {
-	idx      []int32 // by component: position+1 of an entity index in its column, stride n
-	set      []int32 // position+1 of an entity index in the checksummed set
+	idx      []int32        // by component: position+1 of an entity index in its column, stride n
+	set      []int32        // position+1 of an entity index in the checksummed set
 	cols     [][]ecs.Entity // the entities of each column
 	val      []byte
 	resNames []string // "resource " + name, by resource id
