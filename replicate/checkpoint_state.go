@@ -287,32 +287,26 @@ func (x *ckScratch) appendState(b []byte, p *Protocol, st *ckState) []byte {
 
 // checksum computes the checksum of st as StateChecksum (world rings) or
 // Server.Checksum (server rings, st.srv) computed at its capture: the
-// same parts, from the copied values.
+// same parts, from the copied values. The summed set is st.rep, or
+// st.srv for a server ring; x.set finds an entity's position in it.
 func (x *ckScratch) checksum(p *Protocol, st *ckState, server bool, out []Part) (uint64, []Part) {
-	set := st.rep
+	setLen := len(st.rep)
+	setEntity := func(k int) ecs.Entity { return st.rep[k] }
 	if server {
-		set = set[:0]
+		setLen = len(st.srv)
+		setEntity = func(k int) ecs.Entity { return st.srv[k].e }
 	}
-	n := maxIndex(set)
-	if server {
-		n = 0
-		for _, m := range st.srv {
-			n = max(n, int(m.e.Index())+1)
-		}
+	n := 0
+	for k := range setLen {
+		n = max(n, int(setEntity(k).Index())+1)
 	}
 	x.set = resizeInt32(x.set, n)
 	clear(x.set)
 	var ents uint64
-	if server {
-		for k, m := range st.srv {
-			x.set[m.e.Index()] = int32(k + 1)
-			ents += entitySum(m.e)
-		}
-	} else {
-		for k, e := range set {
-			x.set[e.Index()] = int32(k + 1)
-			ents += entitySum(e)
-		}
+	for k := range setLen {
+		e := setEntity(k)
+		x.set[e.Index()] = int32(k + 1)
+		ents += entitySum(e)
 	}
 	out = append(out, Part{Name: EntitiesPart, Sum: ents})
 	for i, c := range st.comps {
@@ -327,11 +321,7 @@ func (x *ckScratch) checksum(p *Protocol, st *ckState, server bool, out []Part) 
 				continue
 			}
 			at := int(x.set[ei] - 1)
-			if server {
-				if m := st.srv[at]; m.e != e || m.mask&(1<<uint(i)) == 0 {
-					continue
-				}
-			} else if st.rep[at] != e {
+			if setEntity(at) != e || server && st.srv[at].mask&(1<<uint(i)) == 0 {
 				continue
 			}
 			x.val = c.appendValue(x.val[:0], k)
