@@ -223,8 +223,8 @@
 // and the same wire format as any update. A checkpoint of an earlier tick
 // would need the changes since that tick on top, and a second way of
 // applying state on the client; BenchmarkCheckpointResync puts the resync
-// of 10,000 entities (server and client) at about twice a checkpoint's
-// capture, encoding and load, not enough to carry that.
+// of 10,000 entities (server and client) at about 1.7 times a
+// checkpoint's capture, encoding and load, not enough to carry that.
 //
 // The checksum (StateChecksum on a world, Server.Checksum, Client.Checksum)
 // is computed alike on both sides: one part for the set of replicated
