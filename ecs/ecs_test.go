@@ -329,3 +329,36 @@ func TestRestoreStoreRefusesAnotherWorld(t *testing.T) {
 		t.Fatalf("the other World's Store changed: %v %v", v, ok)
 	}
 }
+
+// TestGrow: after World.Grow(n) and Store.Grow(n), n spawns and n inserts
+// allocate nothing (the sparse index aside: it follows the entity table
+// and grows once), and the values read back as written.
+func TestGrow(t *testing.T) {
+	const half = 500 // AllocsPerRun(1, f) runs f twice
+	w := ecs.New()
+	ps := ecs.Register[pos](w)
+	w.Spawn() // some content before the growth
+	w.Grow(2 * half)
+	ps.Grow(2 * half)
+	ents := make([]ecs.Entity, 0, 2*half)
+	if a := testing.AllocsPerRun(1, func() {
+		for range half {
+			ents = append(ents, w.Spawn())
+		}
+	}); a != 0 || len(ents) != 2*half {
+		t.Fatalf("spawns after Grow allocate %.0f times", a)
+	}
+	_ = ps.Set(ents[2*half-1], pos{X: 2*half - 1}) // sizes the sparse index to the entity table
+	next := 0
+	if a := testing.AllocsPerRun(1, func() {
+		for range half {
+			_ = ps.Set(ents[next], pos{X: float64(next)})
+			next++
+		}
+	}); a != 0 {
+		t.Fatalf("inserts after Grow allocate %.0f times", a)
+	}
+	if p, _ := ps.Get(ents[7]); ps.Len() != 2*half || p.X != 7 {
+		t.Fatalf("%d values, ents[7] = %v", ps.Len(), p)
+	}
+}

@@ -81,3 +81,19 @@ func ExampleWorld_SetChecks() {
 	// true
 	// velocity still 1
 }
+
+// A loader that knows how many entities and values it will create grows
+// the World and the Store first, so that they are allocated once.
+func ExampleStore_Grow() {
+	type Position struct{ X, Y float64 }
+	saved := []Position{{1, 2}, {3, 4}, {5, 6}}
+	w := ecs.New()
+	pos := ecs.Register[Position](w)
+	w.Grow(len(saved))
+	pos.Grow(len(saved))
+	for _, p := range saved {
+		_ = pos.Set(w.Spawn(), p)
+	}
+	fmt.Println(w.Len(), pos.Len())
+	// Output: 3 3
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
+	"slices"
 
 	"github.com/rewindgo/rewind/internal/typename"
 )
@@ -142,6 +143,19 @@ func SetIfChanged[T comparable](s *Store[T], e Entity, v T) (bool, error) {
 		return false, nil
 	}
 	return true, s.Set(e, v)
+}
+
+// Grow makes room for n more values, so that the next n inserts do not
+// reallocate the Store's arrays: for loaders that insert many values at
+// once. It changes nothing else.
+func (s *Store[T]) Grow(n int) {
+	if n <= 0 {
+		return
+	}
+	s.dense = slices.Grow(s.dense, n)
+	s.ents = slices.Grow(s.ents, n)
+	s.added = slices.Grow(s.added, n)
+	s.changed = slices.Grow(s.changed, n)
 }
 
 func (s *Store[T]) insert(e Entity, v T) {

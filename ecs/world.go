@@ -3,6 +3,7 @@ package ecs
 import (
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // ComponentID identifies a registered component or resource type within one
@@ -125,6 +126,15 @@ func (w *World) Spawn() Entity {
 	w.ents.layout = w.nextLayout()
 	w.emit(Event{Kind: Spawned, Entity: e})
 	return e
+}
+
+// Grow makes room for n more entities, so that the next n Spawns do not
+// reallocate the World's entity table: for loaders that spawn many
+// entities at once. It changes nothing else.
+func (w *World) Grow(n int) {
+	if n > len(w.ents.free) {
+		w.ents.slots = slices.Grow(w.ents.slots, n-len(w.ents.free))
+	}
 }
 
 // SpawnAt creates the entity e with exactly its index and generation, for

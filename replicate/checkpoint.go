@@ -4,13 +4,18 @@ package replicate
 // bounded ring, and the checksum of replicated state (with per-type parts)
 // that server and client compute alike.
 //
-// Decision: a checkpoint is the SaveState form of the world (one
-// serializer for saves and checkpoints), held as bytes. Bytes are what a
-// resync sends (split across messages like a large update) and what
-// LoadState applies; they cost about the replicated values' size and need
-// no copy of the world's stores. The checksum is computed from the world
-// at capture, over server entity ids and the codecs' bytes, so a client
-// can compute the same one from its own world (Client.Checksum).
+// Decision: a capture is a memory copy, not an encoding. It copies every
+// replicated store's column (entities and values) and every replicated
+// resource into buffers of the ring, as package snapshot's copy strategy
+// does (values holding pointers are encoded with their codec instead, so
+// a checkpoint never shares memory with the live world). The saved state
+// form (what LoadState reads and a resync or save sends) is written from
+// the copy when it is asked for (Checkpoint.AppendState), and so is the
+// checksum (Checkpoint.Checksum): most checkpoints are dropped unsent, so
+// the encoding cost is paid only for the ones used. The checksum is
+// computed over server entity ids and the codecs' bytes, equal to
+// StateChecksum (or Server.Checksum) at the capture tick, so a client can
+// compute the same one from its own world (Client.Checksum).
 
 import (
 	"fmt"
@@ -29,7 +34,8 @@ const (
 	// default interval, the last 40 s at 60 ticks per second.
 	DefaultMaxCheckpoints = 8
 	// DefaultCheckpointBytes bounds the ring's memory: 64 MiB, room for
-	// about 8 checkpoints of a 100,000-entity world of 70 bytes per entity.
+	// about 8 checkpoints of a 100,000-entity world of 80 bytes of copied
+	// columns per entity.
 	DefaultCheckpointBytes = 64 << 20
 )
 
@@ -50,10 +56,10 @@ type CheckpointConfig struct {
 	Interval int
 	// Max is the most checkpoints kept: DefaultMaxCheckpoints (8).
 	Max int
-	// MaxBytes bounds the memory of the checkpoints' state bytes (the
-	// capacity of the kept ones' buffers, Checkpoints.Bytes):
-	// DefaultCheckpointBytes (64 MiB). The oldest checkpoints are dropped
-	// to stay under it.
+	// MaxBytes bounds the memory of the ring (Checkpoints.Bytes: the
+	// capacity of the kept checkpoints' buffers and of the one spare set
+	// the next capture reuses): DefaultCheckpointBytes (64 MiB). The oldest
+	// checkpoints are dropped to stay under it.
 	MaxBytes int
 }
 
@@ -70,53 +76,100 @@ func (c CheckpointConfig) withDefaults() CheckpointConfig {
 	return c
 }
 
-// Checkpoint is the full replicated state of a world at a tick.
+// Checkpoint is the full replicated state of a world at a tick: every
+// Replicated entity with its registered components, and the present
+// replicated resources (RNG streams included: rng.Rand is plain data),
+// held as copies of the stores' columns. It belongs to its ring and is
+// valid until the ring drops it; its methods then report an empty state.
 type Checkpoint struct {
 	// Tick is the tick the checkpoint was captured at.
 	Tick tick.Tick
-	// State is the SaveState form of the world: every Replicated entity
-	// with its registered components, and the present replicated resources
-	// (RNG streams included: rng.Rand is plain data). LoadState reads it.
-	// It belongs to the ring: it is reused once the checkpoint is dropped.
-	State []byte
-	// Sum is the checksum of the state and Parts its per-type parts
-	// (StateChecksum; Server.Checksum for Server.NewCheckpoints).
-	Sum   uint64
-	Parts []Part
+
+	r      *Checkpoints
+	st     *ckState
+	size   int // st.bytes() at capture
+	summed bool
+	sum    uint64
+	parts  []Part
+}
+
+// Entities is the number of replicated entities in the checkpoint.
+func (cp *Checkpoint) Entities() int {
+	if cp.st == nil {
+		return 0
+	}
+	return len(cp.st.rep)
+}
+
+// Bytes is the memory the checkpoint holds (the capacity of its buffers).
+func (cp *Checkpoint) Bytes() int {
+	if cp.st == nil {
+		return 0
+	}
+	return cp.size
+}
+
+// AppendState appends the checkpoint in the saved state form (SaveState's
+// format, which LoadState reads) to dst: what a save, or a client being
+// sent the checkpoint, gets. The encoding is done now, from the copy; in
+// steady state (dst and the ring's scratch large enough) it allocates
+// nothing.
+func (cp *Checkpoint) AppendState(dst []byte) []byte {
+	if cp.st == nil {
+		return dst
+	}
+	return cp.r.scratch.appendState(dst, cp.r.enc.p, cp.st)
+}
+
+// Checksum returns the checksum of the checkpoint's state and its parts,
+// one per type: StateChecksum of the world at the capture tick, or, for a
+// ring of Server.NewCheckpoints, Server.Checksum at that tick (only the
+// components the rules replicated then), so it compares with the
+// Client.Checksum of a client at that tick. It is computed on the first
+// call, from the copy, and kept; the parts belong to the checkpoint.
+func (cp *Checkpoint) Checksum() (uint64, []Part) {
+	if cp.st == nil {
+		return 0, nil
+	}
+	if !cp.summed {
+		cp.sum, cp.parts = cp.r.scratch.checksum(cp.r.enc.p, cp.st, cp.r.srv != nil, cp.parts[:0])
+		cp.summed = true
+	}
+	return cp.sum, cp.parts
 }
 
 // Checkpoints captures checkpoints of one world and keeps the latest ones
 // in a ring of at most CheckpointConfig.Max, within MaxBytes. A server
-// calls Capture when Due(tick) after running the tick. In steady state a
-// capture allocates nothing: it reuses the buffer of the checkpoint it
-// drops. A Checkpoints is used from one goroutine.
+// calls Capture when Due(tick) after running the tick. A capture copies
+// the replicated stores into the buffers of the checkpoint it drops, so in
+// steady state it allocates nothing. A Checkpoints is used from one
+// goroutine.
 type Checkpoints struct {
-	cfg   CheckpointConfig
-	enc   *stateEncoder
-	sum   stateSummer
-	view  entityView   // whose replicated entities the checksum covers
-	ring  []Checkpoint // oldest first from head
-	head  int
-	n     int
-	spare []byte // a dropped checkpoint's buffer, during Capture
-	last  int    // length of the last state captured
+	cfg     CheckpointConfig
+	enc     *stateEncoder
+	srv     *Server      // rings of Server.NewCheckpoints: whose view the checksum takes
+	ring    []Checkpoint // oldest first from head
+	head    int
+	n       int
+	spare   *ckState // a dropped checkpoint's buffers, for the next capture
+	last    int      // bytes of the last capture
+	scratch ckScratch
 }
 
 // NewCheckpoints returns an empty ring capturing world's replicated state
 // under protocol p.
 func NewCheckpoints(world *ecs.World, p *Protocol, cfg CheckpointConfig) *Checkpoints {
 	cfg = cfg.withDefaults()
-	enc := newStateEncoder(world, p)
-	return &Checkpoints{cfg: cfg, enc: enc, view: worldView{enc.rep}, ring: make([]Checkpoint, cfg.Max)}
+	return &Checkpoints{cfg: cfg, enc: newStateEncoder(world, p), ring: make([]Checkpoint, cfg.Max)}
 }
 
 // NewCheckpoints returns an empty ring capturing the server's world, whose
-// checkpoints' Sum and Parts are Server.Checksum at their tick (only the
+// checkpoints' Checksum is Server.Checksum at their tick (only the
 // components the rules replicate), so they compare with Client.Checksum.
 // Capture it right after Send.
 func (s *Server) NewCheckpoints(cfg CheckpointConfig) *Checkpoints {
 	r := NewCheckpoints(s.w, s.p, cfg)
-	r.view = sumServerView{s}
+	r.srv = s
 	return r
 }
 
@@ -128,57 +181,74 @@ func (r *Checkpoints) Due(t tick.Tick) bool { return uint64(t)%uint64(r.cfg.Inte
 
 // Capture captures the world's replicated state as the checkpoint of tick
 // t, dropping the oldest checkpoints as needed to stay within Max and
-// MaxBytes, and returns it (valid until dropped). The state is encoded
-// into the buffer of a dropped checkpoint, so room for it is made first
-// (by the size of the last capture). A state larger than MaxBytes on its
-// own is refused with an error wrapping ErrTooLarge.
+// MaxBytes, and returns it (valid until dropped). Room is made first (by
+// the size of the last capture), since the state is copied into the
+// buffers of a dropped checkpoint. A state larger than MaxBytes on its
+// own is refused with an error wrapping ErrTooLarge (and the ring is left
+// empty).
 func (r *Checkpoints) Capture(t tick.Tick) (*Checkpoint, error) {
 	if r.n == len(r.ring) {
-		r.drop()
+		r.drop(true)
 	}
-	for r.n > 0 && r.kept()+max(cap(r.spare), r.last) > r.cfg.MaxBytes {
-		r.drop()
+	for r.n > 0 && r.kept()+max(r.spareBytes(), r.last) > r.cfg.MaxBytes {
+		r.drop(true)
 	}
-	buf := r.enc.appendState(r.spare[:0])
+	st := r.spare
 	r.spare = nil
-	if cap(buf) > r.cfg.MaxBytes {
-		return nil, fmt.Errorf("%w: checkpoint of %d bytes exceeds MaxBytes %d", ErrTooLarge, len(buf), r.cfg.MaxBytes)
+	if st == nil {
+		st = newCkState(r.enc)
 	}
-	for r.n > 0 && r.kept()+cap(buf) > r.cfg.MaxBytes {
-		r.drop()
+	st.capture(r.enc, r.srv)
+	size := st.bytes()
+	r.last = size
+	if size > r.cfg.MaxBytes {
+		for r.n > 0 {
+			r.drop(false)
+		}
+		return nil, fmt.Errorf("%w: checkpoint of %d bytes exceeds MaxBytes %d", ErrTooLarge, size, r.cfg.MaxBytes)
 	}
-	r.spare, r.last = nil, len(buf)
+	for r.n > 0 && r.kept()+size > r.cfg.MaxBytes {
+		r.drop(false) // its buffers are freed: the ring holds no spare beyond the bound
+	}
 	cp := &r.ring[(r.head+r.n)%len(r.ring)]
 	r.n++
-	cp.Tick, cp.State = t, buf
-	cp.Sum, cp.Parts = r.sum.sum(r.enc.comps, r.enc.res, r.view, nil, cp.Parts[:0])
+	cp.Tick, cp.r, cp.st, cp.size, cp.summed = t, r, st, size, false
 	return cp, nil
 }
 
-// drop drops the oldest checkpoint, keeping the largest dropped buffer as
-// the spare one the next state is encoded into.
-func (r *Checkpoints) drop() {
+// drop drops the oldest checkpoint; when keep, the largest dropped buffers
+// are kept as the spare set the next capture copies into.
+func (r *Checkpoints) drop(keep bool) {
 	old := &r.ring[r.head]
-	if cap(old.State) > cap(r.spare) {
-		r.spare = old.State[:0]
+	if keep && (r.spare == nil || old.size > r.spare.bytes()) {
+		r.spare = old.st
 	}
-	old.State = nil
+	old.st, old.size, old.summed = nil, 0, false
 	r.head = (r.head + 1) % len(r.ring)
 	r.n--
 }
 
-// kept is the capacity of the kept states.
+// kept is the memory of the kept checkpoints.
 func (r *Checkpoints) kept() int {
 	b := 0
 	for i := range r.n {
-		b += cap(r.ring[(r.head+i)%len(r.ring)].State)
+		b += r.ring[(r.head+i)%len(r.ring)].size
 	}
 	return b
 }
 
-// Bytes is the memory held by checkpoint states (the capacity of their
-// buffers), at most MaxBytes.
-func (r *Checkpoints) Bytes() int { return r.kept() }
+func (r *Checkpoints) spareBytes() int {
+	if r.spare == nil {
+		return 0
+	}
+	return r.spare.bytes()
+}
+
+// Bytes is the memory the ring holds: the capacity of the kept
+// checkpoints' buffers and of the spare set the next capture copies into;
+// at most MaxBytes. (The scratch of AppendState and Checksum, 4 bytes per
+// entity index and component type, comes on top.)
+func (r *Checkpoints) Bytes() int { return r.kept() + r.spareBytes() }
 
 // Len is the number of checkpoints kept.
 func (r *Checkpoints) Len() int { return r.n }

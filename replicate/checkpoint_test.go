@@ -126,103 +126,6 @@ func TestStateChecksumGolden(t *testing.T) {
 	}
 }
 
-// TestCheckpoints: over 10,000 ticks of a changing world, a checkpoint is
-// captured every Interval ticks; the ring keeps at most Max of them and
-// its memory stays under MaxBytes (the byte bound dropping older ones
-// before the count does); each kept checkpoint loads into a world holding
-// the state of its tick; steady-state captures allocate nothing.
-func TestCheckpoints(t *testing.T) {
-	rp := newResProto(t)
-	w, ents := resWorld(64, 3)
-	pos := ecs.StoreOf[Position](w)
-	world := ecs.RegisterResource[rng.Rand](w)
-	probe := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{})
-	if c := probe.Config(); c.Interval != replicate.DefaultCheckpointInterval || c.Max != replicate.DefaultMaxCheckpoints || c.MaxBytes != replicate.DefaultCheckpointBytes {
-		t.Fatalf("defaults %+v", c)
-	}
-	one, err := probe.Capture(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := len(one.State)
-	cfg := replicate.CheckpointConfig{Interval: 50, Max: 6, MaxBytes: 4*size + size/2}
-	r := replicate.NewCheckpoints(w, rp.p, cfg)
-	type kept struct {
-		world rng.Rand
-		pos0  Position
-	}
-	states := map[tick.Tick]kept{}
-	captures := 0
-	for tk := tick.Tick(1); tk <= 10000; tk++ {
-		world.Ptr().Uint64()
-		p := pos.Ptr(ents[int(tk)%len(ents)])
-		p.X += 1
-		if !r.Due(tk) {
-			continue
-		}
-		cp, err := r.Capture(tk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		captures++
-		p0, _ := pos.Get(ents[0])
-		states[tk] = kept{world: *world.Ptr(), pos0: p0}
-		if cp.Tick != tk || r.Len() > cfg.Max || r.Bytes() > cfg.MaxBytes {
-			t.Fatalf("tick %d: %d checkpoints, %d bytes (bound %d)", tk, r.Len(), r.Bytes(), cfg.MaxBytes)
-		}
-		if sum, _ := replicate.StateChecksum(w, rp.p, nil); sum != cp.Sum {
-			t.Fatalf("tick %d: checkpoint sum %#x, world %#x", tk, cp.Sum, sum)
-		}
-	}
-	// The byte bound binds before the count (buffers hold some spare
-	// capacity, so 3 or 4 states fit in 4.5 states' bytes).
-	if captures != 200 || r.Len() >= cfg.Max || r.Len() < 3 {
-		t.Fatalf("%d captures, %d kept (want 200, 3 or 4: the byte bound)", captures, r.Len())
-	}
-	latest, _ := r.Latest()
-	if latest.Tick != 10000 {
-		t.Fatalf("latest %d", latest.Tick)
-	}
-	if _, ok := r.At(9800); ok {
-		t.Fatal("tick 9800 should have been dropped")
-	}
-	for _, tk := range []tick.Tick{9900, 10000} {
-		cp, ok := r.At(tk)
-		if !ok {
-			t.Fatalf("no checkpoint of tick %d", tk)
-		}
-		w2 := ecs.New()
-		m, err := replicate.LoadState(bytes.NewReader(cp.State), w2, rp.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ := ecs.GetResource[rng.Rand](w2)
-		p0, _ := ecs.StoreOf[Position](w2).Get(m[ents[0]])
-		if want := states[tk]; got != want.world || p0 != want.pos0 {
-			t.Fatalf("tick %d: loaded %v %v, want %v", tk, got, p0, want)
-		}
-	}
-	if !raceEnabled {
-		tk := tick.Tick(10000)
-		if a := testing.AllocsPerRun(20, func() { tk += 50; _, _ = r.Capture(tk) }); a != 0 {
-			t.Fatalf("steady-state capture allocates %.0f times", a)
-		}
-	}
-	// Count bound alone.
-	r2 := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{Max: 3})
-	for tk := range tick.Tick(10) {
-		_, _ = r2.Capture(tk)
-	}
-	if first, _ := r2.At(7); r2.Len() != 3 || first == nil {
-		t.Fatalf("count bound: %d kept", r2.Len())
-	}
-	// A state larger than the bound on its own is refused.
-	r3 := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{MaxBytes: size / 2})
-	if _, err := r3.Capture(1); !errors.Is(err, replicate.ErrTooLarge) || r3.Len() != 0 {
-		t.Fatalf("too large: %v, %d kept", err, r3.Len())
-	}
-}
-
 // TestChecksumClientServer: after the clients converged over a lossy
 // in-memory network (virtual time), Server.Checksum and every
 // Client.Checksum agree, part for part, including a resource naming an
@@ -284,9 +187,15 @@ func checksumClientServer(t *testing.T, seed uint64) {
 	}
 	// A server checkpoint of this tick carries the same checksum.
 	cp, err := r.srv.NewCheckpoints(replicate.CheckpointConfig{}).Capture(r.srv.Tick())
-	if err != nil || cp.Sum != sum || len(snapshot.Diff(cp.Parts, parts)) > 0 {
-		t.Fatalf("server checkpoint sum %#x, server %#x (%v)", cp.Sum, sum, err)
+	if err != nil {
+		t.Fatal(err)
 	}
+	// Computed later, from the copy: a value changed since does not count.
+	ecs.StoreOf[Position](r.sw).Ptr(ents[5]).X += 100
+	if cpSum, cpParts := cp.Checksum(); cpSum != sum || len(snapshot.Diff(cpParts, parts)) > 0 {
+		t.Fatalf("server checkpoint sum %#x, server %#x", cpSum, sum)
+	}
+	ecs.StoreOf[Position](r.sw).Ptr(ents[5]).X -= 100
 	// Corrupt one client's position of one player.
 	c := r.clients[1]
 	ce, _ := c.ClientEntity(ents[5])
@@ -301,55 +210,6 @@ func checksumClientServer(t *testing.T, seed uint64) {
 	_, cparts = r.clients[0].Checksum(nil)
 	if d := snapshot.Diff(parts, cparts); !slices.Equal(d, []string{"resource github.com/rewindgo/rewind/rng.Rand"}) {
 		t.Fatalf("corrupted stream: differing %v", d)
-	}
-}
-
-// BenchmarkCheckpoint measures a checkpoint's capture (encoding the state
-// and its checksum) and restore (LoadState into an empty world) of worlds
-// of 10,000 and 100,000 entities (Position and a per-entity rng stream
-// each, and three resources), beside a plain copy of the same number of
-// bytes (the floor). Metrics: ns and bytes per entity.
-func BenchmarkCheckpoint(b *testing.B) {
-	for _, n := range []int{10000, 100000} {
-		rp := newResProto(b)
-		w, _ := resWorld(n, 1)
-		r := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{Max: 2, MaxBytes: 1 << 30})
-		cp, err := r.Capture(0)
-		if err != nil {
-			b.Fatal(err)
-		}
-		state := append([]byte(nil), cp.State...)
-		perEntity := func(b *testing.B) {
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entity")
-			b.ReportMetric(float64(len(state))/float64(n), "B/entity")
-		}
-		b.Run(fmt.Sprintf("capture/entities=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for i := range b.N {
-				if _, err := r.Capture(tick.Tick(i + 1)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			perEntity(b)
-		})
-		b.Run(fmt.Sprintf("copy/entities=%d", n), func(b *testing.B) {
-			dst := make([]byte, len(state))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				copy(dst, state)
-			}
-			perEntity(b)
-		})
-		b.Run(fmt.Sprintf("restore/entities=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for range b.N {
-				if _, err := replicate.LoadState(bytes.NewReader(state), ecs.New(), rp.p); err != nil {
-					b.Fatal(err)
-				}
-			}
-			perEntity(b)
-		})
 	}
 }
 
@@ -369,5 +229,262 @@ func FuzzLoadStateResources(f *testing.F) {
 				t.Fatal("refused state set a resource")
 			}
 		}
+	})
+}
+
+// TestCheckpoints: over 10,000 ticks of a changing world (values drawn
+// every tick, players spawned and despawned, the population growing about
+// tenfold), a checkpoint is captured every Interval ticks; the ring never
+// keeps more than Max of them and its memory (Checkpoints.Bytes, the
+// kept checkpoints and the spare buffers) never exceeds MaxBytes: the
+// count binds while the world is small, the byte bound once it has grown.
+// Every kept checkpoint is the state of its tick, however the world
+// changed since: its saved form is what SaveState wrote at that tick, and
+// its checksum (computed late, from the copy) is what StateChecksum gave.
+func TestCheckpoints(t *testing.T) {
+	rp := newResProto(t)
+	w, ents := resWorld(64, 3)
+	pos := ecs.StoreOf[Position](w)
+	streams := ecs.StoreOf[rng.Rand](w)
+	world := ecs.RegisterResource[rng.Rand](w)
+	probe := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{})
+	if c := probe.Config(); c.Interval != replicate.DefaultCheckpointInterval || c.Max != replicate.DefaultMaxCheckpoints || c.MaxBytes != replicate.DefaultCheckpointBytes {
+		t.Fatalf("defaults %+v", c)
+	}
+	cfg := replicate.CheckpointConfig{Interval: 50, Max: 6, MaxBytes: 160 << 10}
+	r := replicate.NewCheckpoints(w, rp.p, cfg)
+	type kept struct {
+		saved []byte
+		sum   uint64
+	}
+	states := map[tick.Tick]kept{}
+	var fullAt, boundAt tick.Tick // a capture where the count bound held, one where the byte bound did
+	next := uint64(64)
+	for tk := tick.Tick(1); tk <= 10000; tk++ {
+		draw := world.Ptr()
+		p := pos.Ptr(ents[draw.IntN(len(ents))])
+		p.X += 1
+		if tk%5 == 0 { // a player joins
+			e := spawnRep(w, Position{X: float64(next)}, 0)
+			_ = streams.Set(e, rng.Stream(3, next))
+			ents = append(ents, e)
+			next++
+		}
+		if tk%9 == 0 { // one leaves
+			k := draw.IntN(len(ents))
+			_ = w.Despawn(ents[k])
+			ents = slices.Delete(ents, k, k+1)
+		}
+		if !r.Due(tk) {
+			continue
+		}
+		cp, err := r.Capture(tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Tick != tk || cp.Entities() != len(ents) || r.Len() > cfg.Max || r.Bytes() > cfg.MaxBytes {
+			t.Fatalf("tick %d: %d entities, %d checkpoints, %d bytes (bound %d)", tk, cp.Entities(), r.Len(), r.Bytes(), cfg.MaxBytes)
+		}
+		if r.Len() == cfg.Max {
+			fullAt = tk
+		} else if boundAt == 0 && fullAt != 0 {
+			boundAt = tk
+		}
+		var buf bytes.Buffer
+		_ = replicate.SaveState(&buf, w, rp.p)
+		sum, _ := replicate.StateChecksum(w, rp.p, nil)
+		states[tk] = kept{saved: buf.Bytes(), sum: sum}
+		delete(states, tk-tick.Tick(cfg.Interval*cfg.Max))
+	}
+	if fullAt == 0 || boundAt == 0 || r.Len() >= cfg.Max || r.Len() < 2 {
+		t.Fatalf("count bound last held at %d, byte bound first at %d, %d kept at the end", fullAt, boundAt, r.Len())
+	}
+	t.Logf("%d entities at the end; count bound last held at tick %d, byte bound from tick %d; %d kept in %d bytes", len(ents), fullAt, boundAt, r.Len(), r.Bytes())
+	if latest, _ := r.Latest(); latest.Tick != 10000 {
+		t.Fatalf("latest %d", latest.Tick)
+	}
+	if _, ok := r.At(tick.Tick(10000 - 50*r.Len())); ok {
+		t.Fatal("a dropped checkpoint is still found")
+	}
+	for i := range r.Len() {
+		tk := tick.Tick(10000 - 50*i)
+		cp, ok := r.At(tk)
+		if !ok {
+			t.Fatalf("no checkpoint of tick %d", tk)
+		}
+		if got := cp.AppendState(nil); !bytes.Equal(got, states[tk].saved) {
+			t.Fatalf("tick %d: checkpoint state (%d bytes) differs from SaveState at that tick (%d bytes)", tk, len(got), len(states[tk].saved))
+		}
+		if sum, _ := cp.Checksum(); sum != states[tk].sum {
+			t.Fatalf("tick %d: checkpoint sum %#x, world %#x", tk, sum, states[tk].sum)
+		}
+	}
+	// The latest checkpoint (of the last tick: the live world is still
+	// its state) loads into a world holding that state.
+	latest, _ := r.Latest()
+	w2 := ecs.New()
+	m, err := replicate.LoadState(bytes.NewReader(latest.AppendState(nil)), w2, rp.p)
+	if err != nil || len(m) != len(ents) {
+		t.Fatalf("loaded %d entities of %d: %v", len(m), len(ents), err)
+	}
+	for _, e := range ents {
+		p, _ := pos.Get(e)
+		s, _ := streams.Get(e)
+		p2, _ := ecs.StoreOf[Position](w2).Get(m[e])
+		s2, _ := ecs.StoreOf[rng.Rand](w2).Get(m[e])
+		if p2 != p || s2 != s {
+			t.Fatalf("entity %v loaded as %v %v, want %v %v", e, p2, s2, p, s)
+		}
+	}
+	if got, _ := ecs.GetResource[rng.Rand](w2); got != *world.Ptr() {
+		t.Fatalf("world stream %v, want %v", got, *world.Ptr())
+	}
+	if !raceEnabled {
+		// Steady state: the world keeps its size; captures, their
+		// encoding and their checksums allocate nothing.
+		tk := tick.Tick(10000)
+		dst := latest.AppendState(nil)
+		if a := testing.AllocsPerRun(20, func() {
+			tk += 50
+			cp, _ := r.Capture(tk)
+			dst = cp.AppendState(dst[:0])
+			cp.Checksum()
+		}); a != 0 {
+			t.Fatalf("steady-state capture, encoding and checksum allocate %.0f times", a)
+		}
+	}
+	// Count bound alone.
+	r2 := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{Max: 3})
+	for tk := range tick.Tick(10) {
+		_, _ = r2.Capture(tk)
+	}
+	if first, _ := r2.At(7); r2.Len() != 3 || first == nil {
+		t.Fatalf("count bound: %d kept", r2.Len())
+	}
+	// A state larger than the bound on its own is refused.
+	one, _ := probe.Capture(1)
+	r3 := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{MaxBytes: one.Bytes() / 2})
+	if _, err := r3.Capture(1); !errors.Is(err, replicate.ErrTooLarge) || r3.Len() != 0 || r3.Bytes() != 0 {
+		t.Fatalf("too large: %v, %d kept, %d bytes", err, r3.Len(), r3.Bytes())
+	}
+}
+
+// BenchmarkCheckpoint measures, for worlds of 10,000 and 100,000 entities
+// (Position and a per-entity rng stream each, and three resources):
+//   - copy: a plain copy of the bytes a capture copies (entity ids and
+//     values of the replicated columns), the floor;
+//   - capture: Checkpoints.Capture (the copy into reused buffers);
+//   - encode: Checkpoint.AppendState, the saved form a save or a resync
+//     sends, written from the copy when asked for;
+//   - restore: LoadState of that form into an empty world.
+//
+// Metrics: ns per entity; mem-B/entity, the checkpoint's memory, and
+// wire-B/entity, its saved form.
+func BenchmarkCheckpoint(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		rp := newResProto(b)
+		w, _ := resWorld(n, 1)
+		r := replicate.NewCheckpoints(w, rp.p, replicate.CheckpointConfig{Max: 2, MaxBytes: 1 << 30})
+		cp, err := r.Capture(0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		state := cp.AppendState(nil)
+		// What a capture copies: 8-byte ids of the Replicated, Position
+		// and rng.Rand columns, 16-byte Positions, 16-byte streams.
+		copied := n * (3*8 + 16 + 16)
+		metrics := func(b *testing.B) {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/entity")
+			b.ReportMetric(float64(cp.Bytes())/float64(n), "mem-B/entity")
+			b.ReportMetric(float64(len(state))/float64(n), "wire-B/entity")
+		}
+		b.Run(fmt.Sprintf("copy/entities=%d", n), func(b *testing.B) {
+			src, dst := make([]byte, copied), make([]byte, copied)
+			b.ReportAllocs()
+			for b.Loop() {
+				copy(dst, src)
+			}
+			metrics(b)
+		})
+		b.Run(fmt.Sprintf("capture/entities=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			tk := tick.Tick(0)
+			for b.Loop() {
+				tk++
+				if cp, err = r.Capture(tk); err != nil {
+					b.Fatal(err)
+				}
+			}
+			metrics(b)
+		})
+		b.Run(fmt.Sprintf("encode/entities=%d", n), func(b *testing.B) {
+			dst := make([]byte, 0, len(state))
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = cp.AppendState(dst[:0])
+			}
+			metrics(b)
+		})
+		b.Run(fmt.Sprintf("restore/entities=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := replicate.LoadState(bytes.NewReader(state), ecs.New(), rp.p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			metrics(b)
+		})
+	}
+}
+
+// BenchmarkCheckpointResync compares, for a world of 10,000 entities
+// (three replicated components), the two ways a client could be sent the
+// whole state: the resync path (Server.Resync: the server builds the
+// client's update as for a late joiner, in parts, and the client replaces
+// its state with it), timed per resync until the client applied it; and a
+// checkpoint push (capture, encode, LoadState into an empty world), which
+// would still need the changes since the checkpoint's tick on top.
+func BenchmarkCheckpointResync(b *testing.B) {
+	const n = 10000
+	b.Run(fmt.Sprintf("resync/entities=%d", n), func(b *testing.B) {
+		bw := newBenchWorld(b, n, 1)
+		c := bw.clients[0]
+		ticks := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			want := c.Stats().Resyncs + 1
+			if err := bw.srv.Resync(c.ID(), "bench"); err != nil {
+				b.Fatal(err)
+			}
+			for range 100 {
+				bw.tick(true)
+				ticks++
+				if c.Stats().Resyncs == want {
+					break
+				}
+			}
+			if c.Stats().Resyncs != want {
+				b.Fatal("resync not applied in 100 ticks")
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/entity")
+		b.ReportMetric(float64(ticks)/float64(b.N), "ticks/resync")
+	})
+	b.Run(fmt.Sprintf("checkpoint/entities=%d", n), func(b *testing.B) {
+		bw := newBenchWorld(b, n, 1)
+		r := replicate.NewCheckpoints(bw.sw, bw.proto, replicate.CheckpointConfig{Max: 2, MaxBytes: 1 << 30})
+		var buf []byte
+		b.ReportAllocs()
+		for b.Loop() {
+			cp, err := r.Capture(1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = cp.AppendState(buf[:0])
+			if _, err := replicate.LoadState(bytes.NewReader(buf), ecs.New(), bw.proto); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/entity")
 	})
 }

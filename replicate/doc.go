@@ -191,14 +191,43 @@
 // SaveState and LoadState write and read the replicated state of a world:
 // every Replicated entity with its registered components, and the present
 // replicated resources (RNG streams included), entity references remapped
-// on load (server restarts, debugging, checkpoints). Checkpoints captures
-// that state every CheckpointConfig.Interval ticks (300 by default, 5 s at
-// 60 Hz; the game calls Capture when Due, right after Server.Send; a ring
-// from Server.NewCheckpoints checksums what the rules replicate) into a ring of at most Max
-// checkpoints (8) whose state bytes stay under MaxBytes (64 MiB), the
-// oldest dropped first; a steady-state capture allocates nothing. Each
-// Checkpoint holds its tick, its state bytes (LoadState reads them) and a
-// checksum with one Part per type.
+// on load (server restarts, debugging, checkpoints). LoadState checks the
+// whole input before it changes the world (a refused state spawns
+// nothing), then grows the world and each store once and writes; its
+// allocations are the input, an id table and the returned map besides the
+// world's own memory.
+//
+// Checkpoints captures the replicated state every CheckpointConfig.Interval
+// ticks (300 by default, 5 s at 60 Hz; the game calls Capture when Due,
+// right after Server.Send) into a ring of at most Max checkpoints (8)
+// whose memory, with the one spare set of buffers the next capture reuses,
+// stays under MaxBytes (64 MiB), the oldest dropped first.
+//
+// Decision: a capture is a memory copy of the replicated stores, and
+// serialization waits until a checkpoint is used. Capture copies each
+// replicated component's column (entity ids and values) and each
+// replicated resource into the buffers of the checkpoint it drops, as
+// package snapshot's copy strategy does, so it costs about a raw copy of
+// those bytes and allocates nothing in steady state; values that hold
+// pointers (a component with its own codec over a slice, say) are stored
+// as their codec bytes instead, so a checkpoint never shares memory with
+// the live world. Checkpoint.AppendState writes the SaveState form from
+// the copy (what a save or a client is sent, what LoadState reads) and
+// Checkpoint.Checksum computes the checksum with its per-type parts from
+// it, once: most checkpoints are dropped unused and never pay for either.
+// A ring from Server.NewCheckpoints also records which components the
+// rules replicated per entity, so its checksums are Server.Checksum at the
+// capture tick. (package snapshot's Registry is not used itself: it saves
+// the entity allocator and every registered type by its strategy, where a
+// checkpoint needs the protocol's types and codecs.)
+//
+// A resync or late join does not push a checkpoint: the server sends the
+// current state through the late-join update path (see Resync), one tick
+// and the same wire format as any update. A checkpoint of an earlier tick
+// would need the changes since that tick on top, and a second way of
+// applying state on the client; BenchmarkCheckpointResync puts the resync
+// of 10,000 entities (server and client) at about 1.7 times a
+// checkpoint's capture, encoding and load, not enough to carry that.
 //
 // The checksum (StateChecksum on a world, Server.Checksum, Client.Checksum)
 // is computed alike on both sides: one part for the set of replicated
@@ -271,7 +300,8 @@
 // per-entity and per-client state, grouped by concern; apply.go and refs.go
 // the client's side of applying updates and mutations; resources.go
 // replicated resources on both sides; save.go the saved state form
-// (SaveState, LoadState); checkpoint.go checkpoints and the state
-// checksum; desync.go the checksum reports and verdicts; resync.go
+// (SaveState, LoadState); checkpoint.go the checkpoint ring and the state
+// checksum, checkpoint_state.go a checkpoint's copied columns, their
+// encoding and checksum; desync.go the checksum reports and verdicts; resync.go
 // resyncs.
 package replicate

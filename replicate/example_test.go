@@ -158,8 +158,9 @@ func ExampleReplicateResource() {
 }
 
 // A server captures a checkpoint of its replicated state every Interval
-// ticks; each holds the state bytes (LoadState reads them) and a checksum
-// with one part per type, which clients compute too (Client.Checksum).
+// ticks: a copy of the replicated stores, encoded to the saved form
+// (LoadState reads it) only when asked for, and a checksum with one part
+// per type, which clients compute too (Client.Checksum).
 func ExampleCheckpoints() {
 	p := newExampleProtocol()
 	w := ecs.New()
@@ -179,11 +180,12 @@ func ExampleCheckpoints() {
 	}
 	latest, _ := ring.Latest()
 	fmt.Println(ring.Len(), "checkpoints, latest at tick", latest.Tick)
-	for _, part := range latest.Parts {
+	_, parts := latest.Checksum()
+	for _, part := range parts {
 		fmt.Println(part.Name)
 	}
 	restored := ecs.New()
-	m, _ := replicate.LoadState(bytes.NewReader(latest.State), restored, p)
+	m, _ := replicate.LoadState(bytes.NewReader(latest.AppendState(nil)), restored, p)
 	fmt.Println(len(m), "entities restored")
 	// Output:
 	// 4 checkpoints, latest at tick 1500

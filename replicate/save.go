@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
+	"math"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/internal/bin"
@@ -21,18 +21,17 @@ const (
 	saveMagic      = "RWRS"
 	saveVersion    = 2
 	maxSavedEntity = 1 << 24
+	maxSavedState  = 1 << 30
 )
 
-// stateEncoder writes the saved state form of one world; SaveState and
-// checkpoints (checkpoint.go) share it. Its buffers are reused, so
-// encoding allocates nothing once they have grown.
+// stateEncoder binds a protocol's replicated types to one world, for
+// saving, loading and checkpoints (checkpoint.go).
 type stateEncoder struct {
 	w     *ecs.World
 	p     *Protocol
 	comps []boundComponent
 	res   []boundResource
 	rep   *ecs.Store[Replicated]
-	val   []byte
 }
 
 func newStateEncoder(world *ecs.World, p *Protocol) *stateEncoder {
@@ -49,159 +48,278 @@ func newStateEncoder(world *ecs.World, p *Protocol) *stateEncoder {
 	return s
 }
 
-// appendState appends the saved state of the world to b. Entities come in
-// the world's order, so equal worlds give equal bytes.
-func (s *stateEncoder) appendState(b []byte) []byte {
-	b = append(b, saveMagic...)
-	b = append(b, saveVersion)
-	b = binary.LittleEndian.AppendUint64(b, s.p.hash)
-	b = binary.AppendUvarint(b, uint64(s.rep.Len()))
-	for e := range s.w.Entities() {
-		if !s.rep.Has(e) {
-			continue
-		}
-		b = appendEntity(b, e)
-		var mask uint64
-		for i, c := range s.comps {
-			if c.has(e) {
-				mask |= 1 << uint(i)
-			}
-		}
-		b = binary.AppendUvarint(b, uint64(bits.OnesCount64(mask)))
-		for m := mask; m != 0; m &= m - 1 {
-			i := bits.TrailingZeros64(m)
-			b = binary.AppendUvarint(b, uint64(i))
-			if f := s.p.comps[i].fixed; f > 0 {
-				// Known length: encode in place, no copy.
-				b = binary.AppendUvarint(b, uint64(f))
-				b = s.comps[i].appendValue(b, e)
-				continue
-			}
-			s.val = s.comps[i].appendValue(s.val[:0], e)
-			b = bin.AppendBytes(b, s.val)
-		}
-	}
-	n := 0
-	for _, r := range s.res {
-		if present, _ := r.state(); present {
-			n++
-		}
-	}
-	b = binary.AppendUvarint(b, uint64(n))
-	for i, r := range s.res {
-		if present, _ := r.state(); present {
-			b = binary.AppendUvarint(b, uint64(i))
-			s.val = r.appendValue(s.val[:0])
-			b = bin.AppendBytes(b, s.val)
-		}
-	}
-	return b
-}
-
 // SaveState writes the replicated state of world (every entity marked
 // Replicated, with each of its components registered in p, and the present
 // resources registered with ReplicateResource) to w: for server restarts,
-// debugging and checkpoints (Checkpoints holds the same form). Entity
-// references are written as they are and remapped by LoadState.
+// debugging and checkpoints (Checkpoint.AppendState writes the same form).
+// Entities come in the order of the Replicated store, so equal worlds give
+// equal bytes. Entity references are written as they are and remapped by
+// LoadState.
 func SaveState(w io.Writer, world *ecs.World, p *Protocol) error {
-	_, err := w.Write(newStateEncoder(world, p).appendState(nil))
+	enc := newStateEncoder(world, p)
+	st := newCkState(enc)
+	st.capture(enc, nil)
+	var x ckScratch
+	_, err := w.Write(x.appendState(nil, p, st))
 	return err
 }
 
-// loadMapper maps saved entity ids to the entities LoadState spawned.
-type loadMapper map[ecs.Entity]ecs.Entity
+// loadMapper maps saved entity ids to the entities LoadState spawned:
+// through a table by saved index when the saved indices are dense, a map
+// otherwise (so a hostile state cannot make it allocate by its largest
+// index). An id not saved maps to the zero Entity.
+type loadMapper struct {
+	saved   []ecs.Entity // in the order of the state
+	spawned []ecs.Entity // spawned[k] is the entity loaded for saved[k]
+	byIdx   []int32      // position+1 by saved index
+	byMap   map[uint32]int32
+}
 
-func (m loadMapper) MapEntity(e ecs.Entity) ecs.Entity { return m[e] }
+// index builds the lookup of m.saved; it fails when an entity index is
+// saved twice.
+func (m *loadMapper) index() error {
+	top := uint64(0)
+	for _, e := range m.saved {
+		top = max(top, uint64(e.Index())+1)
+	}
+	if top <= uint64(2*len(m.saved)+1024) {
+		m.byIdx = make([]int32, top)
+		for k, e := range m.saved {
+			if m.byIdx[e.Index()] != 0 {
+				return fmt.Errorf("%w: entity index %d saved twice", ErrMalformed, e.Index())
+			}
+			m.byIdx[e.Index()] = int32(k + 1)
+		}
+		return nil
+	}
+	m.byMap = make(map[uint32]int32, len(m.saved))
+	for k, e := range m.saved {
+		if m.byMap[e.Index()] != 0 {
+			return fmt.Errorf("%w: entity index %d saved twice", ErrMalformed, e.Index())
+		}
+		m.byMap[e.Index()] = int32(k + 1)
+	}
+	return nil
+}
 
-// LoadState reads a state written by SaveState into world, spawning a new
-// entity (marked Replicated) for each saved one, setting the saved
-// resources and remapping entity references between them. It returns the map from saved to new entities.
-// A state saved with another protocol is refused (ErrProtocolMismatch);
-// malformed input returns an error wrapping ErrMalformed and spawns nothing.
+// MapEntity implements ecs.EntityMapper.
+func (m *loadMapper) MapEntity(e ecs.Entity) ecs.Entity {
+	var k int32
+	if m.byIdx != nil {
+		if i := int(e.Index()); i < len(m.byIdx) {
+			k = m.byIdx[i]
+		}
+	} else {
+		k = m.byMap[e.Index()]
+	}
+	if k == 0 || m.saved[k-1] != e {
+		var none ecs.Entity
+		return none
+	}
+	return m.spawned[k-1]
+}
+
+func (b *typedComponent[T]) grow(n int) { b.s.Grow(n) }
+
+// stateReader reads a saved state as bin.Reader does (minimal uvarints,
+// bounded counts and lengths, the first error kept), moving an offset
+// rather than a slice: its hot loop stores no pointers, so it runs free of
+// GC write barriers.
+type stateReader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (r *stateReader) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *stateReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+		r.off++
+		return uint64(r.b[r.off-1])
+	}
+	v, n, err := bin.Uvarint(r.b[r.off:])
+	if err != nil {
+		r.fail(err)
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+func (r *stateReader) entity() ecs.Entity {
+	i, g := r.uvarint(), r.uvarint()
+	if i > math.MaxUint32 || g > math.MaxUint32 {
+		r.fail(bin.ErrRange)
+		return 0
+	}
+	return ecs.NewEntity(uint32(i), uint32(g))
+}
+
+// count reads an element count of at most max and at most the unread
+// bytes (every element takes one byte at least).
+func (r *stateReader) count(max int) int {
+	v := r.uvarint()
+	if r.err == nil && (v > uint64(max) || v > uint64(len(r.b)-r.off)) {
+		r.fail(bin.ErrRange)
+	}
+	if r.err != nil {
+		return 0
+	}
+	return int(v)
+}
+
+// lenBytes reads a length of at most max and that many bytes (aliased).
+func (r *stateReader) lenBytes(max int) []byte {
+	n := r.uvarint()
+	switch {
+	case r.err != nil:
+		return nil
+	case n > uint64(max):
+		r.fail(bin.ErrRange)
+		return nil
+	case n > uint64(len(r.b)-r.off):
+		r.fail(bin.ErrTruncated)
+		return nil
+	}
+	start := r.off
+	r.off += int(n)
+	return r.b[start:r.off:r.off]
+}
+
+func (r *stateReader) end() error {
+	if r.err == nil && r.off != len(r.b) {
+		r.err = bin.ErrTrailing
+	}
+	return r.err
+}
+
+// readState reads all of r, in one allocation when r tells its length
+// (bytes.Reader, bytes.Buffer, strings.Reader).
+func readState(r io.Reader) ([]byte, error) {
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() <= maxSavedState {
+		data := make([]byte, l.Len())
+		_, err := io.ReadFull(r, data)
+		return data, err
+	}
+	return io.ReadAll(io.LimitReader(r, maxSavedState))
+}
+
+// LoadState reads a state written by SaveState (or Checkpoint.AppendState)
+// into world, spawning a new entity (marked Replicated) for each saved
+// one, setting the saved resources and remapping entity references between
+// them. It returns the map from saved to new entities. A state saved with
+// another protocol is refused (ErrProtocolMismatch); malformed input
+// (including an entity index saved twice) returns an error wrapping
+// ErrMalformed and spawns nothing. It reads the input twice: once to
+// check every value, once to write them, so it holds no per-value buffers;
+// its allocations are the input, the id table and the returned map, and
+// the world's own growth.
 func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.Entity, error) {
 	p.freeze()
-	data, err := io.ReadAll(io.LimitReader(r, 1<<30))
+	data, err := readState(r)
 	if err != nil {
 		return nil, err
 	}
 	if len(data) < len(saveMagic)+9 || string(data[:4]) != saveMagic {
 		return nil, fmt.Errorf("%w: not a saved replication state", ErrMalformed)
 	}
-	if data[4] != 1 && data[4] != saveVersion {
-		return nil, fmt.Errorf("%w: saved state version %d", ErrMalformed, data[4])
+	version := data[4]
+	if version != 1 && version != saveVersion {
+		return nil, fmt.Errorf("%w: saved state version %d", ErrMalformed, version)
 	}
 	if h := binary.LittleEndian.Uint64(data[5:]); h != p.hash {
 		return nil, fmt.Errorf("%w: state saved with protocol %016x, this one is %016x", ErrProtocolMismatch, h, p.hash)
 	}
 	enc := newStateEncoder(world, p)
 	comps, res := enc.comps, enc.res
-	type item struct {
-		e     ecs.Entity
-		first int
-		n     int
-	}
-	type val struct {
-		id int
-		v  []byte
-	}
-	rd := bin.NewReader(data[13:])
-	n := rd.Count(maxSavedEntity)
-	var items []item
-	var vals []val
-	seen := map[ecs.Entity]bool{}
-	for i := 0; i < n && rd.Err() == nil; i++ {
-		it := item{e: readEntity(&rd), first: len(vals)}
-		if seen[it.e] {
-			rd.Fail(fmt.Errorf("%w: entity %v saved twice", ErrMalformed, it.e))
-		}
-		seen[it.e] = true
-		it.n = rd.Count(MaxComponents)
-		for k := 0; k < it.n && rd.Err() == nil; k++ {
-			id := int(rd.Uvarint())
-			v := rd.LenBytes(maxMessageValue)
-			if rd.Err() == nil && (id >= len(comps) || comps[id].decodeCheck(v) != nil) {
-				rd.Fail(errValue)
+	body := data[13:]
+
+	// Check everything first: a refused state changes nothing.
+	rd := stateReader{b: body}
+	n := rd.count(maxSavedEntity)
+	m := &loadMapper{saved: make([]ecs.Entity, 0, n)}
+	var count [MaxComponents]int // values per component
+	for i := 0; i < n && rd.err == nil; i++ {
+		m.saved = append(m.saved, rd.entity())
+		k := rd.count(MaxComponents)
+		for range k {
+			id := rd.uvarint()
+			v := rd.lenBytes(maxMessageValue)
+			if rd.err != nil {
+				break
 			}
-			vals = append(vals, val{id: id, v: v})
+			if id >= uint64(len(comps)) || comps[id].decodeCheck(v) != nil {
+				rd.fail(errValue)
+				break
+			}
+			count[id]++
 		}
-		items = append(items, it)
 	}
-	var resVals []val
-	if data[4] >= 2 {
-		nr := rd.Count(MaxResources)
+	if version >= 2 {
+		nr := rd.count(MaxResources)
 		prev := -1
-		for i := 0; i < nr && rd.Err() == nil; i++ {
-			id := int(rd.Uvarint())
-			v := rd.LenBytes(maxMessageValue)
-			if rd.Err() == nil && (id <= prev || id >= len(res) || res[id].decodeCheck(v) != nil) {
-				rd.Fail(errValue)
+		for i := 0; i < nr && rd.err == nil; i++ {
+			id := rd.uvarint()
+			v := rd.lenBytes(maxMessageValue)
+			if rd.err == nil && (id >= uint64(len(res)) || int(id) <= prev || res[id].decodeCheck(v) != nil) {
+				rd.fail(errValue)
 			}
-			prev = id
-			resVals = append(resVals, val{id: id, v: v})
+			prev = int(id)
 		}
 	}
-	if err := rd.End(); err != nil {
+	if err := rd.end(); err != nil {
 		return nil, malformed(err)
 	}
-	m := loadMapper{}
-	rep := enc.rep
-	for _, it := range items {
-		ne := world.Spawn()
-		m[it.e] = ne
-		_ = rep.Set(ne, Replicated{})
+	if err := m.index(); err != nil {
+		return nil, err
+	}
+
+	// Spawn, then write the values with references mapped; the stores
+	// are grown once beforehand.
+	world.Grow(n)
+	enc.rep.Grow(n)
+	for i, c := range comps {
+		c.(interface{ grow(int) }).grow(count[i])
+	}
+	m.spawned = make([]ecs.Entity, n)
+	for k := range m.spawned {
+		m.spawned[k] = world.Spawn()
+	}
+	for _, e := range m.spawned {
+		_ = enc.rep.Set(e, Replicated{})
 	}
 	var errs []error
-	for _, it := range items {
-		for _, v := range vals[it.first : it.first+it.n] {
-			if err := comps[v.id].write(m[it.e], 0, ValueAuthoritative, v.v, m); err != nil {
+	rd = stateReader{b: body}
+	rd.count(maxSavedEntity)
+	for i := range n {
+		rd.entity()
+		for range rd.count(MaxComponents) {
+			id := rd.uvarint()
+			v := rd.lenBytes(maxMessageValue)
+			if err := comps[id].write(m.spawned[i], 0, ValueAuthoritative, v, m); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	for _, v := range resVals {
-		if err := res[v.id].write(0, v.v, m); err != nil {
-			errs = append(errs, err)
+	if version >= 2 {
+		for range rd.count(MaxResources) {
+			id := rd.uvarint()
+			if err := res[id].write(0, rd.lenBytes(maxMessageValue), m); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
-	return m, errors.Join(errs...)
+	out := make(map[ecs.Entity]ecs.Entity, n)
+	for k, e := range m.saved {
+		out[e] = m.spawned[k]
+	}
+	return out, errors.Join(errs...)
 }
