@@ -208,7 +208,19 @@
 // was simulated without it), duplicate and garbage inputs (ticks more
 // than Window from the simulated tick) per client (Stats). Forward sends
 // each client's newest inputs to the others; a client's RemoteInputs
-// gives another player's input for a tick, or the last known one.
+// gives another player's input for a tick, or the last known one. A
+// remote player whose inputs arrive before the client simulates their
+// ticks (it sends them early, for example with an input delay) is
+// predicted exactly, without rollbacks (TestRemoteInputsMakePredictionExact).
+//
+// Receiving inputs allocates nothing in steady state, replicate's receive
+// path included (BenchmarkServerInputs: 64 clients, 0 allocations per
+// tick): replicate validates and decodes messages into values it reuses,
+// the batch decoder decodes into the batch's own slice, and the default
+// input codec is the canonical form (the same bytes as encoding/binary
+// for a fixed-size T) without reflection per value. So the InputBatch
+// values replicate returns are only valid until the next receive: Store
+// copies the inputs out.
 //
 // # Integration with replicate
 //
