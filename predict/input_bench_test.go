@@ -99,7 +99,7 @@ type inputBench struct {
 	now   time.Time
 }
 
-func newInputBench(b *testing.B, n int) *inputBench {
+func newInputBench(b testing.TB, n int) *inputBench {
 	ib := &inputBench{now: time.Unix(1e9, 0)}
 	sp, sin := inputProtocol(b, predict.InputConfig{})
 	var err error
@@ -249,5 +249,36 @@ func BenchmarkServerInputs(b *testing.B) {
 			}
 			b.ReportMetric(float64(size*tick.DefaultHz), "B/client/s")
 		})
+	}
+}
+
+// TestServerInputsAllocateNothing: in steady state, a server tick that
+// receives 8 clients' input messages (replicate.Server.Receive, with its
+// validation), buffers them and reads each client's input allocates
+// nothing, and every input is the real one.
+func TestServerInputsAllocateNothing(t *testing.T) {
+	ib := newInputBench(t, 8)
+	f := tick.Tick(10)
+	real := 0
+	step := func() {
+		ib.arrive(f)
+		ib.now = ib.now.Add(time.Second / tick.DefaultHz)
+		ib.srv.Receive()
+		ib.buf.Receive(ib.srv)
+		for i, id := range ib.ids {
+			if v, ok := ib.buf.Input(id, f); ok && v == moveAt(f, i) {
+				real++
+			}
+		}
+		f++
+	}
+	for range 5 {
+		step()
+	}
+	if allocs := testing.AllocsPerRun(50, step); allocs != 0 {
+		t.Fatalf("%v allocations per tick, want 0", allocs)
+	}
+	if want := 8 * (5 + 51); real != want {
+		t.Fatalf("%d real inputs, want %d", real, want)
 	}
 }
