@@ -1,8 +1,10 @@
 package predict_test
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
@@ -52,7 +54,8 @@ func (b *benchWorld) sim(tick.Tick) {
 // BenchmarkPredictRollback measures one Step that rolls back 8 ticks
 // (restore, 8 re-simulated ticks each saved, then the current tick: 9
 // simulated ticks) beside simonly, the same 9 ticks simulated without
-// prediction. Each Step receives the server's position of one entity 8
+// prediction, and floor, simonly plus the raw memory work a rollback
+// cannot avoid (benchRollbackFloor). Each Step receives the server's position of one entity 8
 // ticks back, off by one unit from the prediction: a real misprediction,
 // so the re-simulation changes that entity's history at every tick after
 // it. historyB is the memory of the history (window 30), and
@@ -69,6 +72,9 @@ func BenchmarkPredictRollback(b *testing.B) {
 					bw.sim(tick.Tick(t))
 				}
 			}
+		})
+		b.Run(fmt.Sprintf("ticks=%d/entities=%d/floor", ticks, n), func(b *testing.B) {
+			benchRollbackFloor(b, newBenchWorld(n), ticks, predict.DefaultWindow+1)
 		})
 		b.Run(fmt.Sprintf("ticks=%d/entities=%d", ticks, n), func(b *testing.B) {
 			bw := newBenchWorld(n)
@@ -101,6 +107,80 @@ func BenchmarkPredictRollback(b *testing.B) {
 			b.ReportMetric(float64(st.HistoryBytes)/float64((tl.Window()+1)*n*(24+24+4)), "historyB/(W+1)copies")
 		})
 	}
+}
+
+// benchRollbackFloor is the floor of a rollback of ticks ticks: the same
+// simulation as simonly plus the bytes a rollback must move, as raw
+// memory operations on a ring of frames of the written components
+// (position and health; velocity is never written, so its history is
+// shared): restore (copy tick T's frame into the World's arrays), then
+// after each re-simulated tick T+1 .. Now-1 compare its frame with the
+// World in 4 KiB blocks (rewriting none: the re-simulation mostly repeats
+// the prediction), and after tick Now copy the World into Now's frame (it
+// was not saved before), then simulate the next tick. No entity layouts,
+// change stamps, authoritative values or bookkeeping.
+func benchRollbackFloor(b *testing.B, bw *benchWorld, ticks, ring int) {
+	step, same := floorStep(bw, ticks, ring)
+	b.ReportAllocs()
+	for b.Loop() {
+		step()
+	}
+	if *same == 0 {
+		b.Fatal("no block compared equal: the floor does not repeat the prediction")
+	}
+}
+
+// floorStep returns one step of benchRollbackFloor, after filling the
+// ring, and the count of blocks its re-saves found equal.
+func floorStep(bw *benchWorld, ticks, ring int) (func(), *int) {
+	pos, hp := ecs.StoreOf[bpos](bw.w).Column().Values, ecs.StoreOf[bhp](bw.w).Column().Values
+	live := [][]byte{ // the World's arrays of the written components
+		unsafe.Slice((*byte)(unsafe.Pointer(&pos[0])), len(pos)*int(unsafe.Sizeof(pos[0]))),
+		unsafe.Slice((*byte)(unsafe.Pointer(&hp[0])), len(hp)*int(unsafe.Sizeof(hp[0]))),
+	}
+	frames := make([][][]byte, len(live))
+	for k, l := range live {
+		for range ring {
+			frames[k] = append(frames[k], make([]byte, len(l)))
+		}
+	}
+	same := 0
+	save := func(t int, again bool) {
+		for k, l := range live {
+			f := frames[k][t%ring]
+			if !again {
+				copy(f, l)
+				continue
+			}
+			for i := 0; i < len(l); i += 4096 {
+				j := min(i+4096, len(l))
+				if bytes.Equal(f[i:j], l[i:j]) {
+					same++
+				} else {
+					copy(f[i:j], l[i:j])
+				}
+			}
+		}
+	}
+	now := 0
+	for range 40 {
+		save(now, false)
+		now++
+		bw.sim(tick.Tick(now))
+	}
+	step := func() {
+		from := now - ticks
+		for k, l := range live {
+			copy(l, frames[k][from%ring])
+		}
+		for t := from + 1; t <= now; t++ {
+			bw.sim(tick.Tick(t))
+			save(t, t != now)
+		}
+		now++
+		bw.sim(tick.Tick(now))
+	}
+	return step, &same
 }
 
 // BenchmarkPredictStep measures a Step without rollback (save the state of

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
@@ -337,9 +338,9 @@ const restoreBlock = 64
 // whose size and alignment allow it): it makes dst equal to src, stamping
 // the values written since the save (changed after saved) whose words
 // differ. Blocks of values are compared at memory speed first, so a block
-// the rollback leaves unchanged costs one comparison; values not written
-// since the save hold their saved bytes, so a differing block is copied
-// whole.
+// the rollback leaves unchanged costs one comparison; in a block that
+// differs, each value is compared, copied and stamped in one pass (values
+// not written since the save hold their saved bytes: they compare equal).
 func restoreWords[W uint32 | uint64](dst, src []W, w int, changed []uint64, saved, now uint64) {
 	n := len(changed)
 	dst, src = dst[:n*w], src[:n*w]
@@ -349,51 +350,56 @@ func restoreWords[W uint32 | uint64](dst, src []W, w int, changed []uint64, save
 		if bytes.Equal(asBytes(d), asBytes(s)) {
 			continue
 		}
-		stampDiff(d, s[:len(d)], w, changed[lo:hi], saved, now)
-		copy(d, s)
+		copyDiff(d, s[:len(d)], w, changed[lo:hi], saved, now)
 	}
 }
 
-// stampDiff stamps with now the values (w words each) written since saved
-// whose words differ between d and s.
-func stampDiff[W uint32 | uint64](d, s []W, w int, changed []uint64, saved, now uint64) {
-	if w == 1 {
+// copyDiff copies into d the values (w words each) of s that differ,
+// stamping with now those written since saved.
+func copyDiff[W uint32 | uint64](d, s []W, w int, changed []uint64, saved, now uint64) {
+	switch w {
+	case 1:
 		d, s = d[:len(changed)], s[:len(changed)]
-		for p, k := range changed {
-			if k > saved && d[p] != s[p] {
-				changed[p] = now
+		for p := range changed {
+			if d[p] != s[p] {
+				d[p] = s[p]
+				if changed[p] > saved {
+					changed[p] = now
+				}
 			}
 		}
 		return
-	}
-	if w == 2 {
+	case 2:
 		d, s = d[:2*len(changed)], s[:2*len(changed)]
-		for p, k := range changed {
+		for p := range changed {
 			o := 2 * p
-			if k > saved && (d[o] != s[o] || d[o+1] != s[o+1]) {
-				changed[p] = now
+			if d[o] != s[o] || d[o+1] != s[o+1] {
+				d[o], d[o+1] = s[o], s[o+1]
+				if changed[p] > saved {
+					changed[p] = now
+				}
 			}
 		}
 		return
-	}
-	if w == 3 {
+	case 3:
 		d, s = d[:3*len(changed)], s[:3*len(changed)]
-		for p, k := range changed {
+		for p := range changed {
 			o := 3 * p
-			if k > saved && (d[o] != s[o] || d[o+1] != s[o+1] || d[o+2] != s[o+2]) {
-				changed[p] = now
+			if d[o] != s[o] || d[o+1] != s[o+1] || d[o+2] != s[o+2] {
+				d[o], d[o+1], d[o+2] = s[o], s[o+1], s[o+2]
+				if changed[p] > saved {
+					changed[p] = now
+				}
 			}
 		}
 		return
 	}
-	for p, k := range changed {
-		if k <= saved {
-			continue
-		}
-		for i := p * w; i < p*w+w; i++ {
-			if d[i] != s[i] {
+	for p := range changed {
+		o := p * w
+		if !slices.Equal(d[o:o+w], s[o:o+w]) {
+			copy(d[o:o+w], s[o:o+w])
+			if changed[p] > saved {
 				changed[p] = now
-				break
 			}
 		}
 	}

@@ -6,6 +6,10 @@ package predict
 import (
 	"encoding/binary"
 	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/rewindgo/rewind/internal/canon"
 
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
@@ -67,24 +71,16 @@ type InputCodec[T any] struct {
 	max   int
 }
 
-// binCodec is the default input codec: encoding/binary little endian, for
-// fixed-size plain data.
-type binCodec[T any] struct{}
+// binCodec is the default input codec: the canonical form of package
+// internal/canon, which for a fixed-size type is the encoding/binary
+// little-endian encoding (fields in order, no padding), without
+// reflection per value, and refuses a bool byte other than 0 or 1.
+type binCodec[T any] struct{ form *canon.Form }
 
-func (binCodec[T]) Append(dst []byte, v *T) []byte {
-	b, err := binary.Append(dst, binary.LittleEndian, v)
-	if err != nil {
-		return dst
-	}
-	return b
-}
+func (c binCodec[T]) Append(dst []byte, v *T) []byte { return c.form.Append(dst, unsafe.Pointer(v)) }
 
-func (binCodec[T]) Decode(src []byte, v *T) error {
-	n, err := binary.Decode(src, binary.LittleEndian, v)
-	if err != nil {
-		return err
-	}
-	if n != len(src) {
+func (c binCodec[T]) Decode(src []byte, v *T) error {
+	if len(src) != c.form.Encoded || !c.form.Decode(src, unsafe.Pointer(v)) {
 		return ErrBadInputs
 	}
 	return nil
@@ -99,7 +95,11 @@ func NewInputCodec[T any](input replicate.Codec[T], cfg InputConfig) (InputCodec
 		if n := binary.Size(zero); n <= 0 || n > cfg.MaxInputSize {
 			return InputCodec[T]{}, fmt.Errorf("%w: %T has no fixed-size encoding within %d bytes", ErrInputSize, zero, cfg.MaxInputSize)
 		}
-		input = binCodec[T]{}
+		form, err := canon.Of(reflect.TypeFor[T]())
+		if err != nil {
+			return InputCodec[T]{}, fmt.Errorf("%w: %T: %w", ErrInputSize, zero, err)
+		}
+		input = binCodec[T]{form: form}
 	}
 	return InputCodec[T]{input: input, max: cfg.MaxInputSize}, nil
 }
@@ -158,11 +158,14 @@ func (c InputCodec[T]) Decode(src []byte, b *InputBatch[T]) error {
 		if l > c.max || len(src) < 1+l {
 			return ErrBadInputs
 		}
-		var v T
-		if err := c.input.Decode(src[1:1+l], &v); err != nil {
+		// Decode into the slice's own slot: a local passed to the input
+		// codec (an interface) would escape, one allocation per input.
+		var zero T
+		b.Inputs = append(b.Inputs, zero)
+		if err := c.input.Decode(src[1:1+l], &b.Inputs[len(b.Inputs)-1]); err != nil {
+			b.Inputs = b.Inputs[:len(b.Inputs)-1]
 			return fmt.Errorf("%w: %w", ErrBadInputs, err)
 		}
-		b.Inputs = append(b.Inputs, v)
 		src = src[1+l:]
 	}
 	if len(src) != 0 {

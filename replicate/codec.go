@@ -18,7 +18,11 @@ type Codec[T any] interface {
 	// Append appends the encoding of *v to dst.
 	Append(dst []byte, v *T) []byte
 	// Decode decodes exactly src (the bytes one Append produced) into *v. It
-	// must return an error, never panic, on bytes it did not produce.
+	// must return an error, never panic, on bytes it did not produce. *v
+	// may hold a value decoded before (received messages are decoded into
+	// reused values): Decode must set all of *v, and may reuse the memory
+	// its slices refer to (decode into v.S[:0] to receive without
+	// allocating).
 	Decode(src []byte, v *T) error
 }
 

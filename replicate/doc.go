@@ -160,6 +160,13 @@
 // ErrTooLarge and costs no client its connection. Client messages referring to entities
 // the client cannot see are refused.
 //
+// Receiving game messages allocates nothing in steady state: the server
+// validates each arrival by decoding it into a value it reuses, and
+// ReceiveFromClients and ReceiveFromServer return a slice, and decode into
+// values, that the next call for the same type reuses. Read them before
+// the next call and copy what you keep; a Codec's Decode must set all of
+// *v (it may reuse v's slices).
+//
 // # Hostile clients
 //
 // Everything a client sends is validated: decoders return errors (and have

@@ -80,13 +80,13 @@ func RegisterMessage[M any](p *Protocol, dir Direction, ch transport.Channel, op
 		}
 	}
 	_, isMap := any((*M)(nil)).(ecs.MapEntitieser)
-	spec.validate = func(payload []byte, m ecs.EntityMapper) error {
-		var v M
-		if err := codec.Decode(payload, &v); err != nil {
+	spec.validate = func(payload []byte, m ecs.EntityMapper, scratch *any) error {
+		v := &typedOf[M](scratch).check
+		if err := codec.Decode(payload, v); err != nil {
 			return err
 		}
 		if isMap {
-			any(&v).(ecs.MapEntitieser).MapEntities(m)
+			any(v).(ecs.MapEntitieser).MapEntities(m)
 		}
 		return nil
 	}
@@ -133,35 +133,78 @@ func (mt MessageType[M]) SendToClients(s *Server, to Target, m M) error {
 	return s.queueMessage(mt.spec, to, s.scratch)
 }
 
-// Receive returns the messages of this type received by the server since
-// the last call, with their senders, and forgets them.
+// ReceiveFromClients returns the messages of this type received by the
+// server since the last call, with their senders, and forgets them.
+//
+// The returned slice, and the memory its messages refer to, belong to the
+// server and are reused by the next call for this type: read them before
+// calling again, and copy what you keep (a copy of a message that holds
+// slices must copy the slices too). In exchange, receiving allocates
+// nothing once the server has seen a tick's worth of messages.
 func (mt MessageType[M]) ReceiveFromClients(s *Server) []FromClient[M] {
 	if mt.spec == nil || mt.spec.dir != ClientToServer {
 		return nil
 	}
 	q := s.inbox(mt.spec.id)
-	var out []FromClient[M]
+	sc := typedOf[M](&q.typed)
+	out := sc.from[:0]
 	for _, raw := range q.items {
 		s.unqueued(raw)
-		var v M
-		if err := mt.codec.Decode(raw.data, &v); err != nil {
+		out = grow(out)
+		m := &out[len(out)-1]
+		m.Client = raw.client
+		if err := mt.codec.Decode(raw.data, &m.Message); err != nil {
+			out = out[:len(out)-1]
 			continue // validated on arrival
 		}
 		if mt.isMap {
 			c := s.clients[raw.client]
 			if c == nil {
+				out = out[:len(out)-1]
 				continue
 			}
-			m := &clientRefMapper{s: s, c: c}
-			any(&v).(ecs.MapEntitieser).MapEntities(m)
-			if m.bad {
+			s.refs = clientRefMapper{s: s, c: c}
+			any(&m.Message).(ecs.MapEntitieser).MapEntities(&s.refs)
+			if s.refs.bad {
+				out = out[:len(out)-1]
 				continue
 			}
 		}
-		out = append(out, FromClient[M]{Client: raw.client, Message: v})
 	}
+	s.refs = clientRefMapper{}
 	q.reset()
+	sc.from = out
 	return out
+}
+
+// typedScratch is an inbox's memory for decoding messages of type M: the
+// value arrivals are validated into, and the slices ReceiveFromClients and
+// ReceiveFromServer return, reused from call to call so that receiving
+// allocates nothing in steady state.
+type typedScratch[M any] struct {
+	check M
+	from  []FromClient[M]
+	to    []M
+}
+
+// typedOf returns the typedScratch kept in *slot, making it on first use.
+func typedOf[M any](slot *any) *typedScratch[M] {
+	sc, _ := (*slot).(*typedScratch[M])
+	if sc == nil {
+		sc = new(typedScratch[M])
+		*slot = sc
+	}
+	return sc
+}
+
+// grow extends s by one element, reusing the one already there if any:
+// the caller overwrites it.
+func grow[E any](s []E) []E {
+	if len(s) < cap(s) {
+		return s[:len(s)+1]
+	}
+	var zero E
+	return append(s, zero)
 }
 
 // FromClient is a message received by the server.
@@ -190,24 +233,32 @@ func (mt MessageType[M]) SendToServer(c *Client, m M) error {
 
 // ReceiveFromServer returns the server messages of this type delivered to
 // the client since the last call (in order per channel), and forgets them.
+//
+// The returned slice, and the memory its messages refer to, belong to the
+// client and are reused by the next call for this type: read them before
+// calling again, and copy what you keep (a copy of a message that holds
+// slices must copy the slices too).
 func (mt MessageType[M]) ReceiveFromServer(c *Client) []M {
 	if mt.spec == nil || mt.spec.dir != ServerToClient {
 		return nil
 	}
 	q := c.inbox(mt.spec.id)
-	var out []M
+	sc := typedOf[M](&q.typed)
+	out := sc.to[:0]
 	for _, raw := range q.items {
-		var v M
-		if err := mt.codec.Decode(raw.data, &v); err != nil {
+		out = grow(out)
+		v := &out[len(out)-1]
+		if err := mt.codec.Decode(raw.data, v); err != nil {
 			c.stats.Malformed++
+			out = out[:len(out)-1]
 			continue
 		}
 		if mt.isMap {
-			any(&v).(ecs.MapEntitieser).MapEntities(c.fromServer())
+			any(v).(ecs.MapEntitieser).MapEntities(c.fromServer())
 		}
-		out = append(out, v)
 	}
 	q.reset()
+	sc.to = out
 	return out
 }
 
@@ -224,6 +275,7 @@ func (p *Protocol) checkMessage(id int, dir Direction) (*messageSpec, bool) {
 // outBuf).
 type messageQueues struct {
 	inboxes []msgQueue
+	refs    clientRefMapper // reused: a mapper passed as an interface escapes
 	out     []queuedMsg
 	outBuf  []byte
 	scratch []byte
@@ -320,6 +372,7 @@ type msgQueue struct {
 	items []rawMessage
 	buf   []byte
 	bytes int
+	typed any // *typedScratch[M] of the queue's message type M
 }
 
 func (q *msgQueue) push(client ClientID, data []byte, maxItems, maxBytes int) bool {

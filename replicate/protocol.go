@@ -194,8 +194,10 @@ const (
 )
 
 type messageSpec struct {
-	// validate decodes a payload and maps its entity references through m.
-	validate    func(payload []byte, m ecs.EntityMapper) error
+	// validate decodes a payload into the value kept in *scratch (made on
+	// first use: the receiving inbox's typed scratch) and maps its entity
+	// references through m.
+	validate    func(payload []byte, m ecs.EntityMapper, scratch *any) error
 	id          int
 	name        string
 	dir         Direction

@@ -137,7 +137,7 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, "message on the wrong channel")
 			return
 		}
-		if err := s.checkClientMessage(c, id, payload); err != nil {
+		if err := s.checkClientMessage(c, id, payload, &s.inboxes[id].typed); err != nil {
 			s.violation(c, err.Error())
 			return
 		}
@@ -174,14 +174,18 @@ func (s *Server) unqueued(m rawMessage) {
 // authed counts the connected clients (those past their hello).
 func (s *Server) authed() int { return len(s.order) - s.pending }
 
-// checkClientMessage decodes a client message to validate it (the typed
-// decode happens again when the game reads it).
-func (s *Server) checkClientMessage(c *serverClient, id int, payload []byte) error {
-	m := &clientRefMapper{s: s, c: c}
-	if err := s.p.msgs[id].validate(payload, m); err != nil {
+// checkClientMessage decodes a client message into the inbox's scratch
+// value to validate it (the typed decode happens again when the game reads
+// it).
+func (s *Server) checkClientMessage(c *serverClient, id int, payload []byte, scratch *any) error {
+	s.refs = clientRefMapper{s: s, c: c}
+	err := s.p.msgs[id].validate(payload, &s.refs, scratch)
+	bad := s.refs.bad
+	s.refs = clientRefMapper{}
+	if err != nil {
 		return err
 	}
-	if m.bad {
+	if bad {
 		return errors.New("message refers to an entity the client cannot see")
 	}
 	return nil
