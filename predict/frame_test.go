@@ -135,7 +135,7 @@ func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input fun
 		t.Fatal(err)
 	}
 	c.frame, err = predict.NewClientFrame(c.rc, c.tl, in, predict.ClientFrameConfig{
-		RTT:   func() time.Duration { return conn.Stats().RTT },
+		RTT: func() time.Duration { return conn.Stats().RTT },
 		Hooks: replicate.ClientHooks{
 			Spawn: func(ce ecs.Entity, _ tick.Tick) {
 				se, _ := c.rc.ServerEntity(ce)
