@@ -23,6 +23,10 @@ type ClientFrameConfig struct {
 	// Hooks are the game's own client hooks, called after the Timeline's
 	// (a Despawn is taken when either takes it).
 	Hooks replicate.ClientHooks
+	// AfterStep, when not nil, is called after each Timeline.Step with
+	// the tick simulated: the place to read the Step's corrections
+	// (Component.Corrections), which the next Step clears.
+	AfterStep func(t tick.Tick)
 }
 
 // ClientFrameStats counts what a ClientFrame did.
@@ -37,6 +41,9 @@ type ClientFrameStats struct {
 	// connected yet, or an input too large); each was still kept for
 	// re-simulation if it encoded.
 	InputErrors uint64
+	// Inputs counts the input messages sent and InputBytes their bytes
+	// (replication messages, transport framing excluded).
+	Inputs, InputBytes uint64
 }
 
 // ClientFrame runs a predicting client's frame over a replicate.Client:
@@ -69,6 +76,7 @@ type ClientFrame[T any] struct {
 	sender *InputSender[T]
 	remote *RemoteInputs[T]
 	rtt    func() time.Duration
+	after  func(t tick.Tick)
 	step   time.Duration
 
 	now       time.Duration // sum of the elapsed times given to Frame
@@ -92,7 +100,7 @@ func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cf
 		return nil, err
 	}
 	f := &ClientFrame[T]{rc: rc, tl: tl, sync: sync, clock: clock, sender: in.NewSender(), remote: in.NewRemote(),
-		rtt: cfg.RTT, step: time.Second / time.Duration(sync.Config().TickRate)}
+		rtt: cfg.RTT, after: cfg.AfterStep, step: time.Second / time.Duration(sync.Config().TickRate)}
 	own, game := Hooks(tl), cfg.Hooks
 	rc.SetClientHooks(replicate.ClientHooks{
 		Spawn: game.Spawn,
@@ -157,11 +165,19 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 	for range n {
 		it := f.sync.InputTick(f.tl.Now() + 1)
 		if last, ok := f.sender.last, f.sender.any; !ok || it.After(last) {
-			if err := f.sender.Add(f.rc, it, input(it)); err != nil {
+			v := input(it)
+			before := f.rc.Stats().BytesOut
+			if err := f.sender.Add(f.rc, it, v); err != nil {
 				f.stats.InputErrors++
+			} else {
+				f.stats.Inputs++
+				f.stats.InputBytes += f.rc.Stats().BytesOut - before
 			}
 		}
 		f.tl.Step(sim)
+		if f.after != nil {
+			f.after(f.tl.Now())
+		}
 	}
 	f.stats.Steps += uint64(n)
 	return n
