@@ -170,16 +170,23 @@ func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input fun
 }
 
 // check compares the client's history at every complete tick received
-// before its last Step (the Step applies them) and not checked yet with the server's state at that tick: the same
+// before its last Step (the Step applies them), older than Now, and not
+// checked yet with the server's state at that tick: the same
 // entities, the same bodies. It returns the first difference.
 func (c *frameClient) check(s *frameServer) error {
 	if n := c.tl.Stats().RangeFaults; n != 0 {
 		return fmt.Errorf("client %d: %d range faults (tick %v): a value older than the window", c.idx, n, c.tl.Stats().LastRangeFault)
 	}
 	low := c.tl.Now().Add(-int32(c.tl.Window()))
+	later := c.pending[:0] // the history of Now is saved by the next Step
+	defer func() { c.pending = later }()
 	for _, tk := range c.pending {
+		if !tk.Before(c.tl.Now()) {
+			later = append(later, tk)
+			continue
+		}
 		want, ok := s.states[tk]
-		if !ok || tk.Before(low) || tk.After(c.tl.Now()) {
+		if !ok || tk.Before(low) {
 			c.stale++
 			continue
 		}
@@ -202,7 +209,6 @@ func (c *frameClient) check(s *frameServer) error {
 		c.checked++
 		c.last = tk
 	}
-	c.pending = c.pending[:0]
 	return nil
 }
 

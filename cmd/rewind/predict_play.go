@@ -149,6 +149,9 @@ func (d *predictDemo) step() error {
 		n := pc.frame.Frame(now.Sub(pc.last), pc.input, pc.sim)
 		pc.last = now
 		for _, ev := range pc.rc.Events() {
+			if ev.Kind == replicate.EventConnected {
+				continue
+			}
 			d.events = append(d.events, fmt.Sprintf("client %d: %s %s", pc.idx, clientEventName(ev.Kind), ev.Reason))
 		}
 		if n == 0 {
@@ -162,12 +165,15 @@ func (d *predictDemo) step() error {
 }
 
 // check compares the client's confirmed state at every complete server
-// tick received before its last Step with the server's state at that
+// tick received before its last Step and older than its Now with the server's state at that
 // tick: the same entities, the same bodies (from the Timeline's history
 // for what it predicts, from the interpolation buffer for the ships it
 // interpolates). The first difference is kept.
 func (d *predictDemo) check(pc *predictClient) {
-	defer func() { pc.pending = pc.pending[:0] }()
+	// Ticks at or after Now stay pending: the history of Now is saved by
+	// the next Step.
+	later := pc.pending[:0]
+	defer func() { pc.pending = later }()
 	if pc.diff != "" {
 		return
 	}
@@ -177,8 +183,12 @@ func (d *predictDemo) check(pc *predictClient) {
 	}
 	low := pc.tl.Now().Add(-int32(pc.tl.Window()))
 	for _, tk := range pc.pending {
+		if !tk.Before(pc.tl.Now()) {
+			later = append(later, tk)
+			continue
+		}
 		want, ok := d.states[tk]
-		if !ok || tk.Before(low) || tk.After(pc.tl.Now()) {
+		if !ok || tk.Before(low) {
 			pc.stale++
 			continue
 		}

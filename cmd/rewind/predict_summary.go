@@ -28,8 +28,9 @@ type predictSummary struct {
 	DrainSec    float64 `json:"drain_sec"`
 	// Rollbacks, ResimulatedTicks, Mispredictions and Corrections are the
 	// clients' Timeline counters, summed; MaxCorrection the largest move
-	// of an entity's shown position by a rollback, in arena units (the
-	// larger of the two axes).
+	// of an entity's shown position by a rollback, in arena units
+	// (shooter.Distance: the larger axis, the short way around the
+	// arena's wrapping edges).
 	Rollbacks        uint64 `json:"rollbacks"`
 	ResimulatedTicks uint64 `json:"resimulated_ticks"`
 	Mispredictions   uint64 `json:"mispredictions"`

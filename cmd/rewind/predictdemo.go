@@ -309,7 +309,7 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 		},
 		AfterStep: func(tick.Tick) {
 			for _, c := range pc.body.Corrections() {
-				pc.maxCorr = max(pc.maxCorr, abs32(c.After.X-c.Before.X), abs32(c.After.Y-c.Before.Y))
+				pc.maxCorr = max(pc.maxCorr, shooter.Distance(c.Before, c.After))
 			}
 		},
 	})
@@ -337,8 +337,6 @@ func (pc *predictClient) remoteShip(e ecs.Entity) bool {
 	s, ok := pc.ships.Get(e)
 	return ok && replicate.ClientID(s.Player) != pc.rc.ID()
 }
-
-func abs32(v int32) int32 { return max(v, -v) }
 
 // close shuts everything down: clients, server, accept loop, listener,
 // proxies. It is safe on a partly started demo.

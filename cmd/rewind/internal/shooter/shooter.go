@@ -166,3 +166,15 @@ func Move(w *ecs.World) func(t tick.Tick, input func(player uint64) Stick) {
 		}
 	}
 }
+
+// Distance returns how far apart two positions are, in arena units: the
+// larger of the two axes, each measured the short way around the arena's
+// wrapping edges.
+func Distance(a, b Body) int32 {
+	return max(wrapDist(a.X-b.X), wrapDist(a.Y-b.Y))
+}
+
+func wrapDist(d int32) int32 {
+	d = max(d, -d) % Size
+	return min(d, Size-d)
+}
