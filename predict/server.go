@@ -4,6 +4,8 @@ package predict
 // from replicate.Server's two phases and an InputBuffer.
 
 import (
+	"fmt"
+
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 )
@@ -36,8 +38,13 @@ func NewServerFrame[T any](srv *replicate.Server, in *Inputs[T]) *ServerFrame[T]
 // or its last input repeated when t's is missing (InputBuffer.Input,
 // which counts it). The game reads its other messages from the server's
 // inboxes inside sim, and calls Buffer().Remove for a client that left.
-// The error is SendTick's, or Forward's when SendTick succeeded.
+// A tick not after the last one sent gives replicate.ErrTick and runs
+// nothing. Otherwise the error is SendTick's, or Forward's when SendTick
+// succeeded.
 func (f *ServerFrame[T]) Frame(t tick.Tick, sim func(t tick.Tick, input func(id replicate.ClientID) T)) error {
+	if last := f.srv.Tick(); !t.After(last) {
+		return fmt.Errorf("%w: tick %v, last sent %v", replicate.ErrTick, t, last)
+	}
 	f.srv.Receive()
 	f.buf.Receive(f.srv)
 	f.t = t
