@@ -331,4 +331,34 @@
 // ExampleAttach runs it (without inputs: ExampleRegisterInputs shows the
 // buffer). Predicted types must be replicated with the same
 // types on the server.
+//
+// # The frame, composed
+//
+// ClientFrame (client.go) runs the client's frame over a
+// replicate.Client with the pieces above: Frame(elapsed, input, sim)
+// receives (Update, RemoteInputs.Receive), feeds the newest complete
+// server tick to a TickSync (one sample per frame that received a newer
+// one), sets a tick.Clock's rate from it, and for each step due asks the
+// game for its input for InputTick(F), sends it with InputSender, and runs
+// Timeline.Step(sim). It installs Hooks(tl) chained with the game's own
+// hooks; the game attaches its component types. The RTT comes from the
+// connection (ClientFrameConfig.RTT, QUIC's smoothed RTT); the jitter is
+// measured by the frame: the mean deviation (gain 1/4) of each newer
+// complete tick's arrival less its nominal time, the variation of the
+// server-to-client delay as the client sees it. Nothing is stepped before
+// the first complete server tick; that sample snaps, and the client
+// catches up by MaxCatchUp steps a frame, so the Timeline starts near the
+// server's first tick. ServerFrame (server.go) is the server's side:
+// Receive, InputBuffer.Receive, the simulation of F with each client's
+// buffered input, Forward, SendTick(F). AttachSplit (split.go) is the
+// per-entity choice for one type: entities the game interpolates get
+// their values in an Interpolated buffer, the others are predicted as
+// with AttachComponent. ExampleClientFrame and ExampleAttachSplit run
+// them; TestChaosClientsConverge (4 clients, random inputs, 15% loss,
+// jitter, 1200 ticks, virtual time) and TestFrameOverQUIC check that
+// every client's history equals the server's state at every complete tick
+// it compares. A complete tick is compared once it is older than the
+// client's Now: the history of Now is saved by the next Step, and values
+// received in a frame that stepped nothing are applied by the next Step.
+// "rewind demo predict" runs it all over QUIC.
 package predict

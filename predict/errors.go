@@ -39,3 +39,6 @@ var (
 	// ErrBadInputs: an input message is malformed.
 	ErrBadInputs = errors.New("predict: malformed input message")
 )
+
+// ErrNoRTT: a ClientFrame was configured without an RTT function.
+var ErrNoRTT = errors.New("predict: ClientFrameConfig.RTT is required")

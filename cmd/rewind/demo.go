@@ -59,7 +59,8 @@ func demoFlags() (*flag.FlagSet, *demoOptions) {
 Plays the demo game between --peers peers in this process, over UDP on
 loopback, every link between two peers through a link-conditioning proxy.
 Exits with status 1 when the peers' confirmed checksums differ or a desync
-was detected. "rewind help demo server" describes the replication demo.
+was detected. "rewind help demo server" describes the replication demo,
+"rewind help demo predict" the client-side prediction demo.
 
 Flags:
 `)
@@ -97,8 +98,11 @@ func demoCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		mode, args = args[0], args[1:]
 	}
-	if mode == "server" {
+	switch mode {
+	case "server":
 		return serverCommand(ctx, args, stdout, stderr)
+	case "predict":
+		return predictCommand(ctx, args, stdout, stderr)
 	}
 	fs, o := demoFlags()
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -112,10 +116,10 @@ func demoCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	switch mode {
 	case "", "p2p":
-	case "server":
-		return usageError("put the flags of \"demo server\" after \"server\"")
+	case "server", "predict":
+		return usageError("put the flags of \"demo %s\" after %q", mode, mode)
 	default:
-		return usageError("unknown demo %q (want p2p or server)", mode)
+		return usageError("unknown demo %q (want p2p, server or predict)", mode)
 	}
 	if err := o.check(); err != nil {
 		return err

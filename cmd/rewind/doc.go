@@ -4,6 +4,7 @@
 //
 //	rewind demo [p2p] [flags]   play the demo game between N peers over UDP on loopback
 //	rewind demo server [flags]  a replication server and clients over QUIC on loopback
+//	rewind demo predict [flags] predicting clients of an authoritative server over QUIC
 //	rewind peer [flags]         one peer of the demo match per process (two terminals, two machines)
 //	rewind replay [flags] FILE  play a recording back and verify its checksums
 //	rewind netsim [flags]       put any UDP program behind bad network conditions
@@ -46,6 +47,25 @@
 // live statistics to stderr once a second, a summary at the end (one JSON
 // object with --json), and exits with status 1 when a client did not
 // converge or a message went missing.
+//
+// demo predict runs an authoritative server and --clients predicting
+// clients (default 3) in one process over QUIC on loopback, each client's
+// link through its own transport.Proxy (--latency, --jitter, --loss,
+// --seed). Bots steer the ships and fire; the server simulates each tick
+// with the inputs it buffered (predict.ServerFrame) and spawns the
+// bullets; each client runs predict.ClientFrame: it runs ahead of the
+// server (TickSync), sends its inputs with redundancy, predicts its own
+// ship and predicts (with the forwarded inputs) or interpolates
+// (--others) the other ships, and rolls back when the server disagrees.
+// After every step each client's confirmed state at every complete
+// server tick older than its present is compared with the server's state
+// at that tick. Live statistics once a second (ping, ticks ahead,
+// rollbacks, corrections, bytes/s); --json prints the summary (rollbacks,
+// resimulated_ticks, mispredictions, max_correction, ahead_ticks,
+// late_inputs, bytes_per_sec_per_client, input_bytes_per_sec_per_client,
+// converged, converged_tick ...). It runs --ticks (240, four seconds),
+// then until every client compared a tick at or after it, and exits with
+// status 1 when a comparison differed.
 //
 // netsim forwards datagrams from --listen to --target and the replies back,
 // applying the link conditions in both directions, until interrupted.

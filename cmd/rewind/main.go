@@ -16,6 +16,7 @@ const usage = `rewind: rollback netcode demos and tools
 Usage:
   rewind demo [p2p] [flags]   play the demo game between peers over UDP on loopback
   rewind demo server [flags]  replication demo: a server and clients over QUIC on loopback
+  rewind demo predict [flags] prediction demo: predicting clients of a server over QUIC
   rewind peer [flags]         one peer of the demo match, against peers in other processes
   rewind replay [flags] FILE  play a recording back and verify its checksums
   rewind netsim [flags]       link-conditioning UDP proxy (latency, loss, ...)
@@ -96,8 +97,13 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		fs, _ = demoFlags()
-		if len(args) > 1 && args[1] == "server" {
-			fs, _ = serverFlags()
+		if len(args) > 1 {
+			switch args[1] {
+			case "server":
+				fs, _ = serverFlags()
+			case "predict":
+				fs, _ = predictFlags()
+			}
 		}
 	case "peer":
 		fs, _, _ = peerFlags()

@@ -1,0 +1,130 @@
+package shooter
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// Server is the server's authoritative World of the game: the ships in
+// the order their players joined and the bullets in flight.
+type Server struct {
+	w       *ecs.World
+	body    *ecs.Store[Body]
+	ship    *ecs.Store[Ship]
+	bullet  *ecs.Store[Bullet]
+	rep     *ecs.Store[replicate.Replicated]
+	ships   []ecs.Entity
+	bullets []ecs.Entity
+	fired   uint64
+	expired uint64
+}
+
+// NewServer returns an empty game World.
+func NewServer() *Server {
+	w := ecs.New()
+	return &Server{w: w, body: ecs.Register[Body](w), ship: ecs.Register[Ship](w),
+		bullet: ecs.Register[Bullet](w), rep: ecs.Register[replicate.Replicated](w)}
+}
+
+// World returns the World the server replicates.
+func (s *Server) World() *ecs.World { return s.w }
+
+// AddShip spawns player's ship; the k-th ship starts on a diagonal of
+// the arena.
+func (s *Server) AddShip(player uint64) (ecs.Entity, error) {
+	k := int32(len(s.ships))
+	e := s.w.Spawn()
+	pos := (k*Size/7 + Size/11) % Size
+	for _, err := range []error{
+		s.rep.Set(e, replicate.Replicated{}),
+		s.ship.Set(e, Ship{Player: player}),
+		s.body.Set(e, Body{X: pos, Y: Size - 1 - pos}),
+	} {
+		if err != nil {
+			return 0, fmt.Errorf("shooter: ship of player %d: %w", player, err)
+		}
+	}
+	s.ships = append(s.ships, e)
+	return e, nil
+}
+
+// Ships returns the ships in the order they were added.
+func (s *Server) Ships() []ecs.Entity { return s.ships }
+
+// Bullets returns the number of bullets in flight.
+func (s *Server) Bullets() int { return len(s.bullets) }
+
+// Fired and Expired count the bullets spawned and despawned.
+func (s *Server) Fired() uint64   { return s.fired }
+func (s *Server) Expired() uint64 { return s.expired }
+
+// Step simulates tick t: bullets past their lifetime are despawned, the
+// others fly; every ship steers with input(player) and may fire (Shoot): a
+// new bullet exists from the end of t.
+func (s *Server) Step(t tick.Tick, input func(player uint64) Stick) error {
+	s.bullets = slices.DeleteFunc(s.bullets, func(e ecs.Entity) bool {
+		b, _ := s.bullet.Get(e)
+		if !Expired(b, t) {
+			Fly(s.body.Ptr(e))
+			return false
+		}
+		_ = s.w.Despawn(e)
+		s.expired++
+		return true
+	})
+	for _, e := range s.ships {
+		sh, _ := s.ship.Get(e)
+		in := input(sh.Player)
+		b := s.body.Ptr(e)
+		Steer(b, in)
+		shot, ok := Shoot(*b, in, t)
+		if !ok {
+			continue
+		}
+		be := s.w.Spawn()
+		if err := errors.Join(
+			s.rep.Set(be, replicate.Replicated{}),
+			s.bullet.Set(be, Bullet{Player: sh.Player, Born: uint32(t)}),
+			s.body.Set(be, shot),
+		); err != nil {
+			return fmt.Errorf("shooter: bullet: %w", err)
+		}
+		s.bullets = append(s.bullets, be)
+		s.fired++
+	}
+	return nil
+}
+
+// Entity is one entity's state at a tick, for comparisons: its body and,
+// for a ship, its player; Bullet is true for a bullet.
+type Entity struct {
+	Body   Body
+	Player uint64
+	Bullet bool
+}
+
+// State appends the state of every entity with a Body to dst, keyed by
+// server entity, in the World's order.
+func (s *Server) State(dst []Keyed) []Keyed {
+	for e, b := range s.body.Values() {
+		st := Keyed{E: e, Entity: Entity{Body: b}}
+		if sh, ok := s.ship.Get(e); ok {
+			st.Player = sh.Player
+		} else if bu, ok := s.bullet.Get(e); ok {
+			st.Player, st.Bullet = bu.Player, true
+		}
+		dst = append(dst, st)
+	}
+	return dst
+}
+
+// Keyed is an Entity with its server entity.
+type Keyed struct {
+	E ecs.Entity
+	Entity
+}

@@ -1,0 +1,180 @@
+package shooter
+
+import (
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/rng"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// Body is an entity's position and velocity, in arena units: the state a
+// client predicts.
+type Body struct{ X, Y, VX, VY int32 }
+
+// Ship marks a player's ship: Player is the replicate.ClientID of the
+// player steering it.
+type Ship struct{ Player uint64 }
+
+// Bullet marks a bullet: the player who fired it and the server tick it
+// was fired at.
+type Bullet struct {
+	Player uint64
+	Born   uint32
+}
+
+// Stick is a player's input for one tick: Buttons is a mask of Up, Down,
+// Left, Right and Fire.
+type Stick struct{ Buttons uint8 }
+
+// Buttons of a Stick.
+const (
+	Up uint8 = 1 << iota
+	Down
+	Left
+	Right
+	Fire
+)
+
+// Rules of the game.
+const (
+	// Size is the side of the square arena; ships wrap around its edges.
+	Size = 1 << 12
+	// ShipSpeed is how far a ship moves per tick along each axis it is
+	// steered on.
+	ShipSpeed = 6
+	// BulletSpeed is how far a bullet moves per tick along each axis.
+	BulletSpeed = 16
+	// BulletTTL is how many ticks a bullet lives.
+	BulletTTL = 30
+	// FireEvery is the number of ticks between two shots of a player
+	// holding Fire.
+	FireEvery = 8
+)
+
+// Protocol is the replication protocol of the game, the same on server
+// and clients: Ship, Bullet and Body (registered in that order, so a spawn
+// writes the marker before the body), and the Stick inputs.
+type Protocol struct {
+	*replicate.Protocol
+	Inputs *predict.Inputs[Stick]
+}
+
+// NewProtocol returns the game's protocol, inputs sent with cfg.
+func NewProtocol(cfg predict.InputConfig) (*Protocol, error) {
+	p := replicate.NewProtocol()
+	if _, err := replicate.Component[Ship](p, replicate.WithOwnRule()); err != nil {
+		return nil, err
+	}
+	if _, err := replicate.Component[Bullet](p, replicate.WithOwnRule()); err != nil {
+		return nil, err
+	}
+	if _, err := replicate.Component[Body](p, replicate.WithOwnRule()); err != nil {
+		return nil, err
+	}
+	in, err := predict.RegisterInputs[Stick](p, nil, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Protocol{Protocol: p, Inputs: in}, nil
+}
+
+// Steer sets a ship's velocity from its input and moves it, wrapping
+// around the arena.
+func Steer(b *Body, in Stick) {
+	b.VX, b.VY = 0, 0
+	if in.Buttons&Left != 0 {
+		b.VX -= ShipSpeed
+	}
+	if in.Buttons&Right != 0 {
+		b.VX += ShipSpeed
+	}
+	if in.Buttons&Up != 0 {
+		b.VY -= ShipSpeed
+	}
+	if in.Buttons&Down != 0 {
+		b.VY += ShipSpeed
+	}
+	b.X = (b.X + b.VX + Size) % Size
+	b.Y = (b.Y + b.VY + Size) % Size
+}
+
+// Fly moves a bullet by its velocity (bullets do not wrap).
+func Fly(b *Body) {
+	b.X += b.VX
+	b.Y += b.VY
+}
+
+// Shoot reports whether a ship steered with in fires at tick t, and the
+// bullet's body: it starts at the ship, flying in the ship's direction
+// (straight up when the ship stands still) at BulletSpeed. It is the one
+// place the firing rule lives.
+func Shoot(ship Body, in Stick, t tick.Tick) (Body, bool) {
+	if in.Buttons&Fire == 0 || uint32(t)%FireEvery != 0 {
+		return Body{}, false
+	}
+	dx, dy := sign(ship.VX), sign(ship.VY)
+	if dx == 0 && dy == 0 {
+		dy = -1
+	}
+	return Body{X: ship.X, Y: ship.Y, VX: dx * BulletSpeed, VY: dy * BulletSpeed}, true
+}
+
+func sign(v int32) int32 {
+	switch {
+	case v > 0:
+		return 1
+	case v < 0:
+		return -1
+	}
+	return 0
+}
+
+// Expired reports whether bullet b is past its lifetime at tick t.
+func Expired(b Bullet, t tick.Tick) bool { return t.Sub(tick.Tick(b.Born)) >= BulletTTL }
+
+// Bot returns a bot player's input for tick t: a pure function of (seed,
+// player, t). It holds a direction for a stretch of 10 to 31 ticks, like a
+// human holding keys, stands still in one stretch of nine and fires in
+// about half of them.
+func Bot(seed, player uint64, t tick.Tick) Stick {
+	period := uint64(10 + 7*(player%4))
+	r := rng.Stream(seed, player<<32|uint64(uint32(t))/period)
+	x := r.Uint64()
+	moves := [...]uint8{0, Up, Down, Left, Right, Up | Left, Up | Right, Down | Left, Down | Right}
+	b := moves[x%uint64(len(moves))]
+	if (x>>16)%2 == 0 {
+		b |= Fire
+	}
+	return Stick{Buttons: b}
+}
+
+// Move is the simulation of one tick on a client's World: every ship with
+// a Body steers with input(player) (the client's own input, or another
+// player's predicted one), every bullet with a Body flies. Entities
+// without a Body (shown by interpolation) are left alone. It is
+// deterministic and writes Body only, as predict.Timeline.Step requires.
+func Move(w *ecs.World) func(t tick.Tick, input func(player uint64) Stick) {
+	ships := ecs.NewQuery2(ecs.Register[Body](w).Write(), ecs.Register[Ship](w).Read())
+	bullets := ecs.NewQuery2(ecs.Register[Body](w).Write(), ecs.Register[Bullet](w).Read())
+	return func(_ tick.Tick, input func(player uint64) Stick) {
+		for _, r := range ships.All() {
+			Steer(r.A, input(r.B.Player))
+		}
+		for _, r := range bullets.All() {
+			Fly(r.A)
+		}
+	}
+}
+
+// Distance returns how far apart two positions are, in arena units: the
+// larger of the two axes, each measured the short way around the arena's
+// wrapping edges.
+func Distance(a, b Body) int32 {
+	return max(wrapDist(a.X-b.X), wrapDist(a.Y-b.Y))
+}
+
+func wrapDist(d int32) int32 {
+	d = max(d, -d) % Size
+	return min(d, Size-d)
+}

@@ -1,0 +1,169 @@
+package shooter
+
+import (
+	"testing"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/tick"
+)
+
+func TestSteerWraps(t *testing.T) {
+	b := Body{X: 2, Y: Size - 3}
+	Steer(&b, Stick{Buttons: Left | Down})
+	if want := (Body{X: Size - 4, Y: 3, VX: -ShipSpeed, VY: ShipSpeed}); b != want {
+		t.Fatalf("steered to %+v, want %+v", b, want)
+	}
+	Steer(&b, Stick{Buttons: Left | Right | Fire})
+	if want := (Body{X: Size - 4, Y: 3}); b != want {
+		t.Fatalf("opposite keys: %+v, want %+v (standing)", b, want)
+	}
+}
+
+func TestShoot(t *testing.T) {
+	ship := Body{X: 100, Y: 200, VX: -ShipSpeed}
+	if _, ok := Shoot(ship, Stick{Buttons: Fire}, FireEvery+1); ok {
+		t.Fatal("fired between two shots")
+	}
+	if _, ok := Shoot(ship, Stick{Buttons: Left}, FireEvery); ok {
+		t.Fatal("fired without Fire")
+	}
+	b, ok := Shoot(ship, Stick{Buttons: Fire}, 2*FireEvery)
+	if want := (Body{X: 100, Y: 200, VX: -BulletSpeed}); !ok || b != want {
+		t.Fatalf("shot %+v (%v), want %+v", b, ok, want)
+	}
+	b, _ = Shoot(Body{X: 1, Y: 2}, Stick{Buttons: Fire}, 0)
+	if want := (Body{X: 1, Y: 2, VY: -BulletSpeed}); b != want {
+		t.Fatalf("standing ship shot %+v, want %+v (straight up)", b, want)
+	}
+}
+
+func TestDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b Body
+		want int32
+	}{
+		{Body{X: 10, Y: 10}, Body{X: 13, Y: 5}, 5},
+		{Body{X: 2}, Body{X: Size - 2}, 4}, // across the edge
+		{Body{Y: Size / 2}, Body{}, Size / 2},
+	} {
+		if got := Distance(c.a, c.b); got != c.want {
+			t.Errorf("Distance(%+v, %+v) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestBot: the bot is a pure function of (seed, player, tick), holds its
+// keys for stretches, and plays every move and fires.
+func TestBot(t *testing.T) {
+	changes, fires := 0, 0
+	moves := map[uint8]bool{}
+	for f := tick.Tick(1); f <= 3000; f++ {
+		in := Bot(7, 2, f)
+		if in != Bot(7, 2, f) {
+			t.Fatal("not a pure function")
+		}
+		if in != Bot(7, 2, f-1) {
+			changes++
+		}
+		if in.Buttons&Fire != 0 {
+			fires++
+		}
+		moves[in.Buttons&^Fire] = true
+	}
+	// Player 2 holds for 24 ticks: 3000/24 = 125 stretches.
+	if changes < 60 || changes > 126 || fires < 900 || fires > 2100 || len(moves) != 9 {
+		t.Fatalf("%d changes, %d ticks firing, %d moves", changes, fires, len(moves))
+	}
+	if Bot(7, 2, 100) == Bot(8, 2, 100) && Bot(7, 2, 500) == Bot(8, 2, 500) && Bot(7, 2, 900) == Bot(8, 2, 900) {
+		t.Fatal("the seed changes nothing")
+	}
+}
+
+// TestServerStep: ships steer with their player's input, a ship holding
+// Fire spawns a bullet every FireEvery ticks at its position, bullets fly
+// and are despawned after BulletTTL ticks; the same inputs give the same
+// World.
+func TestServerStep(t *testing.T) {
+	run := func() ([]Keyed, *Server) {
+		s := NewServer()
+		for p := uint64(1); p <= 2; p++ {
+			if _, err := s.AddShip(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for f := tick.Tick(1); f <= 100; f++ {
+			if err := s.Step(f, func(p uint64) Stick {
+				if p == 1 {
+					return Stick{Buttons: Right | Fire}
+				}
+				return Stick{Buttons: Up}
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return s.State(nil), s
+	}
+	a, s := run()
+	b, _ := run()
+	if len(a) != len(b) {
+		t.Fatal("not deterministic")
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("not deterministic: %+v vs %+v", a[i], b[i])
+		}
+	}
+	// Player 1 fired at 8, 16, ..., 96: 12 bullets, those of 72..96 (4)
+	// still in flight at 100 (fired at 64 expired at 94).
+	if s.Fired() != 12 || s.Bullets() != 4 || s.Expired() != 8 {
+		t.Fatalf("fired %d, in flight %d, expired %d; want 12, 4, 8", s.Fired(), s.Bullets(), s.Expired())
+	}
+	// Ship 1 starts at x = Size/11 and moves right; a bullet fired at f
+	// starts at its position after its step of f and flies 100-f ticks.
+	for _, k := range a {
+		if !k.Bullet {
+			continue
+		}
+		var f int32 = -1
+		for g := int32(8); g <= 96; g += 8 {
+			x := (Size/11+ShipSpeed*g)%Size + (100-g)*BulletSpeed
+			if k.Body.X == x {
+				f = g
+			}
+		}
+		if f < 72 || k.Body.Y != Size-1-Size/11 || k.Body.VX != BulletSpeed || k.Body.VY != 0 || k.Player != 1 {
+			t.Fatalf("bullet %+v: not one of ship 1's fired at 72..96", k)
+		}
+	}
+}
+
+// TestMoveMatchesServer: a client World holding the same bodies, moved by
+// Move with the same inputs, equals the server's between spawns.
+func TestMoveMatchesServer(t *testing.T) {
+	s := NewServer()
+	e, _ := s.AddShip(5)
+	cw := ecs.New()
+	ce := cw.Spawn()
+	b0, _ := ecs.StoreOf[Body](s.World()).Get(e)
+	_ = ecs.Register[Ship](cw).Set(ce, Ship{Player: 5})
+	_ = ecs.Register[Body](cw).Set(ce, b0)
+	move := Move(cw)
+	for f := tick.Tick(1); f <= 50; f++ {
+		in := func(p uint64) Stick { return Stick{Buttons: Bot(3, p, f).Buttons &^ Fire} }
+		_ = s.Step(f, in)
+		move(f, in)
+	}
+	sb, _ := ecs.StoreOf[Body](s.World()).Get(e)
+	cb, _ := ecs.StoreOf[Body](cw).Get(ce)
+	if sb != cb {
+		t.Fatalf("client %+v, server %+v", cb, sb)
+	}
+}
+
+func TestNewProtocol(t *testing.T) {
+	p, err := NewProtocol(predict.InputConfig{})
+	if err != nil || p.Inputs == nil || p.Inputs.Config().Redundancy != 3 {
+		t.Fatalf("%v, %v", p, err)
+	}
+}

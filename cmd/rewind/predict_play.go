@@ -1,0 +1,284 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/rewindgo/rewind/cmd/rewind/internal/shooter"
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// play runs the server and every client from this goroutine at 60 ticks
+// per second of wall-clock time: until every client is connected (the
+// server only receives), then o.Ticks server ticks, then more (the bots
+// keep playing) until every client has checked a complete tick at or
+// after o.Ticks, or MaxDrain. It stops early when ctx is done.
+func (d *predictDemo) play(ctx context.Context, sum *predictSummary, live io.Writer, start time.Time) error {
+	o := d.o
+	period := time.Second / serverTickRate
+	next := time.Now()
+	nextStats := time.Now().Add(o.StatsEvery)
+	wait := func(ph phase) bool {
+		now := time.Now()
+		if o.StatsEvery > 0 && !now.Before(nextStats) {
+			nextStats = nextStats.Add(o.StatsEvery)
+			d.liveStats(live, now.Sub(start), ph)
+		}
+		next = next.Add(period)
+		dt := next.Sub(now)
+		if dt < -250*time.Millisecond {
+			next = now // far behind (a slow machine): do not try to catch up in a burst
+		}
+		if dt <= 0 {
+			return ctx.Err() == nil
+		}
+		t := time.NewTimer(dt)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+
+	deadline := time.Now().Add(o.ConnectTimeout)
+	for !d.allConnected() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("clients not connected after %v", o.ConnectTimeout)
+		}
+		d.srv.Receive()
+		for _, pc := range d.clients {
+			pc.rc.Update()
+		}
+		if !wait(phaseConnect) {
+			sum.Interrupted = true
+			return nil
+		}
+	}
+	sum.ConnectSec = round3(time.Since(start).Seconds())
+	if o.StatsEvery > 0 {
+		fmt.Fprintf(live, "%d clients connected in %.2fs\n", len(d.clients), sum.ConnectSec)
+	}
+	for _, pc := range d.clients {
+		if _, err := d.game.AddShip(uint64(pc.rc.ID())); err != nil {
+			return err
+		}
+	}
+	d.runStart = time.Now()
+	for _, pc := range d.clients {
+		pc.last = d.runStart
+	}
+	var drainStart time.Time
+	for {
+		ph := phaseRun
+		if int(d.tick) >= o.Ticks {
+			if drainStart.IsZero() {
+				drainStart = time.Now()
+			}
+			if d.allConfirmed() || time.Since(drainStart) >= o.MaxDrain {
+				break
+			}
+			ph = phaseDrain
+		}
+		if err := d.step(); err != nil {
+			return err
+		}
+		if !wait(ph) {
+			sum.Interrupted = true
+			return nil
+		}
+	}
+	sum.DrainSec = round3(time.Since(drainStart).Seconds())
+	return nil
+}
+
+func (d *predictDemo) allConnected() bool {
+	for _, pc := range d.clients {
+		if pc.rc.State() != replicate.Connected {
+			return false
+		}
+	}
+	return true
+}
+
+// allConfirmed reports whether every client has checked a complete tick
+// at or after the last tick of the run.
+func (d *predictDemo) allConfirmed() bool {
+	for _, pc := range d.clients {
+		if pc.nChecks == 0 || int(pc.lastChk) < d.o.Ticks {
+			return false
+		}
+	}
+	return true
+}
+
+// step runs one server frame (receive, simulate with the buffered inputs,
+// forward, send) and one frame of every client, then checks the clients
+// that stepped.
+func (d *predictDemo) step() error {
+	d.tick++
+	var simErr error
+	err := d.frame.Frame(d.tick, func(t tick.Tick, input func(replicate.ClientID) shooter.Stick) {
+		simErr = d.game.Step(t, func(p uint64) shooter.Stick { return input(replicate.ClientID(p)) })
+	})
+	if simErr != nil {
+		return simErr
+	}
+	if err != nil {
+		d.events = append(d.events, fmt.Sprintf("server tick %v: %v", d.tick, err))
+	}
+	st := map[ecs.Entity]shooter.Body{}
+	for _, k := range d.game.State(nil) {
+		st[k.E] = k.Body
+	}
+	d.states[d.tick] = st
+	delete(d.states, d.tick-predictStates)
+	for _, ev := range d.srv.Events() {
+		if ev.Kind != replicate.ClientConnected {
+			d.events = append(d.events, fmt.Sprintf("server: client %d %v: %s", ev.Client, ev.Kind, ev.Reason))
+		}
+	}
+	for _, pc := range d.clients {
+		now := time.Now()
+		n := pc.frame.Frame(now.Sub(pc.last), pc.input, pc.sim)
+		pc.last = now
+		for _, ev := range pc.rc.Events() {
+			if ev.Kind == replicate.EventConnected {
+				continue
+			}
+			d.events = append(d.events, fmt.Sprintf("client %d: %s %s", pc.idx, clientEventName(ev.Kind), ev.Reason))
+		}
+		if n == 0 {
+			continue // values received are applied by the next Step
+		}
+		pc.aheadSum += int64(pc.frame.Ahead())
+		pc.aheadN++
+		d.check(pc)
+	}
+	return nil
+}
+
+// check compares the client's confirmed state at every complete server
+// tick received before its last Step and older than its Now with the server's state at that
+// tick: the same entities, the same bodies (from the Timeline's history
+// for what it predicts, from the interpolation buffer for the ships it
+// interpolates). The first difference is kept.
+func (d *predictDemo) check(pc *predictClient) {
+	// Ticks at or after Now stay pending: the history of Now is saved by
+	// the next Step.
+	later := pc.pending[:0]
+	defer func() { pc.pending = later }()
+	if pc.diff != "" {
+		return
+	}
+	if st := pc.tl.Stats(); st.RangeFaults != 0 {
+		pc.diff = fmt.Sprintf("%d values older than the rollback window (tick %v)", st.RangeFaults, st.LastRangeFault)
+		return
+	}
+	low := pc.tl.Now().Add(-int32(pc.tl.Window()))
+	for _, tk := range pc.pending {
+		if !tk.Before(pc.tl.Now()) {
+			later = append(later, tk)
+			continue
+		}
+		want, ok := d.states[tk]
+		if !ok || tk.Before(low) {
+			pc.stale++
+			continue
+		}
+		if s := pc.diffAt(tk, want, d.o.Others == "interpolate"); s != "" {
+			pc.diff = s
+			return
+		}
+		pc.nChecks++
+		pc.lastChk = tick.Max(pc.lastChk, tk)
+		pc.checked = append(pc.checked, tk)
+		if len(pc.checked) > predictStates {
+			pc.checked = slices.Delete(pc.checked, 0, len(pc.checked)-predictStates)
+		}
+	}
+}
+
+// diffAt returns the first difference between the client's state at tick
+// tk and want, or "".
+func (pc *predictClient) diffAt(tk tick.Tick, want map[ecs.Entity]shooter.Body, interpolated bool) string {
+	for se, b := range want {
+		ce, ok := pc.cliEnt[se]
+		if !ok {
+			return fmt.Sprintf("tick %v complete: server entity %v never reached the client", tk, se)
+		}
+		var got shooter.Body
+		if interpolated && pc.remoteShip(ce) {
+			got, ok = pc.interp.At(ce, tk, 0)
+		} else {
+			got, ok = pc.body.At(ce, tk)
+		}
+		if !ok || got != b {
+			return fmt.Sprintf("tick %v (client at %v), entity %v: client %+v (%v), server %+v", tk, pc.tl.Now(), se, got, ok, b)
+		}
+	}
+	for se, ce := range pc.cliEnt {
+		if _, ok := want[se]; ok {
+			continue
+		}
+		if got, ok := pc.body.At(ce, tk); ok {
+			return fmt.Sprintf("tick %v: entity %v, absent on the server, is %+v on the client", tk, se, got)
+		}
+	}
+	return ""
+}
+
+// commonTick returns the newest tick every client checked.
+func (d *predictDemo) commonTick() (tick.Tick, bool) {
+	if len(d.clients) == 0 {
+		return 0, false
+	}
+	first := d.clients[0].checked
+	for i := len(first) - 1; i >= 0; i-- {
+		tk, all := first[i], true
+		for _, pc := range d.clients[1:] {
+			if !slices.Contains(pc.checked, tk) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return tk, true
+		}
+	}
+	return 0, false
+}
+
+// liveStats prints a line for the server and one per client, with rates
+// since the previous call.
+func (d *predictDemo) liveStats(w io.Writer, at time.Duration, ph phase) {
+	fmt.Fprintf(w, "[%5.1fs] %-10s server tick %5d | %d bullets in flight (%d fired)\n",
+		at.Seconds(), ph, d.tick, d.game.Bullets(), d.game.Fired())
+	if len(d.prev) != len(d.clients) {
+		d.prev = make([]predictRates, len(d.clients))
+	}
+	secs := d.o.StatsEvery.Seconds()
+	for i, pc := range d.clients {
+		var down uint64
+		if cs, err := d.srv.Stats(pc.rc.ID()); err == nil {
+			down = cs.BytesOut
+		}
+		in := pc.frame.Stats().InputBytes
+		st := pc.tl.Stats()
+		ping := time.Duration(0)
+		if pc.conn != nil {
+			ping = pc.conn.Stats().RTT
+		}
+		late := d.frame.Buffer().Stats(pc.rc.ID()).Late
+		fmt.Fprintf(w, "[%5.1fs]   client %d: ping %3.0fms | ahead %2d | rollbacks %4d (%5d resimulated) | corrections %4d (max %d) | %6.0f B/s down | %4.0f B/s inputs | late %d\n",
+			at.Seconds(), i, ms(ping), pc.frame.Ahead(), st.Rollbacks, st.TicksResimulated, st.Corrections, pc.maxCorr,
+			float64(down-d.prev[i].down)/secs, float64(in-d.prev[i].input)/secs, late)
+		d.prev[i] = predictRates{down: down, input: in}
+	}
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/rewindgo/rewind/replicate"
+)
+
+// predictSummary is the result of a prediction demo run (the JSON printed
+// with --json). Every number is measured in the run; sums and maxima are
+// over the clients.
+type predictSummary struct {
+	Mode    string `json:"mode"`
+	Clients int    `json:"clients"`
+	// Ticks is the number of ticks asked for; ServerTicks the ticks the
+	// server simulated, including the drain.
+	Ticks       int    `json:"ticks"`
+	ServerTicks int    `json:"server_ticks"`
+	Others      string `json:"others"`
+	InputDelay  int    `json:"input_delay"`
+	// DurationSec is the whole run; ConnectSec the time until every
+	// client was connected; DrainSec how long the server ticked after
+	// Ticks until every client had confirmed a tick at or after it.
+	DurationSec float64 `json:"duration_sec"`
+	ConnectSec  float64 `json:"connect_sec"`
+	DrainSec    float64 `json:"drain_sec"`
+	// Rollbacks, ResimulatedTicks, Mispredictions and Corrections are the
+	// clients' Timeline counters, summed; MaxCorrection the largest move
+	// of an entity's shown position by a rollback, in arena units
+	// (shooter.Distance: the larger axis, the short way around the
+	// arena's wrapping edges).
+	Rollbacks        uint64 `json:"rollbacks"`
+	ResimulatedTicks uint64 `json:"resimulated_ticks"`
+	Mispredictions   uint64 `json:"mispredictions"`
+	Corrections      uint64 `json:"corrections"`
+	MaxCorrection    int32  `json:"max_correction"`
+	// AheadTicks is the mean, over the clients' frames, of how far the
+	// client's tick was ahead of the newest complete server tick it had.
+	AheadTicks float64 `json:"ahead_ticks"`
+	// LateInputs counts the inputs that reached the server after it
+	// simulated their tick without them; MissingInputs the ticks it
+	// simulated without a client's input (its last one repeated).
+	LateInputs    uint64 `json:"late_inputs"`
+	MissingInputs uint64 `json:"missing_inputs"`
+	// PredictedSpawnsMatched and PredictedSpawnsDropped count the client's
+	// predicted bullets adopted by or missing from replication. Bullets
+	// are spawned by the server only in this version, so both are 0.
+	PredictedSpawnsMatched uint64 `json:"predicted_spawns_matched"`
+	PredictedSpawnsDropped uint64 `json:"predicted_spawns_dropped"`
+	// BulletsFired counts the bullets the server spawned.
+	BulletsFired uint64 `json:"bullets_fired"`
+	// BytesPerSecPerClient is the mean rate of the messages the server
+	// sent each client (replication and forwarded inputs);
+	// UDPBytesPerSecPerClient the same for the UDP payload (QUIC
+	// included) that reached each client's proxy from the server;
+	// InputBytesPerSecPerClient the rate of each client's input messages.
+	BytesPerSecPerClient      float64 `json:"bytes_per_sec_per_client"`
+	UDPBytesPerSecPerClient   float64 `json:"udp_bytes_per_sec_per_client"`
+	InputBytesPerSecPerClient float64 `json:"input_bytes_per_sec_per_client"`
+	// CheckedTicks counts the (client, complete tick) pairs whose state
+	// was compared with the server's. Converged: every comparison was
+	// exact, every client compared a tick at or after Ticks, and
+	// ConvergedTick, the newest tick every client compared, exists.
+	CheckedTicks    int                    `json:"checked_ticks"`
+	Converged       bool                   `json:"converged"`
+	ConvergedTick   uint32                 `json:"converged_tick"`
+	FirstDifference string                 `json:"first_difference,omitempty"`
+	Link            linkSummary            `json:"link"`
+	ClientStats     []predictClientSummary `json:"client_stats"`
+	Events          []string               `json:"events,omitempty"`
+	Interrupted     bool                   `json:"interrupted,omitempty"`
+}
+
+// predictClientSummary describes one client of a prediction demo.
+type predictClientSummary struct {
+	ID               uint64  `json:"id"`
+	RTTMS            float64 `json:"rtt_ms"`
+	JitterMS         float64 `json:"jitter_ms"`
+	AheadTicks       float64 `json:"ahead_ticks"`
+	Rollbacks        uint64  `json:"rollbacks"`
+	ResimulatedTicks uint64  `json:"resimulated_ticks"`
+	Mispredictions   uint64  `json:"mispredictions"`
+	Corrections      uint64  `json:"corrections"`
+	MaxCorrection    int32   `json:"max_correction"`
+	Steps            uint64  `json:"steps"`
+	InputsSent       uint64  `json:"inputs_sent"`
+	InputsReceived   uint64  `json:"inputs_received"`
+	LateInputs       uint64  `json:"late_inputs"`
+	MissingInputs    uint64  `json:"missing_inputs"`
+	BytesPerSec      float64 `json:"bytes_per_sec"`
+	UDPBytesPerSec   float64 `json:"udp_bytes_per_sec"`
+	InputBytesPerSec float64 `json:"input_bytes_per_sec"`
+	LostUp           uint64  `json:"lost_up"`
+	LostDown         uint64  `json:"lost_down"`
+	CheckedTicks     int     `json:"checked_ticks"`
+	LastChecked      uint32  `json:"last_checked"`
+	Unchecked        int     `json:"unchecked"`
+	Converged        bool    `json:"converged"`
+}
+
+// ok reports a successful run.
+func (s *predictSummary) ok() bool { return s.Converged && !s.Interrupted }
+
+// finish fills the summary from the final state of the demo.
+func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
+	end := time.Now()
+	sum.DurationSec = round3(end.Sub(start).Seconds())
+	sum.ServerTicks = int(d.tick)
+	sum.BulletsFired = d.game.Fired()
+	sum.Events = d.events
+	elapsed := end.Sub(d.runStart).Seconds()
+	if d.runStart.IsZero() || elapsed <= 0 {
+		elapsed = end.Sub(start).Seconds()
+	}
+	sum.Converged = true
+	var rate, udp, in, aheadSum, aheadN float64
+	for _, pc := range d.clients {
+		st := pc.tl.Stats()
+		fs := pc.frame.Stats()
+		is := d.frame.Buffer().Stats(pc.rc.ID())
+		cs := predictClientSummary{
+			ID: uint64(pc.rc.ID()), JitterMS: ms(pc.frame.Jitter()),
+			Rollbacks: st.Rollbacks, ResimulatedTicks: st.TicksResimulated, Corrections: st.Corrections,
+			MaxCorrection: pc.maxCorr, Steps: fs.Steps, InputsSent: fs.Inputs,
+			InputsReceived: is.Received, LateInputs: is.Late, MissingInputs: is.Missing,
+			InputBytesPerSec: round3(float64(fs.InputBytes) / elapsed),
+			CheckedTicks:     pc.nChecks, LastChecked: uint32(pc.lastChk), Unchecked: pc.stale,
+		}
+		for _, ts := range st.Types {
+			cs.Mispredictions += ts.Mispredictions
+		}
+		if pc.conn != nil {
+			cs.RTTMS = ms(pc.conn.Stats().RTT)
+		}
+		if pc.aheadN > 0 {
+			cs.AheadTicks = round3(float64(pc.aheadSum) / float64(pc.aheadN))
+			aheadSum += float64(pc.aheadSum)
+			aheadN += float64(pc.aheadN)
+		}
+		if ss, err := d.srv.Stats(pc.rc.ID()); err == nil {
+			cs.BytesPerSec = round3(float64(ss.BytesOut) / elapsed)
+		}
+		ps := pc.proxy.Stats()
+		cs.UDPBytesPerSec = round3(float64(ps.Down.SentBytes) / elapsed)
+		cs.LostUp, cs.LostDown = ps.Up.Lost, ps.Down.Lost
+		cs.Converged = pc.diff == "" && pc.nChecks > 0 && int(pc.lastChk) >= d.o.Ticks && pc.rc.State() == replicate.Connected
+		if !cs.Converged && sum.FirstDifference == "" {
+			why := pc.diff
+			switch {
+			case why != "":
+			case pc.rc.State() != replicate.Connected:
+				why = "client " + pc.rc.State().String()
+			default:
+				why = fmt.Sprintf("newest tick compared %v, before the last tick %d", pc.lastChk, d.o.Ticks)
+			}
+			sum.FirstDifference = fmt.Sprintf("client %d: %s", pc.idx, why)
+		}
+		sum.Converged = sum.Converged && cs.Converged
+		sum.Rollbacks += cs.Rollbacks
+		sum.ResimulatedTicks += cs.ResimulatedTicks
+		sum.Mispredictions += cs.Mispredictions
+		sum.Corrections += cs.Corrections
+		sum.MaxCorrection = max(sum.MaxCorrection, cs.MaxCorrection)
+		sum.LateInputs += cs.LateInputs
+		sum.MissingInputs += cs.MissingInputs
+		sum.CheckedTicks += cs.CheckedTicks
+		rate += cs.BytesPerSec
+		udp += cs.UDPBytesPerSec
+		in += cs.InputBytesPerSec
+		sum.ClientStats = append(sum.ClientStats, cs)
+	}
+	n := float64(len(d.clients))
+	sum.BytesPerSecPerClient = round3(rate / n)
+	sum.UDPBytesPerSecPerClient = round3(udp / n)
+	sum.InputBytesPerSecPerClient = round3(in / n)
+	if aheadN > 0 {
+		sum.AheadTicks = round3(aheadSum / aheadN)
+	}
+	if tk, ok := d.commonTick(); ok {
+		sum.ConvergedTick = uint32(tk)
+	} else if sum.Converged {
+		sum.Converged = false
+		sum.FirstDifference = "no complete tick compared by every client"
+	}
+}
+
+// print writes the summary for people.
+func (s *predictSummary) print(w io.Writer) {
+	fmt.Fprintf(w, "\n%d clients, %d ticks (%d with the drain) in %.1fs, others %s (latency %vms ±%vms, loss %.0f%%)\n",
+		s.Clients, s.Ticks, s.ServerTicks, s.DurationSec, s.Others, s.Link.LatencyMS, s.Link.JitterMS, 100*s.Link.Loss)
+	for i, c := range s.ClientStats {
+		state := "converged"
+		if !c.Converged {
+			state = "DIFFERENT"
+		}
+		fmt.Fprintf(w, "  client %d: rtt %.0fms, ahead %.1f ticks, %d rollbacks (%d resimulated), %d mispredictions, %d corrections (max %d), inputs %d late %d missing, %.0f B/s down, %.0f B/s inputs, %d ticks compared (last %d), %s\n",
+			i, c.RTTMS, c.AheadTicks, c.Rollbacks, c.ResimulatedTicks, c.Mispredictions, c.Corrections, c.MaxCorrection,
+			c.LateInputs, c.MissingInputs, c.BytesPerSec, c.InputBytesPerSec, c.CheckedTicks, c.LastChecked, state)
+	}
+	fmt.Fprintf(w, "%d bullets fired; %.0f B/s per client down (%.0f B/s UDP), %.0f B/s inputs up\n",
+		s.BulletsFired, s.BytesPerSecPerClient, s.UDPBytesPerSecPerClient, s.InputBytesPerSecPerClient)
+	for _, e := range s.Events {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+	if s.Converged {
+		fmt.Fprintf(w, "confirmed state: EQUAL to the server's on every client at every complete tick compared (%d; all at tick %d)\n", s.CheckedTicks, s.ConvergedTick)
+	} else {
+		fmt.Fprintf(w, "confirmed state: DIFFERENT: %s\n", s.FirstDifference)
+	}
+	switch {
+	case s.Interrupted:
+		fmt.Fprintln(w, "INTERRUPTED")
+	case !s.ok():
+		fmt.Fprintln(w, "FAILED")
+	default:
+		fmt.Fprintln(w, "OK")
+	}
+}

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rewindgo/rewind/cmd/rewind/internal/shooter"
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+	"github.com/rewindgo/rewind/transport/quic"
+)
+
+// predictOptions are the settings of a prediction demo run.
+type predictOptions struct {
+	Clients, Ticks  int
+	Latency, Jitter time.Duration
+	Loss            float64
+	Seed            uint64
+	// Others is how a client shows the other players' ships: "predict"
+	// (simulated with their forwarded inputs) or "interpolate".
+	Others     string
+	InputDelay int
+	JSON       bool
+	// MaxDrain is how long the server keeps ticking at most after Ticks,
+	// until every client has checked a complete tick at or after Ticks.
+	MaxDrain       time.Duration
+	ConnectTimeout time.Duration
+	StatsEvery     time.Duration
+}
+
+// Settings of the prediction demo.
+const (
+	maxPredictClients = 16
+	// predictWindow is the clients' rollback window: 2 s, so that an
+	// update delayed by a few retransmissions on a lossy link still lands
+	// inside it.
+	predictWindow = 120
+	// predictStates is how many ticks of server state are kept for the
+	// comparisons.
+	predictStates = 256
+)
+
+func predictFlags() (*flag.FlagSet, *predictOptions) {
+	o := &predictOptions{}
+	fs := flag.NewFlagSet("rewind demo predict", flag.ContinueOnError)
+	fs.IntVar(&o.Clients, "clients", 3, fmt.Sprintf("number of clients, one ship each (1..%d)", maxPredictClients))
+	fs.IntVar(&o.Ticks, "ticks", 240, "server ticks to simulate (60 per second)")
+	fs.DurationVar(&o.Latency, "latency", 30*time.Millisecond, "one-way latency of every client's link")
+	fs.DurationVar(&o.Jitter, "jitter", 5*time.Millisecond, "latency jitter: each datagram gets ± up to this much")
+	fs.Float64Var(&o.Loss, "loss", 0, "probability that a datagram is lost (0..1)")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the bots and the link conditions")
+	fs.StringVar(&o.Others, "others", "predict", "how clients show the other ships: predict (with their forwarded inputs) or interpolate")
+	fs.IntVar(&o.InputDelay, "input-delay", 0, "ticks by which clients apply their own input late")
+	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout (live stats go to stderr)")
+	fs.DurationVar(&o.MaxDrain, "max-drain", 5*time.Second, "how long the server keeps ticking at most for the clients to confirm the last tick")
+	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", 20*time.Second, "how long the clients may take to connect")
+	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: rewind demo predict [flags]
+
+Runs an authoritative server and --clients predicting clients in this
+process, over QUIC on loopback, each client's link through its own
+link-conditioning proxy. Bots steer the ships and fire; the server
+simulates with the inputs it received (and spawns the bullets), each client
+runs ahead of it (tick sync), sends its inputs with redundancy, predicts
+its own ship, predicts or interpolates the others (--others) and rolls
+back when the server disagrees. After every step, each client's confirmed
+state at every complete server tick is compared with the server's state at
+that tick. Exits with status 1 when one differed.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	return fs, o
+}
+
+func (o *predictOptions) check() error {
+	switch {
+	case o.Clients < 1 || o.Clients > maxPredictClients:
+		return usageError("--clients %d: want 1..%d", o.Clients, maxPredictClients)
+	case o.Ticks < 1:
+		return usageError("--ticks %d: want at least 1", o.Ticks)
+	case o.Latency < 0 || o.Jitter < 0:
+		return usageError("--latency and --jitter must not be negative")
+	case !(o.Loss >= 0 && o.Loss < 1):
+		return usageError("--loss wants 0..1 (1 excluded)")
+	case o.Others != "predict" && o.Others != "interpolate":
+		return usageError("--others %q: want predict or interpolate", o.Others)
+	case o.InputDelay < 0 || o.InputDelay > 10:
+		return usageError("--input-delay %d: want 0..10", o.InputDelay)
+	case o.MaxDrain < 0 || o.ConnectTimeout <= 0 || o.StatsEvery < 0:
+		return usageError("--max-drain and --stats must not be negative, --connect-timeout must be positive")
+	}
+	return nil
+}
+
+// predictCommand runs "rewind demo predict".
+func predictCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, o := predictFlags()
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError("unexpected arguments %q", fs.Args())
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	live := stdout
+	if o.JSON {
+		live = stderr
+	}
+	sum, err := runPredictDemo(ctx, *o, live)
+	if err != nil {
+		return err
+	}
+	return report(stdout, o.JSON, sum)
+}
+
+// predictClient is one predicting client: its proxy and connection, its
+// World, Timeline and frame, and what its checks found.
+type predictClient struct {
+	idx    int
+	proxy  *transport.Proxy
+	conn   *quic.Conn
+	world  *ecs.World
+	rc     *replicate.Client
+	tl     *predict.Timeline
+	body   *predict.Component[shooter.Body]
+	interp *predict.Interpolated[shooter.Body]
+	frame  *predict.ClientFrame[shooter.Stick]
+	ships  *ecs.Store[shooter.Ship]
+	sim    func(tick.Tick)
+	input  func(tick.Tick) shooter.Stick
+	last   time.Time // the previous frame
+
+	cliEnt           map[ecs.Entity]ecs.Entity // every server entity replicated, even despawned since
+	pending          []tick.Tick               // complete ticks not checked yet
+	checked          []tick.Tick               // ticks checked, the newest predictStates
+	nChecks          int
+	lastChk          tick.Tick
+	stale            int    // complete ticks that left the window before a check
+	diff             string // the first difference found
+	maxCorr          int32
+	aheadSum, aheadN int64 // Ahead after each frame that stepped
+}
+
+// predictDemo is a running prediction demo.
+type predictDemo struct {
+	o       predictOptions
+	cancel  context.CancelFunc
+	proto   *shooter.Protocol
+	game    *shooter.Server
+	srv     *replicate.Server
+	frame   *predict.ServerFrame[shooter.Stick]
+	ln      *quic.Listener
+	serve   chan error
+	clients []*predictClient
+
+	tick     tick.Tick
+	states   map[tick.Tick]map[ecs.Entity]shooter.Body // the server's bodies at the end of each tick
+	runStart time.Time
+	events   []string
+	prev     []predictRates // the counters at the previous live statistics
+}
+
+// predictRates are the counters the live statistics turn into rates.
+type predictRates struct{ down, input uint64 }
+
+// runPredictDemo runs a prediction demo as configured and returns its
+// summary. Live statistics go to live.
+func runPredictDemo(ctx context.Context, o predictOptions, live io.Writer) (*predictSummary, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	d := &predictDemo{o: o, cancel: cancel, states: map[tick.Tick]map[ecs.Entity]shooter.Body{}}
+	if err := d.start(ctx); err != nil {
+		return nil, errors.Join(err, d.close())
+	}
+	sum := &predictSummary{Mode: "predict", Clients: o.Clients, Ticks: o.Ticks, Others: o.Others, InputDelay: o.InputDelay,
+		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss}}
+	err := d.play(ctx, sum, live, start)
+	if err == nil {
+		d.finish(sum, start)
+	}
+	if cerr := d.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// start opens the listener, the server and its accept loop, one proxy and
+// one client per client, and dials them all through their proxies.
+func (d *predictDemo) start(ctx context.Context) error {
+	o := d.o
+	srvTLS, cliTLS, err := quic.SelfSigned()
+	if err != nil {
+		return err
+	}
+	if d.proto, err = shooter.NewProtocol(predict.InputConfig{}); err != nil {
+		return err
+	}
+	d.game = shooter.NewServer()
+	if d.srv, err = replicate.NewServer(replicate.ServerConfig{World: d.game.World(), Protocol: d.proto.Protocol, TickRate: serverTickRate}); err != nil {
+		return err
+	}
+	d.frame = predict.NewServerFrame(d.srv, d.proto.Inputs)
+	if d.ln, err = quic.Listen(ctx, "127.0.0.1:0", quic.Config{TLS: srvTLS}); err != nil {
+		return err
+	}
+	d.serve = make(chan error, 1)
+	go func() { d.serve <- d.srv.Serve(ctx, d.ln) }()
+
+	link := transport.LinkConfig{Latency: o.Latency, Jitter: o.Jitter, Loss: o.Loss}
+	seed := o.Seed
+	for i := range o.Clients {
+		seed = seed*6364136223846793005 + 1442695040888963407 // a new seed per proxy
+		p, err := transport.NewProxy(ctx, transport.ProxyConfig{
+			Listen: "127.0.0.1:0", Upstream: "127.0.0.1:0", Target: d.ln.Addr().String(),
+			Up: link, Down: link, Seed: seed,
+		})
+		if err != nil {
+			return err
+		}
+		pc := &predictClient{idx: i, proxy: p}
+		d.clients = append(d.clients, pc)
+		if err := d.newClient(pc); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(d.clients))
+	var wg sync.WaitGroup
+	for i, pc := range d.clients {
+		wg.Go(func() {
+			pc.conn, errs[i] = dial(ctx, pc.proxy.Addr().String(), quic.Config{TLS: cliTLS})
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, pc := range d.clients {
+		if err := pc.rc.Connect(pc.conn); err != nil {
+			return fmt.Errorf("client %d: %w", pc.idx, err)
+		}
+	}
+	return nil
+}
+
+// newClient builds a client's World, replication client, Timeline and
+// frame: Body is predicted (for the other ships too with --others
+// predict, else interpolated), inputs come from the bot.
+func (d *predictDemo) newClient(pc *predictClient) error {
+	proto, err := shooter.NewProtocol(predict.InputConfig{})
+	if err != nil {
+		return err
+	}
+	pc.world = ecs.New()
+	pc.cliEnt = map[ecs.Entity]ecs.Entity{}
+	if pc.rc, err = replicate.NewClient(replicate.ClientConfig{World: pc.world, Protocol: proto.Protocol}); err != nil {
+		return err
+	}
+	pc.tl = predict.New(pc.world, 0, predict.Config{Window: predictWindow})
+	if pc.body, err = predict.Register[shooter.Body](pc.tl, predict.LogCorrections()); err != nil {
+		return err
+	}
+	pc.ships = ecs.Register[shooter.Ship](pc.world)
+	pc.interp = predict.NewInterpolated[shooter.Body](predict.InterpConfig{Capacity: predictWindow},
+		func(a, b shooter.Body, f float64) shooter.Body {
+			return shooter.Body{X: a.X + int32(f*float64(b.X-a.X)), Y: a.Y + int32(f*float64(b.Y-a.Y)), VX: b.VX, VY: b.VY}
+		})
+	if d.o.Others == "interpolate" {
+		err = predict.AttachSplit(pc.rc, pc.body, pc.interp, pc.remoteShip)
+	} else {
+		err = predict.AttachComponent(pc.rc, pc.body)
+	}
+	if err != nil {
+		return err
+	}
+	pc.frame, err = predict.NewClientFrame(pc.rc, pc.tl, proto.Inputs, predict.ClientFrameConfig{
+		Sync: predict.SyncConfig{TickRate: serverTickRate, InputDelay: d.o.InputDelay},
+		RTT: func() time.Duration {
+			if pc.conn == nil {
+				return 0
+			}
+			return pc.conn.Stats().RTT
+		},
+		Hooks: replicate.ClientHooks{
+			Spawn: func(ce ecs.Entity, _ tick.Tick) {
+				se, _ := pc.rc.ServerEntity(ce)
+				pc.cliEnt[se] = ce
+			},
+			TickComplete: func(t tick.Tick) {
+				pc.interp.Complete(t)
+				pc.pending = append(pc.pending, t)
+			},
+		},
+		AfterStep: func(tick.Tick) {
+			for _, c := range pc.body.Corrections() {
+				pc.maxCorr = max(pc.maxCorr, shooter.Distance(c.Before, c.After))
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	move := shooter.Move(pc.world)
+	steer := func(player uint64) shooter.Stick {
+		if id := replicate.ClientID(player); id != pc.rc.ID() {
+			v, _ := pc.frame.Remote().Input(id, pc.tl.Tick())
+			return v
+		}
+		v, _ := pc.frame.Sender().Input(pc.tl.Tick())
+		return v
+	}
+	pc.sim = func(t tick.Tick) { move(t, steer) }
+	seed := d.o.Seed
+	pc.input = func(t tick.Tick) shooter.Stick { return shooter.Bot(seed, uint64(pc.rc.ID()), t) }
+	return nil
+}
+
+// remoteShip reports whether e is another player's ship (shown
+// interpolated with --others interpolate).
+func (pc *predictClient) remoteShip(e ecs.Entity) bool {
+	s, ok := pc.ships.Get(e)
+	return ok && replicate.ClientID(s.Player) != pc.rc.ID()
+}
+
+// close shuts everything down: clients, server, accept loop, listener,
+// proxies. It is safe on a partly started demo.
+func (d *predictDemo) close() error {
+	for _, pc := range d.clients {
+		if pc.rc != nil {
+			pc.rc.Close()
+		}
+		if pc.conn != nil {
+			pc.conn.Close()
+		}
+	}
+	if d.srv != nil {
+		d.srv.Close()
+	}
+	d.cancel()
+	var err error
+	if d.serve != nil {
+		err = <-d.serve
+	}
+	if d.ln != nil {
+		d.ln.Close()
+	}
+	for _, pc := range d.clients {
+		pc.proxy.Close()
+	}
+	return err
+}

@@ -1,0 +1,223 @@
+package predict
+
+// ClientFrame: the client's frame of package doc's "The frame", composed
+// from the pieces (Timeline, TickSync, tick.Clock, InputSender,
+// RemoteInputs), so a game calls one method per rendered frame.
+
+import (
+	"time"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// ClientFrameConfig configures a ClientFrame.
+type ClientFrameConfig struct {
+	// Sync configures the TickSync (zero: every default). Its TickRate
+	// is also the clock's.
+	Sync SyncConfig
+	// RTT returns the connection's smoothed round-trip time, for example
+	// the transport.MessageConn's Stats().RTT. Required.
+	RTT func() time.Duration
+	// Hooks are the game's own client hooks, called after the Timeline's
+	// (a Despawn is taken when either takes it).
+	Hooks replicate.ClientHooks
+	// AfterStep, when not nil, is called after each Timeline.Step with
+	// the tick simulated: the place to read the Step's corrections
+	// (Component.Corrections), which the next Step clears.
+	AfterStep func(t tick.Tick)
+}
+
+// ClientFrameStats counts what a ClientFrame did.
+type ClientFrameStats struct {
+	// Frames counts calls of Frame; Steps the ticks simulated (not the
+	// re-simulated ones: Timeline.Stats counts those).
+	Frames, Steps uint64
+	// Samples counts the tick-sync samples taken (one per frame that
+	// received a newer complete server tick).
+	Samples uint64
+	// InputErrors counts inputs that could not be sent (the client not
+	// connected yet, or an input too large); each was still kept for
+	// re-simulation if it encoded.
+	InputErrors uint64
+	// Inputs counts the input messages sent and InputBytes their bytes
+	// (replication messages, transport framing excluded).
+	Inputs, InputBytes uint64
+}
+
+// ClientFrame runs a predicting client's frame over a replicate.Client:
+// it installs the Timeline's hooks (Hooks) on the client, and each Frame
+// receives (replicate.Client.Update and the other players' forwarded
+// inputs), feeds the newest complete server tick to a TickSync, advances
+// a tick.Clock at the TickSync's rate, and for each step due samples the
+// game's input for the step's input tick, sends it (InputSender, with
+// redundancy) and runs Timeline.Step. Component types are attached by the
+// game (AttachComponent, or its own hooks for entities it interpolates).
+//
+// Tick sync needs the round trip and its jitter. The RTT comes from the
+// connection (ClientFrameConfig.RTT). The jitter is measured here: the
+// mean deviation (gain 1/4, as RTTEstimate's) of the arrival time of each
+// newer complete server tick, less its nominal time (tick * step), so it
+// is the variation of the server-to-client delay as the client sees it,
+// rounded up to the frame period it is observed at. A tick completes only
+// once its lost messages are resent, so under loss the measure grows
+// (about 50 ms at 10% loss and 20 ms of link jitter in "rewind demo
+// predict") and the client runs further ahead: more re-simulation, fewer
+// late inputs.
+//
+// The client steps nothing before the first complete server tick: the
+// TickSync's first sample then snaps, and the client catches up to the
+// lead by MaxCatchUp extra steps per frame. The Timeline should therefore
+// start near the server's first tick (a game joining a running server
+// creates its Timeline at TickSync.Start's tick of the first server tick
+// it receives). A ClientFrame is not safe for concurrent use.
+type ClientFrame[T any] struct {
+	rc     *replicate.Client
+	tl     *Timeline
+	sync   *TickSync
+	clock  *tick.Clock
+	sender *InputSender[T]
+	remote *RemoteInputs[T]
+	rtt    func() time.Duration
+	after  func(t tick.Tick)
+	step   time.Duration
+
+	now       time.Duration // sum of the elapsed times given to Frame
+	newest    tick.Tick     // newest complete server tick
+	hasNewest bool
+	fresh     bool // newest changed since the last sample
+	avg, dev  time.Duration
+	stats     ClientFrameStats
+}
+
+// NewClientFrame returns the frame of client rc predicting with tl and
+// sending inputs of in. It replaces rc's client hooks with the
+// Timeline's (Hooks) chained with cfg.Hooks.
+func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cfg ClientFrameConfig) (*ClientFrame[T], error) {
+	if cfg.RTT == nil {
+		return nil, ErrNoRTT
+	}
+	sync := NewTickSync(cfg.Sync)
+	clock, err := tick.NewClock(sync.Config().TickRate)
+	if err != nil {
+		return nil, err
+	}
+	f := &ClientFrame[T]{rc: rc, tl: tl, sync: sync, clock: clock, sender: in.NewSender(), remote: in.NewRemote(),
+		rtt: cfg.RTT, after: cfg.AfterStep, step: time.Second / time.Duration(sync.Config().TickRate)}
+	own, game := Hooks(tl), cfg.Hooks
+	rc.SetClientHooks(replicate.ClientHooks{
+		Spawn: game.Spawn,
+		Despawn: func(e ecs.Entity, t tick.Tick) bool {
+			took := own.Despawn(e, t)
+			if game.Despawn != nil && game.Despawn(e, t) {
+				took = true
+			}
+			return took
+		},
+		TickComplete: func(t tick.Tick) {
+			own.TickComplete(t)
+			f.complete(t)
+			if game.TickComplete != nil {
+				game.TickComplete(t)
+			}
+		},
+	})
+	return f, nil
+}
+
+// complete notes a complete server tick and, when it is the newest, its
+// arrival time for the jitter.
+func (f *ClientFrame[T]) complete(t tick.Tick) {
+	if f.hasNewest && !t.After(f.newest) {
+		return
+	}
+	off := f.now - time.Duration(uint32(t))*f.step
+	if !f.hasNewest {
+		f.avg = off
+	} else {
+		d := off - f.avg
+		f.avg += d / 8
+		f.dev += (max(d, -d) - f.dev) / 4
+	}
+	f.newest, f.hasNewest, f.fresh = t, true, true
+}
+
+// Frame runs one client frame, elapsed being the wall time since the
+// previous one: the receive phase, a tick-sync sample when a newer
+// server tick is complete, then the steps due. For each step, with F the
+// tick it simulates, it calls input(InputTick(F)) once (the game's input
+// for that tick, sent at once) and Timeline.Step(sim); sim reads the
+// client's own input with Sender().Input and the other players' with
+// Remote().Input. It returns the number of ticks simulated.
+func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T, sim func(t tick.Tick)) int {
+	f.stats.Frames++
+	f.now += max(elapsed, 0)
+	f.rc.Update()
+	f.remote.Receive(f.rc)
+	if f.fresh {
+		f.fresh = false
+		f.stats.Samples++
+		f.sync.Observe(SyncSample{Server: f.newest, Client: f.tl.Now(),
+			Since: time.Duration(f.clock.Alpha() * float64(f.step)), RTT: f.rtt(), Jitter: f.dev})
+	}
+	if !f.sync.Synced() {
+		return 0
+	}
+	f.clock.SetRate(f.sync.Rate())
+	n := f.sync.Steps(f.clock.Advance(elapsed))
+	for range n {
+		it := f.sync.InputTick(f.tl.Now() + 1)
+		if last, ok := f.sender.last, f.sender.any; !ok || it.After(last) {
+			v := input(it)
+			before := f.rc.Stats().BytesOut
+			if err := f.sender.Add(f.rc, it, v); err != nil {
+				f.stats.InputErrors++
+			} else {
+				f.stats.Inputs++
+				f.stats.InputBytes += f.rc.Stats().BytesOut - before
+			}
+		}
+		f.tl.Step(sim)
+		if f.after != nil {
+			f.after(f.tl.Now())
+		}
+	}
+	f.stats.Steps += uint64(n)
+	return n
+}
+
+// Timeline returns the Timeline the frame steps.
+func (f *ClientFrame[T]) Timeline() *Timeline { return f.tl }
+
+// Sync returns the frame's TickSync.
+func (f *ClientFrame[T]) Sync() *TickSync { return f.sync }
+
+// Clock returns the frame's fixed-step clock (its Alpha is how far the
+// client is into its next step, for rendering).
+func (f *ClientFrame[T]) Clock() *tick.Clock { return f.clock }
+
+// Sender returns the client's own inputs (Input(t) during the simulation).
+func (f *ClientFrame[T]) Sender() *InputSender[T] { return f.sender }
+
+// Remote returns the other players' forwarded inputs (Input(player, t)
+// during the simulation).
+func (f *ClientFrame[T]) Remote() *RemoteInputs[T] { return f.remote }
+
+// Newest returns the newest complete server tick received.
+func (f *ClientFrame[T]) Newest() (tick.Tick, bool) { return f.newest, f.hasNewest }
+
+// Jitter returns the measured jitter of the server ticks' arrival.
+func (f *ClientFrame[T]) Jitter() time.Duration { return f.dev }
+
+// Ahead returns how many ticks the client's newest simulated tick is
+// ahead of the newest complete server tick it received.
+func (f *ClientFrame[T]) Ahead() int32 {
+	if !f.hasNewest {
+		return 0
+	}
+	return f.tl.Now().Sub(f.newest)
+}
+
+// Stats returns the counters.
+func (f *ClientFrame[T]) Stats() ClientFrameStats { return f.stats }

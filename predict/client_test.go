@@ -1,0 +1,73 @@
+package predict_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/transport"
+)
+
+func TestClientFrameNeedsRTT(t *testing.T) {
+	_, in := frameProtocol(t)
+	if _, err := predict.NewClientFrame[FInput](nil, nil, in, predict.ClientFrameConfig{}); !errors.Is(err, predict.ErrNoRTT) {
+		t.Fatalf("err %v, want ErrNoRTT", err)
+	}
+}
+
+// TestClientFrameRunsAhead: a client steps nothing (and sends no input)
+// before the first complete server tick; then it catches up and holds
+// the TickSync's lead over the newest complete tick: 30 ms each way with
+// no jitter is an RTT of 60 ms, a target of 60 ms + one tick = 4.6 ticks
+// over a tick received, so it runs 4 to 5 ticks ahead. It sends one input
+// per tick simulated, and the game's hooks are called after the
+// Timeline's.
+func TestClientFrameRunsAhead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const step = time.Second / 60
+		net := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 3})
+		defer net.Close()
+		s := newFrameServer(t)
+		defer s.srv.Close()
+		r := &frameRig{t: t, server: s, clients: connectMem(t, net, s, 1, transport.LinkConfig{Latency: 30 * time.Millisecond}, 3)}
+		r.connect(step)
+		c := r.clients[0]
+		for range 5 {
+			if n := c.frame.Frame(step, c.input, c.sim); n != 0 {
+				t.Fatalf("stepped %d ticks before any server tick", n)
+			}
+			time.Sleep(step)
+		}
+		if st := c.frame.Stats(); st.Steps != 0 || st.Inputs != 0 || st.Frames != 5 || c.tl.Now() != 0 {
+			t.Fatalf("before the server ticks: %+v, now %v", st, c.tl.Now())
+		}
+		var aheads []int32
+		for r.tick < 300 {
+			r.frame(step)
+			if r.tick > 120 {
+				aheads = append(aheads, c.frame.Ahead())
+			}
+			time.Sleep(step)
+		}
+		for _, a := range aheads {
+			if a < 4 || a > 5 {
+				t.Fatalf("ahead %v of the newest complete tick, want 4..5 (all: %v)", a, aheads)
+			}
+		}
+		st := c.frame.Stats()
+		if st.Inputs != st.Steps || uint64(c.tl.Now()) != st.Steps || st.InputErrors != 0 || st.Samples < 250 {
+			t.Fatalf("stats %+v, now %v: want one input per step, a sample per server tick", st, c.tl.Now())
+		}
+		t.Logf("stats %+v, ahead %v..%v, %d bytes per input message", st, slices.Min(aheads), slices.Max(aheads), st.InputBytes/st.Inputs)
+		// Each message carries 3 inputs of 2 bytes, the tick and headers.
+		if per := st.InputBytes / st.Inputs; per < 8 || per > 16 {
+			t.Fatalf("%d bytes per input message", per)
+		}
+		if c.checked < 250 || c.frame.Jitter() != 0 {
+			t.Fatalf("checked %d ticks through the game's TickComplete hook; jitter %v on a link without", c.checked, c.frame.Jitter())
+		}
+	})
+}
