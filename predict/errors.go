@@ -21,6 +21,10 @@ var (
 	// ErrCompareType: a Compare option was given for another type than the
 	// one being registered.
 	ErrCompareType = errors.New("predict: compare function of another type")
+	// ErrObsolete: a value, removal or despawn names a tick older than the
+	// Timeline's last resync (Timeline.Resync), whose state replaced it.
+	// Nothing is stored.
+	ErrObsolete = errors.New("predict: tick older than the last resync")
 )
 
 // Errors of the input types. Compare with errors.Is.

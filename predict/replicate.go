@@ -22,8 +22,12 @@ import (
 // into the World by replicate and never rolled back.
 //
 // Attach replaces c's client hooks (replicate.Client.SetClientHooks) with
-// Hooks(tl).
-func Attach(c *replicate.Client, tl *Timeline) { c.SetClientHooks(Hooks(tl)) }
+// Hooks(tl), and makes tl's range faults ask the server for a resync
+// (Timeline.OnRangeFault, replicate.Client.RequestResync; see resync.go).
+func Attach(c *replicate.Client, tl *Timeline) {
+	c.SetClientHooks(Hooks(tl))
+	attachResync(c, tl)
+}
 
 // Hooks returns the client hooks Attach installs, for a game that adds
 // its own (a Spawn hook, or wrapping Despawn or TickComplete) before
@@ -36,6 +40,7 @@ func Hooks(tl *Timeline) replicate.ClientHooks {
 			return tl.DespawnAt(e, t) == nil
 		},
 		TickComplete: func(t tick.Tick) { _ = tl.Complete(t) },
+		Resync:       resyncHook(tl),
 	}
 }
 
