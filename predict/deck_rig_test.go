@@ -21,7 +21,8 @@ import (
 // deck with the stream and takes the top card. The server decides outside
 // the simulation how many times each player draws in a tick (Wants, like
 // an input the clients learn late, so they mispredict and roll back); the
-// world's RNG (rng.Rand, a resource) rolls once per tick into Roll.
+// world's RNG (rng.Rand, a resource) rolls one to three times per tick
+// (as it decides) and keeps the last roll in Roll.
 const deckSize = 20
 
 type (
@@ -68,7 +69,11 @@ func deckSim(w *ecs.World) func(tick.Tick) {
 			}
 		}
 		if g, ok := world.Get(); ok {
-			v := g.Uint64()
+			// A data-dependent pattern: one to three draws, the last kept.
+			var v uint64
+			for range 1 + g.IntN(3) {
+				v = g.Uint64()
+			}
 			world.Set(g)
 			roll.Set(Roll{V: v})
 		}
