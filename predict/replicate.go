@@ -31,7 +31,8 @@ func Attach(c *replicate.Client, tl *Timeline) {
 
 // Hooks returns the client hooks Attach installs, for a game that adds
 // its own (a Spawn hook, or wrapping Despawn or TickComplete) before
-// installing them with replicate.Client.SetClientHooks. A despawn the
+// installing them with replicate.Client.SetClientHooks. Its Resync hook
+// calls Timeline.Resync (resync.go). A despawn the
 // Timeline refuses (more than the window ahead) is left to replicate,
 // which despawns the entity at once.
 func Hooks(tl *Timeline) replicate.ClientHooks {
