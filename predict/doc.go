@@ -257,8 +257,11 @@
 //
 // A resync (replicate.ResyncFull, ResyncPartial, ResyncRNG) replaces the
 // client's replicated state, or part of it, with the server's at tick T.
-// Hooks' Resync hook calls Timeline.Resync(T) before the resync's values
-// arrive: the history is reset at T (older ticks are forgotten; values,
+// A partial or RNG-only one replaces some values only: they arrive as
+// authoritative values of T, which roll back to T like any correction,
+// and the rest of the history stays valid. For a full one, Hooks' Resync
+// hook calls Timeline.Resync(T) before the resync's values arrive: the
+// history is reset at T (older ticks are forgotten; values,
 // changes and requests of older ticks that arrive later are obsolete:
 // ErrObsolete, Stats.Obsolete, never range faults), and the resync's
 // values are authoritative values of T. With T in the window, the next

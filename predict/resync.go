@@ -22,7 +22,7 @@ type resyncState struct {
 
 // Resync tells the Timeline that the server's state at the end of tick t
 // replaces the client's (replicate's Resync hook, installed by Attach and
-// Hooks, calls it before the resync's values arrive). The history is reset
+// Hooks, calls it for a full resync, before the resync's values arrive). The history is reset
 // at t: ticks before t are forgotten, and values, removals and despawns of
 // ticks before t that arrive later are obsolete: refused (ErrObsolete) and
 // counted in Stats.Obsolete, never range faults. The resync's values then
@@ -105,7 +105,16 @@ func attachResync(c *replicate.Client, tl *Timeline) {
 	})
 }
 
-// resyncHook is the Resync client hook of Hooks.
+// resyncHook is the Resync client hook of Hooks: a full resync is
+// Timeline.Resync. A partial or RNG-only one replaces some values only:
+// they arrive as authoritative values of their tick (a spawn or insertion
+// requesting a rollback to it, a differing resource found when the tick
+// completes), and the rest of the history, with values of older ticks
+// still to come for other entities, stays valid.
 func resyncHook(tl *Timeline) func(t tick.Tick, kind replicate.ResyncKind, reason string) {
-	return func(t tick.Tick, _ replicate.ResyncKind, _ string) { _ = tl.Resync(t) }
+	return func(t tick.Tick, kind replicate.ResyncKind, _ string) {
+		if kind == replicate.ResyncFull {
+			_ = tl.Resync(t)
+		}
+	}
 }
