@@ -101,10 +101,12 @@ func stepEvents(r *memRig, sk replicate.ServerEventKind, ck replicate.ClientEven
 	return srv
 }
 
-// TestResyncPartial: a partial resync of three named entities replaces
-// exactly those on the client (a changed value, a removed component, an
-// entity the client lost), leaves a fourth corrupted entity as it is, and
-// reports the kind with its reason on both sides.
+// TestResyncPartial: a partial resync of four named entities replaces
+// exactly those on the client (a changed value, a component the server
+// does not have, a removed component, an
+// entity the client lost, one the server despawned in the same tick),
+// leaves a fifth corrupted entity as it is, and reports the kind with its
+// reason on both sides.
 func TestResyncPartial(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, ents := newDesyncRig(t, 11, 1, false)
@@ -114,10 +116,12 @@ func TestResyncPartial(t *testing.T) {
 		cw, c := r.cws[0], r.clients[0]
 		ce := func(i int) ecs.Entity { e, _ := c.ClientEntity(ents[i]); return e }
 		ecs.StoreOf[Health](cw).Ptr(ce(2)).HP = -2
+		_ = ecs.StoreOf[Owner](cw).Set(ce(2), Owner{}) // the server has none: removed
 		_ = ecs.StoreOf[Position](cw).Remove(ce(3))
 		_ = cw.Despawn(ce(4))
 		ecs.StoreOf[Health](cw).Ptr(ce(5)).HP = -5 // not named: stays
-		if err := r.srv.ResyncEntities(c.ID(), []ecs.Entity{ents[4], ents[2], ents[3], ents[2]}, "named"); err != nil {
+		_ = r.sw.Despawn(ents[8])                  // named too: the server has no such entity any more
+		if err := r.srv.ResyncEntities(c.ID(), []ecs.Entity{ents[4], ents[2], ents[3], ents[2], ents[8]}, "named"); err != nil {
 			t.Fatal(err)
 		}
 		srv, cli := resyncEvents(r, ents, 10)
