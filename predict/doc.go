@@ -102,8 +102,10 @@
 // makes it again only if it still happens.
 //
 // Values older than the window are applied to the current state as a snap
-// and counted (Stats.RangeFaults, LastRangeFault): the game can resync
-// from there. Values more than W ticks ahead are refused (ErrTooFarAhead).
+// and counted (Stats.RangeFaults, LastRangeFault), and reported to the
+// OnRangeFault function: Attach's asks the server for a resync (see RNG
+// and resyncs). Values more than W ticks ahead are refused
+// (ErrTooFarAhead).
 //
 // # Corrections
 //
@@ -330,7 +332,8 @@
 //
 // ExampleAttach runs it (without inputs: ExampleRegisterInputs shows the
 // buffer). Predicted types must be replicated with the same
-// types on the server.
+// types on the server. AttachResource does for a replicated resource what
+// AttachComponent does for a component.
 //
 // # The frame, composed
 //
@@ -361,4 +364,41 @@
 // client's Now: the history of Now is saved by the next Step, and values
 // received in a frame that stepped nothing are applied by the next Step.
 // "rewind demo predict" runs it all over QUIC.
+//
+// # RNG and resyncs
+//
+// The server owns the random generators (package replicate's RNG
+// ownership): the world's rng.Rand as a resource, per-player or
+// per-entity streams as components holding an rng.Rand. A client predicts
+// them like any state: RegisterResource[rng.Rand] with AttachResource,
+// Register of the stream component with AttachComponent. rng.Rand is
+// plain data, so its history is a copy of its 16 bytes per tick; a
+// rollback restores the generators of the tick it returns to, and the
+// re-simulation draws again exactly what it drew the first time
+// (TestRNGRestoredAfterRollback). A client predicting a random event
+// therefore draws what the server draws, from the moment its first update
+// (which holds the generators) arrives (TestLateJoinerFirstRandomEvent,
+// TestSameSeedSameSequence, and the card game of
+// TestDeckShuffleAcrossDisruption).
+//
+// A resync (replicate.ResyncFull, ResyncPartial, ResyncRNG) replaces the
+// client's replicated state, or part of it, with the server's at tick T.
+// A partial or RNG-only one replaces some values only: they arrive as
+// authoritative values of T, which roll back to T like any correction,
+// and the rest of the history stays valid. For a full one, Hooks' Resync
+// hook calls Timeline.Resync(T) before the resync's values arrive: the
+// history is reset at T (older ticks are forgotten; values,
+// changes and requests of older ticks that arrive later are obsolete:
+// ErrObsolete, Stats.Obsolete, never range faults), and the resync's
+// values are authoritative values of T. With T in the window, the next
+// Step rolls back to T and re-simulates to Now from the resynced state; a
+// T ahead of Now applies when simulated; a T older than the window is a
+// snap at Now. Stats.Resyncs counts them.
+//
+// Triggers: a range fault (Attach's OnRangeFault function sends
+// replicate.Client.RequestResync, at most one unanswered request a
+// second; the server rate-limits too); a network interruption
+// (replicate.ClientConfig.ResyncAfterSilence: a client that received
+// nothing for that long asks with the first message after it); a desync
+// (replicate.ServerConfig.ResyncOnDesync: a checksum report that differs).
 package predict

@@ -26,6 +26,10 @@ var (
 	// spawned in this simulation of the tick, or with a key whose entity
 	// left the World.
 	ErrSpawnKey = errors.New("predict: bad predicted spawn")
+	// ErrObsolete: a value, removal or despawn names a tick older than the
+	// Timeline's last resync (Timeline.Resync), whose state replaced it.
+	// Nothing is stored.
+	ErrObsolete = errors.New("predict: tick older than the last resync")
 )
 
 // Errors of the input types. Compare with errors.Is.

@@ -22,16 +22,20 @@ import (
 // into the World by replicate and never rolled back.
 //
 // Attach replaces c's client hooks (replicate.Client.SetClientHooks) with
-// Hooks(tl). When the protocol replicates SpawnKey (RegisterSpawnKey), it
-// also installs the adoption of predicted spawns (AttachSpawns).
+// Hooks(tl), and makes tl's range faults ask the server for a resync
+// (Timeline.OnRangeFault, replicate.Client.RequestResync; see resync.go).
+// When the protocol replicates SpawnKey (RegisterSpawnKey), it also
+// installs the adoption of predicted spawns (AttachSpawns).
 func Attach(c *replicate.Client, tl *Timeline) {
 	c.SetClientHooks(Hooks(tl))
 	_ = AttachSpawns(c, tl) // replicate.ErrUnknownType: no predicted spawns
+	attachResync(c, tl)
 }
 
 // Hooks returns the client hooks Attach installs, for a game that adds
 // its own (a Spawn hook, or wrapping Despawn or TickComplete) before
-// installing them with replicate.Client.SetClientHooks. A despawn the
+// installing them with replicate.Client.SetClientHooks. Its Resync hook
+// calls Timeline.Resync (resync.go). A despawn the
 // Timeline refuses (more than the window ahead) is left to replicate,
 // which despawns the entity at once.
 func Hooks(tl *Timeline) replicate.ClientHooks {
@@ -40,6 +44,7 @@ func Hooks(tl *Timeline) replicate.ClientHooks {
 			return tl.DespawnAt(e, t) == nil
 		},
 		TickComplete: func(t tick.Tick) { _ = tl.Complete(t) },
+		Resync:       resyncHook(tl),
 	}
 }
 

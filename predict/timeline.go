@@ -49,7 +49,8 @@ type Stats struct {
 	// through their tick counts them again).
 	Dropped uint64
 	// Refused counts authoritative values dropped by ReceiveHook because
-	// their tick was more than the window ahead.
+	// their tick was more than the window ahead, or older than the last
+	// resync.
 	Refused uint64
 	// PredictedSpawns counts the entities the simulation spawned with
 	// Spawn (a re-simulation spawning a key again reuses its entity and
@@ -62,6 +63,12 @@ type Stats struct {
 	// normally.
 	PredictedSpawns, PredictedSpawnsMatched, PredictedSpawnsDropped uint64
 	PredictedSpawnsUndone, ServerSpawnsUnpredicted                  uint64
+	// Resyncs counts resyncs (Resync), LastResync is the tick of the
+	// newest, and Obsolete counts values, changes and requests refused
+	// because their tick is older than it (resync.go).
+	Resyncs    uint64
+	LastResync tick.Tick
+	Obsolete   uint64
 	// HistoryBytes is the memory held by the history of every registered
 	// type (values and entity layouts of W+1 ticks).
 	HistoryBytes int
@@ -141,6 +148,7 @@ type Timeline struct {
 	started bool
 	unsaved bool // during decide: the state of Now is the World's, not yet saved
 	stats   Stats
+	rs      resyncState // the last resync (resync.go)
 }
 
 // New returns a Timeline for w whose newest tick is start: w holds the
@@ -251,6 +259,9 @@ func (tl *Timeline) where(t tick.Tick) (where, error) {
 	if tl.inStep {
 		return 0, ErrInStep
 	}
+	if tl.obsolete(t) {
+		return 0, fmt.Errorf("%w: tick %v, resync at %v", ErrObsolete, t, tl.rs.at)
+	}
 	switch {
 	case t.Sub(tl.now) > int32(tl.window):
 		return 0, fmt.Errorf("%w: tick %v, newest %v, window %d", ErrTooFarAhead, t, tl.now, tl.window)
@@ -259,9 +270,7 @@ func (tl *Timeline) where(t tick.Tick) (where, error) {
 	case t == tl.now:
 		return wNow, nil
 	case t.Before(tl.low()):
-		tl.stats.RangeFaults++
-		tl.stats.LastRangeFault = t
-		tl.cfg.Logger.Debug("predict: change older than the window, snapped", "tick", t, "now", tl.now)
+		tl.fault(t)
 		return wOld, nil
 	}
 	return wPast, nil
@@ -287,12 +296,11 @@ func (tl *Timeline) noted(t tick.Tick, w where, auth bool) {
 // older than the window counts a range fault and rolls back as far as the
 // window allows; a tick not yet simulated is ignored.
 func (tl *Timeline) Request(t tick.Tick) {
-	if t.After(tl.now) {
+	if t.After(tl.now) || tl.obsolete(t) {
 		return
 	}
 	if low := tl.low(); t.Before(low) {
-		tl.stats.RangeFaults++
-		tl.stats.LastRangeFault = t
+		tl.fault(t)
 		t = low
 	}
 	if !tl.hasReq || t.Before(tl.req) {

@@ -42,8 +42,9 @@ const (
 	// EventDesync: the server found the client's checksum of Tick
 	// different from its own in Types (ClientConfig.ChecksumInterval).
 	EventDesync
-	// EventResync: the client's replicated state was replaced by the
-	// server's whole visible world at Tick (Server.Resync); Reason says why.
+	// EventResync: the client's replicated state (all of it, or the part
+	// a resync of kind Resync replaces) was replaced by the server's at
+	// Tick (Server.Resync, ResyncEntities, ResyncRNG); Reason says why.
 	EventResync
 )
 
@@ -55,6 +56,8 @@ type ClientEvent struct {
 	// of the checksum parts that differ (Part.Name).
 	Tick  tick.Tick
 	Types []string
+	// Resync is the kind of an EventResync.
+	Resync ResyncKind
 }
 
 // ClientCounters counts what a Client received and sent (Client.Stats).
@@ -80,8 +83,11 @@ type ClientCounters struct {
 	// (ClientConfig.ChecksumInterval), ChecksumsChecked those the server
 	// answered, and Desyncs those that differed.
 	ChecksumsSent, ChecksumsChecked, Desyncs uint64
-	// Resyncs counts the resyncs applied (Server.Resync).
-	Resyncs uint64
+	// Resyncs counts the resyncs applied, ResyncKinds by kind, and
+	// ResyncRequests the resync requests sent (Client.RequestResync).
+	Resyncs        uint64
+	ResyncKinds    ResyncCounts
+	ResyncRequests uint64
 }
 
 // Client receives a server's replication into its World: it spawns an
@@ -260,7 +266,8 @@ func (c *Client) Update() {
 	if c.conn == nil || c.state == Disconnected {
 		return
 	}
-	for n := 0; n < 1<<16; n++ {
+	n := 0
+	for ; n < 1<<16; n++ {
 		ch, msg, ok := c.conn.Receive()
 		if !ok {
 			break
@@ -272,6 +279,7 @@ func (c *Client) Update() {
 		}
 		c.reportChecksum()
 	}
+	c.received(n > 0)
 	for acks := c.acks; len(acks) > 0 && c.state == Connected; {
 		n := min(len(acks), maxAcks)
 		b := appendAcks(c.out[:0], acks[:n])
@@ -325,7 +333,7 @@ func (c *Client) disconnected(reason string, err error) {
 	c.events = append(c.events, ClientEvent{Kind: kind, Reason: reason})
 	c.clearReplicated()
 	c.buf, c.acks = c.buf[:0], c.acks[:0]
-	c.resyncs = cliResync{}
+	c.resyncs = cliResync{msg: resyncMsg{entries: c.resyncs.msg.entries[:0]}}
 	c.hasUpd, c.applied = false, 0
 	c.ticks = [64]tickTrack{}
 	c.parts.done()

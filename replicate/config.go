@@ -69,8 +69,21 @@ type ServerConfig struct {
 	// reports are counted as unchecked. Default 0: off.
 	ChecksumInterval int
 	// ResyncOnDesync makes a desync detected by ChecksumInterval resync
-	// the client (Server.Resync, the reason naming the tick and types).
+	// the client, the reason naming the tick and types. The kind follows
+	// the differing parts: RNG-only when they are all RNG state
+	// (RNGState); partial, over every entity of the client with a
+	// differing component type and the differing resources, when the
+	// entities part is the same; full when it differs, when no server
+	// entity has a differing type (the client has a component the server
+	// has not), or when the client's previous resync was partial or
+	// RNG-only and no report came back clean since.
 	ResyncOnDesync bool
+	// ResyncRequestInterval is the least time between two resync requests
+	// of one client (Client.RequestResync) that the server honours; the
+	// others are refused and counted (ConnectionStats.ResyncRequestsRefused).
+	// Negative refuses every request. Default
+	// DefaultResyncRequestInterval (1 s).
+	ResyncRequestInterval time.Duration
 	// TickRate is the server's ticks per second (for timeouts). Default 60.
 	TickRate int
 	// MutationTimeout is how long a mutation message may go unacknowledged
@@ -168,6 +181,9 @@ func (cfg *ServerConfig) setDefaults() error {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ResyncRequestInterval == 0 {
+		cfg.ResyncRequestInterval = DefaultResyncRequestInterval
+	}
 	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxBytesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < minMessageSize || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
 		return fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
 	}
@@ -203,12 +219,34 @@ type ClientConfig struct {
 	// resent after a loss, or held back by a priority below 1, can show as
 	// a desync at the tick. Default 0: off.
 	ChecksumInterval int
+	// ResyncAfterSilence, when positive, makes a client that received
+	// nothing from the server for at least this long ask for a full
+	// resync (Client.RequestResync) as soon as something arrives again:
+	// a network interruption. Servers with tick tracking (the default)
+	// send every client a message each tick, so a silence of a few ticks
+	// already means a broken path; a server with NoTickTracking may be
+	// silent while nothing changes. Default 0: off.
+	ResyncAfterSilence time.Duration
+	// ResyncRequestInterval is how long an unanswered resync request
+	// keeps the client from sending another. Default
+	// DefaultResyncRequestInterval (1 s).
+	ResyncRequestInterval time.Duration
+	// Now is the client's clock for ResyncAfterSilence and
+	// ResyncRequestInterval. Default time.Now (virtualised by
+	// testing/synctest).
+	Now func() time.Time
 	// Logger receives diagnostics. Nil is silent.
 	Logger *slog.Logger
 }
 
 // setDefaults fills the zero fields of cfg with their defaults.
 func (cfg *ClientConfig) setDefaults() {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ResyncRequestInterval <= 0 {
+		cfg.ResyncRequestInterval = DefaultResyncRequestInterval
+	}
 	if cfg.MaxBuffered == 0 {
 		cfg.MaxBuffered = DefaultMaxBuffered
 	}

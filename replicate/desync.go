@@ -179,6 +179,12 @@ func (s *Server) recordChecksum(t tick.Tick) {
 	e.parts = partIDs(s.comps, s.res, d.scratch, e.parts[:0])
 }
 
+// reportTick reports whether t is a checksum report tick.
+func (s *Server) reportTick(t tick.Tick) bool {
+	n := s.cfg.ChecksumInterval
+	return n > 0 && uint64(t)%uint64(n) == 0
+}
+
 // checkable reports whether c's reports can be checked: it sees every
 // entity and resource.
 func (s *Server) checkable(c *serverClient) bool {
@@ -221,6 +227,7 @@ func (s *Server) checksumReport(c *serverClient, body []byte) {
 	s.scratch = b
 	s.sendTo(c, transport.ReliableOrdered, b)
 	if sum == e.sum {
+		c.escalate = false
 		return
 	}
 	c.stats.Desyncs++
@@ -231,7 +238,7 @@ func (s *Server) checksumReport(c *serverClient, body []byte) {
 	s.event(ServerEvent{Kind: ClientDesync, Client: c.id, Tick: t, Types: types,
 		Reason: fmt.Sprintf("desync at tick %v: %v", t, types)})
 	s.log.Warn("replicate: client desync", "client", c.id, "tick", t, "types", types)
-	s.desyncDetected(c, t, types)
+	s.desyncDetected(c, t, d, types)
 }
 
 // diffParts appends the ids of the parts that differ between a and b
@@ -275,6 +282,11 @@ func (c *Client) reportChecksum() {
 		}
 	}
 	if !seen || newest == c.desync.reported || uint64(newest)%uint64(n) != 0 || !c.TickComplete(newest) {
+		return
+	}
+	if c.applied.After(newest) {
+		// The update of a later tick (resources, structure) is applied
+		// already: the state is no longer the one of newest.
 		return
 	}
 	c.desync.reported = newest

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"slices"
 	"testing"
-
-	"github.com/rewindgo/rewind/tick"
 )
 
 // TestWireGoldenDesync pins the bytes of the ChecksumReport,
@@ -31,10 +29,6 @@ func TestWireGoldenDesync(t *testing.T) {
 	}
 	if tk, d, err := readChecksumVerdict(ver[1:], nil); err != nil || tk != 300 || !slices.Equal(d, []uint8{2, 66}) {
 		t.Fatalf("verdict read back: %v %v %v", tk, d, err)
-	}
-	rs := []byte{17, 7, 2, 'h', 'i'}
-	if tk, reason, err := readResync(rs[1:]); err != nil || tk != 7 || reason != "hi" {
-		t.Fatalf("resync read back: %v %q %v", tk, reason, err)
 	}
 	// Part ids out of order, repeated or out of range are malformed.
 	for _, bad := range [][]byte{
@@ -65,23 +59,13 @@ func FuzzChecksumReport(f *testing.F) {
 	})
 }
 
-// FuzzChecksumVerdict and FuzzResync: the same for the other two.
+// FuzzChecksumVerdict: the same for verdicts.
 func FuzzChecksumVerdict(f *testing.F) {
 	f.Add(appendChecksumVerdict(nil, 300, []uint8{1, 5})[1:])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tk, d, err := readChecksumVerdict(b, nil)
 		if err == nil && !bytes.Equal(appendChecksumVerdict(nil, tk, d)[1:], b) {
 			t.Fatalf("% x decoded to %v %v", b, tk, d)
-		}
-	})
-}
-
-func FuzzResync(f *testing.F) {
-	f.Add([]byte{7, 2, 'h', 'i'})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		tk, reason, err := readResync(b)
-		if err == nil && (len(reason) > maxResyncReason || tk > tick.Tick(^uint32(0))) {
-			t.Fatalf("% x decoded to %v %q", b, tk, reason)
 		}
 	})
 }

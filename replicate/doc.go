@@ -263,21 +263,69 @@
 // filter (SetVisible false, HiddenByDefault, FilterResource) are not
 // checked (ConnectionStats.ChecksumsUnchecked). A value still being
 // resent after a loss, or held back by a priority below 1, can show as a
-// desync of its tick.
+// desync of its tick. On a report tick the tick's mutations wait for the
+// update of that tick, so the complete tick a client reports includes its
+// resources.
+//
+// # RNG ownership
+//
+// The server owns every random generator that decides the game: the
+// world's stream (an rng.Rand resource) and per-player or per-entity
+// streams (components holding an rng.Rand). They replicate like any
+// other state, on change, in the update (resources) or the mutations
+// (components) of the tick that drew from them, so a client that applied
+// tick T holds the server's generators of T and, predicting, draws what
+// the server draws (package predict keeps them in its history). A type is
+// RNG state when registered with RNGState, or when it is rng.Rand itself;
+// the mark (part of the protocol hash) puts it in the scope of RNG-only
+// resyncs.
 //
 // # Resync
 //
-// Server.Resync(client, reason) sends a client its whole visible world
-// again: the server forgets what it believes the client has (visibility
-// kept) and builds the client's next update as for a late joiner (in parts
-// when large), preceded by a Resync message naming that update's tick and
-// the reason. The client replaces its replicated state when it applies
-// that update, in the same call: entities the server no longer has are
-// despawned, values and resources restored (client entities are spawned
-// anew). The reason is in ServerEvent ClientResync and ClientEvent
-// EventResync; ConnectionStats.Resyncs and ClientCounters.Resyncs count
-// them. ServerConfig.ResyncOnDesync resyncs a client whose desync was
-// detected.
+// A resync replaces a client's replicated state, or part of it, with the
+// server's at one tick, atomically with the update of that tick. It comes
+// in the three kinds of seed 003:
+//
+//   - ResyncFull (Server.Resync): the server forgets what it believes the
+//     client has (visibility kept) and builds the client's next update as
+//     for a late joiner (in parts when large); the client clears its
+//     replicated state when it applies that update, in the same call
+//     (client entities are spawned anew).
+//   - ResyncPartial (Server.ResyncEntities): the named entities only.
+//     Their replicated components travel in the update (with every value
+//     the client has not acknowledged); the client removes the ones the
+//     server no longer replicates on them, spawns the ones it lost and
+//     despawns those the server does not have. Nothing else is touched.
+//   - ResyncRNG (Server.ResyncRNG): the RNG state only: every RNG
+//     component of every entity the client has, and the RNG resources.
+//
+// The update is preceded by a Resync message naming its tick, the kind,
+// the reason and (partial, RNG-only) the entities and components
+// replaced. The kind and reason are in ServerEvent ClientResync and
+// ClientEvent EventResync (fields Resync and Reason), counted by kind in
+// ConnectionStats.ResyncKinds and ClientCounters.ResyncKinds; the client
+// hook ClientHooks.Resync is called before the update applies (package
+// predict resets its history there). Resyncs asked for before one Send
+// merge (different kinds into a full one).
+//
+// Triggers. ServerConfig.ResyncOnDesync resyncs a client whose desync was
+// detected, choosing the kind from the differing checksum parts (a report
+// names types, not entities): RNG-only when every differing part is RNG
+// state; partial, over the client's entities that have a differing
+// component type (and the differing resources), when the entities part
+// agrees; full when it differs, when no server entity has the differing
+// type (the client holds a component the server has on none), or when
+// the client's last resync was partial or RNG-only and no report came
+// back clean since. A client asks for a full resync with
+// Client.RequestResync (a ResyncRequest message): package predict does on
+// a range fault; the server honours one request per client per
+// ServerConfig.ResyncRequestInterval (1 s) and counts the others
+// refused. A network interruption is detected by the client: one that
+// received nothing for ClientConfig.ResyncAfterSilence asks for a resync
+// with the first message after the silence (with tick tracking the
+// server sends every client something every tick, so silence means a
+// broken path, while a late joiner receiving a large first update is
+// never silent; the server could not tell lost acks from lost updates).
 //
 // # Statistics
 //
@@ -309,6 +357,7 @@
 // replicated resources on both sides; save.go the saved state form
 // (SaveState, LoadState); checkpoint.go the checkpoint ring and the state
 // checksum, checkpoint_state.go a checkpoint's copied columns, their
-// encoding and checksum; desync.go the checksum reports and verdicts; resync.go
-// resyncs.
+// encoding and checksum; desync.go the checksum reports and verdicts;
+// resync.go resyncs (server side, kinds, RNGState) and resync_client.go
+// the client's side, requests and interruptions.
 package replicate

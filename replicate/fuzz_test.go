@@ -20,6 +20,8 @@ func FuzzClientReceive(f *testing.F) {
 	f.Add([]byte{14, 1, 0, 7, 0, 0, 0})
 	f.Add([]byte{16, 10, 2, 1, 2})                                 // a checksum verdict
 	f.Add([]byte{17, 7, 2, 'h', 'i'})                              // a resync
+	f.Add([]byte{17, 7, 0, 2, 3, 1, 0, 1, 1, 1})                   // a partial resync
+	f.Add([]byte{17, 7, 0, 3, 2, 1, 0, 1, 0})                      // an RNG-only resync, entity gone
 	f.Add([]byte{10, 1, 0})                                        // a second welcome
 	f.Add([]byte{12, 6, 0, 1, 0, 1, 0, 0, 0})                      // a despawn
 	f.Add([]byte{15, 29, 0, 12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16}) // the first part of an update
@@ -43,6 +45,7 @@ func FuzzServerReceive(f *testing.F) {
 	f.Add([]byte{2, 2, 0, 1})
 	f.Add([]byte{3, 0, 1, 0, 0, 0})
 	f.Add([]byte{4, 10, 1, 2, 3, 4, 5, 6, 7, 8, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8}) // a checksum report
+	f.Add([]byte{5, 2, 'h', 'i'})                                              // a resync request
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tp := newProto(t)
 		h := newHarness(t, tp, replicate.ServerConfig{})

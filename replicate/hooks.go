@@ -111,6 +111,11 @@ type ClientHooks struct {
 	// TickComplete is called like ClientConfig.TickComplete (after it),
 	// for each server tick whose data has all arrived.
 	TickComplete func(t tick.Tick)
+	// Resync is called when the client applies a resync of kind at server
+	// tick t, before anything of it is applied: the update of t then
+	// replaces the client's replicated state (all of it, or the part the
+	// kind replaces) with the server's at the end of t.
+	Resync func(t tick.Tick, kind ResyncKind, reason string)
 }
 
 // SetClientHooks installs c's entity and tick hooks, replacing any set

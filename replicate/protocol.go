@@ -10,6 +10,7 @@ import (
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/internal/typename"
 	"github.com/rewindgo/rewind/internal/xxh64"
+	"github.com/rewindgo/rewind/rng"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -41,6 +42,7 @@ type componentSpec struct {
 	codec    any    // Codec[T] when set
 	codecTag string // for the protocol hash
 	ownRule  bool
+	rng      bool // RNG state (RNGState, or the type is rng.Rand)
 }
 
 // WithMode sets the component's mode (default OnChange).
@@ -99,6 +101,9 @@ func resolveSpec[T any](opts []ComponentOption) (spec componentSpec, codec Codec
 	if pc, ok := codec.(plainCodec[T]); ok {
 		fixed = pc.l.Encoded
 	}
+	if reflect.TypeFor[T]() == reflect.TypeFor[rng.Rand]() {
+		spec.rng = true
+	}
 	return spec, codec, fixed, nil
 }
 
@@ -114,6 +119,7 @@ type component struct {
 	tag   string
 	bind  func(w *ecs.World) boundComponent
 	isMap bool
+	rng   bool // RNG state: in the scope of an RNG-only resync
 }
 
 // boundComponent is a component type's operations on one world.
@@ -251,7 +257,7 @@ func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentID, error)
 	if err != nil {
 		return -1, err
 	}
-	c := &component{id: len(p.comps), name: typename.Of(t), typ: t, mode: spec.mode, tag: spec.codecTag, fixed: fixed}
+	c := &component{id: len(p.comps), name: typename.Of(t), typ: t, mode: spec.mode, tag: spec.codecTag, fixed: fixed, rng: spec.rng}
 	_, c.isMap = any((*T)(nil)).(ecs.MapEntitieser)
 	c.bind = func(w *ecs.World) boundComponent {
 		return &typedComponent[T]{c: c, s: ecs.Register[T](w), codec: codec}
@@ -330,6 +336,9 @@ func (p *Protocol) computeHash() uint64 {
 		str(c.name)
 		str(c.tag)
 		b = append(b, byte(c.mode))
+		if c.rng {
+			str("rng")
+		}
 	}
 	for _, r := range p.rules {
 		str("r")
@@ -363,6 +372,9 @@ func (p *Protocol) computeHash() uint64 {
 		str(r.name)
 		str(r.tag)
 		b = append(b, byte(r.mode))
+		if r.rng {
+			str("rng")
+		}
 	}
 	for _, s := range p.custom {
 		str("x")

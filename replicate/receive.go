@@ -150,6 +150,12 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			return
 		}
 		s.checksumReport(c, msg[1:])
+	case kindResyncRequest:
+		if !c.authed {
+			s.violation(c, "resync request before hello")
+			return
+		}
+		s.resyncRequest(c, msg[1:])
 	default:
 		s.violation(c, "unknown message kind")
 	}

@@ -42,6 +42,7 @@ type resource struct {
 	mode  Mode
 	tag   string
 	isMap bool // values hold entity references
+	rng   bool // RNG state: in the scope of an RNG-only resync
 	bind  func(w *ecs.World) boundResource
 }
 
@@ -97,7 +98,7 @@ func ReplicateResource[T any](p *Protocol, opts ...ComponentOption) (ResourceID,
 	if spec.ownRule {
 		return -1, fmt.Errorf("%w: WithOwnRule given to resource %v", ErrRegistered, t)
 	}
-	r := &resource{id: len(p.res), name: name, mode: spec.mode, tag: spec.codecTag, fixed: fixed}
+	r := &resource{id: len(p.res), name: name, mode: spec.mode, tag: spec.codecTag, fixed: fixed, rng: spec.rng}
 	_, isMap := any((*T)(nil)).(ecs.MapEntitieser)
 	r.isMap = isMap
 	r.bind = func(w *ecs.World) boundResource {

@@ -39,8 +39,9 @@ const (
 	// ClientDesync: a client's checksum report of Tick differs from the
 	// server's in Types (ServerConfig.ChecksumInterval).
 	ClientDesync
-	// ClientResync: the client is sent its whole visible world at Tick
-	// (Server.Resync); Reason says why.
+	// ClientResync: the client is sent a resync of kind Resync at Tick
+	// (Server.Resync, ResyncEntities, ResyncRNG, a desync, a client's
+	// request); Reason says why.
 	ClientResync
 )
 
@@ -69,6 +70,8 @@ type ServerEvent struct {
 	// names of the checksum parts that differ (Part.Name).
 	Tick  tick.Tick
 	Types []string
+	// Resync is the kind of a ClientResync.
+	Resync ResyncKind
 }
 
 // ConnectionStats describes one client's connection as the server sees it
@@ -92,9 +95,14 @@ type ConnectionStats struct {
 	// ChecksumsUnchecked those not compared: the client does not see
 	// everything, or the tick's checksum is no longer kept.
 	ChecksumsChecked, ChecksumsUnchecked, Desyncs uint64
-	// Resyncs counts the resyncs sent (Server.Resync).
-	Resyncs               uint64
-	UpdateTick, AckedTick tick.Tick
+	// Resyncs counts the resyncs sent, ResyncKinds by kind.
+	Resyncs     uint64
+	ResyncKinds ResyncCounts
+	// ResyncRequests counts the client's resync requests honoured
+	// (Client.RequestResync), ResyncRequestsRefused those refused by
+	// ServerConfig.ResyncRequestInterval.
+	ResyncRequests, ResyncRequestsRefused uint64
+	UpdateTick, AckedTick                 tick.Tick
 	// RetainedBytes is the memory the server keeps for this client: its
 	// view of each entity (visibility, acks, priority), in-flight records
 	// and buffers. It is bounded even when the client stops acknowledging.

@@ -132,7 +132,10 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 			return
 		}
 		c.lastUpdate = t
-		if c.nMap+c.nDesp+c.nRem+c.nIns > 0 {
+		if c.nMap+c.nDesp+c.nRem+c.nIns > 0 || s.reportTick(t) {
+			// Mutations need this update: its entities, or (on a checksum
+			// report tick) its resources, so that the client's complete
+			// tick is the server's state at t (desync.go).
 			c.entUpdate = t
 		}
 	}

@@ -33,7 +33,7 @@ import (
 //
 // The first byte of every message is its kind. Client to server:
 //
-//	1 Hello      uvarint wire version (3); protocol hash: 8 bytes;
+//	1 Hello      uvarint wire version (4); protocol hash: 8 bytes;
 //	             string token (at most 1024 bytes). ReliableOrdered, first.
 //	2 Acks       uvarint n (at most 1024); n × uvarint sequence number of a
 //	             Mutations message received. ReliableOrdered.
@@ -44,6 +44,8 @@ import (
 //	             the part's sum), ids strictly ascending: 0 the
 //	             entities, 1+i component i, 65+j resource j (desync.go).
 //	             ReliableOrdered.
+//	5 ResyncRequest string reason (at most 256 bytes): the client asks
+//	             for a full resync (resync_client.go). ReliableOrdered.
 //
 // Server to client:
 //
@@ -87,7 +89,15 @@ import (
 //	             ascending (none: in sync). ReliableOrdered.
 //	17 Resync    uvarint tick of the update that replaces the client's
 //	             replicated state (resync.go); string reason (at most
-//	             256 bytes). ReliableOrdered, before that update.
+//	             256 bytes); nothing more for a full resync. A partial
+//	             or RNG-only one goes on: byte kind (2 partial, 3
+//	             RNG-only); uvarint scope, the mask of the component ids
+//	             it replaces (no bit at or above the number of
+//	             components); uvarint n (at most 65536); n × (entity;
+//	             byte present: 1, then uvarint the mask of the scope's
+//	             components the server has on it (within the scope); 0:
+//	             the server has no such entity for the client).
+//	             ReliableOrdered, before that update.
 //
 // A component block is a uvarint mask of the component ids present (bit i:
 // the i-th registered component; no bit at or above the number of
@@ -103,24 +113,26 @@ import (
 
 // Message kinds (the first byte of every message on the connection).
 const (
-	kindHello      = 1
-	kindAcks       = 2
-	kindClientMsg  = 3
-	kindChecksum   = 4
-	kindWelcome    = 10
-	kindUpdate     = 12
-	kindMutations  = 13
-	kindServerMsg  = 14
-	kindUpdatePart = 15
-	kindVerdict    = 16
-	kindResync     = 17
+	kindHello         = 1
+	kindAcks          = 2
+	kindClientMsg     = 3
+	kindChecksum      = 4
+	kindResyncRequest = 5
+	kindWelcome       = 10
+	kindUpdate        = 12
+	kindMutations     = 13
+	kindServerMsg     = 14
+	kindUpdatePart    = 15
+	kindVerdict       = 16
+	kindResync        = 17
 )
 
 // Limits of the wire format.
 const (
 	// wireVersion 2: updates larger than updatePart travel in parts.
 	// 3: updates end with the resource section.
-	wireVersion = 3
+	// 4: partial and RNG-only resyncs, resync requests.
+	wireVersion = 4
 	maxTokenLen = 1024
 	maxAcks     = 1024
 	// maxEntitiesPerMessage bounds each section of an update.

@@ -41,9 +41,13 @@
 // process over QUIC (transport/quic) on loopback, each client's link through
 // its own transport.Proxy. The server simulates a few hundred moving entities
 // (spawned, hit, shielded and destroyed as it runs) at 60 ticks per second
-// and replicates them; clients ping the server, which echoes every ping to
-// every client. Afterwards the server stops changing anything and keeps
-// ticking until every client holds exactly its replicated state. It prints
+// and replicates them, with the world's random generator and a random
+// stream per entity; clients ping the server, which echoes every ping to
+// every client. --disrupt D cuts client 0 off for D a third into the run;
+// it asks for a resync when traffic resumes. Afterwards the server stops
+// changing anything and keeps ticking until every client holds exactly its
+// replicated state, random state included (resyncs, rng_equal and
+// converged in the summary). It prints
 // live statistics to stderr once a second, a summary at the end (one JSON
 // object with --json), and exits with status 1 when a client did not
 // converge or a message went missing.

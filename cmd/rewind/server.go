@@ -37,6 +37,13 @@ type serverOptions struct {
 	ConnectTimeout time.Duration
 	// StatsEvery is the live statistics period (0: none).
 	StatsEvery time.Duration
+	// Disrupt cuts client 0 off (its proxy drops every datagram both
+	// ways) for this long, a third into the run (0: never).
+	Disrupt time.Duration
+	// ResyncAfter is the clients' ClientConfig.ResyncAfterSilence: a
+	// client that received nothing for this long asks for a resync when
+	// traffic resumes (0: never).
+	ResyncAfter time.Duration
 }
 
 // Limits of the server demo's flags.
@@ -68,6 +75,8 @@ func serverFlags() (*flag.FlagSet, *serverOptions) {
 	fs.DurationVar(&o.MaxDrain, "max-drain", 6*time.Second, "how long it waits at most for the clients to converge")
 	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", 20*time.Second, "how long the clients may take to connect")
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period, on stderr (0: off)")
+	fs.DurationVar(&o.Disrupt, "disrupt", 0, "cut client 0 off for this long, a third into the run (0: never)")
+	fs.DurationVar(&o.ResyncAfter, "resync-after", time.Second, "a client that received nothing for this long asks for a resync (0: never)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: rewind demo server [flags]
 
@@ -75,9 +84,13 @@ Runs a replication server and --clients clients in this process, over QUIC
 on loopback, each client's link through its own link-conditioning proxy.
 The server simulates --entities moving entities (spawned, hit, shielded,
 destroyed and replaced as it runs) for --ticks ticks and replicates them;
-clients ping the server, which echoes every ping to every client. Then the
-server stops changing anything and keeps ticking until the clients hold
-exactly its replicated state. Live statistics go to stderr. Exits with
+clients ping the server, which echoes every ping to every client. The
+world's random generator and every entity's random stream draw every tick
+and replicate too. With --disrupt, client 0's proxy drops everything for
+that long, a third into the run; the client, silent for --resync-after,
+asks for a resync when traffic resumes. Then the server stops changing
+anything and keeps ticking until the clients hold exactly its replicated
+state, random state included. Live statistics go to stderr. Exits with
 status 1 when a client did not converge or a message went missing.
 
 Flags:
@@ -105,6 +118,10 @@ func (o *serverOptions) check() error {
 		return usageError("--ping-every %d: want 0 or more", o.PingEvery)
 	case o.Drain < 0 || o.MaxDrain < 0 || o.ConnectTimeout <= 0 || o.StatsEvery < 0:
 		return usageError("--drain, --max-drain and --stats must not be negative, --connect-timeout must be positive")
+	case o.Disrupt < 0 || o.ResyncAfter < 0:
+		return usageError("--disrupt and --resync-after must not be negative")
+	case o.Disrupt > 0 && o.Ticks < int(o.Disrupt.Seconds()*serverTickRate)+2*serverTickRate:
+		return usageError("--disrupt %v needs --ticks of at least %d (the disruption and 2 s more)", o.Disrupt, int(o.Disrupt.Seconds()*serverTickRate)+2*serverTickRate)
 	}
 	return nil
 }
@@ -160,9 +177,12 @@ type serverDemo struct {
 
 	runStart  time.Time                       // when every client was connected
 	ticks     int                             // server ticks run (Send calls)
+	since     int                             // ticks since the simulation started
+	cut       bool                            // client 0 is cut off (--disrupt)
 	echoes    []demo.Echo                     // broadcast by the server, in order
 	pingsSeen map[replicate.ClientID][]uint32 // received by the server, per client
 	events    []string
+	resyncs   []string // the reasons of the resyncs sent, in order
 }
 
 // runServerDemo runs a server demo as configured and returns its summary.
@@ -205,9 +225,10 @@ func (d *serverDemo) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if d.proto, err = demo.NewArenaProtocol(); err != nil {
+	if d.proto, err = newDemoProtocol(); err != nil {
 		return err
 	}
+	d.seedRandom()
 	d.srv, err = replicate.NewServer(replicate.ServerConfig{World: d.arena.World(), Protocol: d.proto.Protocol, TickRate: serverTickRate})
 	if err != nil {
 		return err
@@ -219,7 +240,7 @@ func (d *serverDemo) start(ctx context.Context) error {
 	d.serve = make(chan error, 1)
 	go func() { d.serve <- d.srv.Serve(ctx, d.ln) }()
 
-	link := transport.LinkConfig{Latency: o.Latency, Jitter: o.Jitter, Loss: o.Loss, Duplicate: o.Dup}
+	link := d.link()
 	seed := o.Seed
 	for i := range o.Clients {
 		seed = seed*6364136223846793005 + 1442695040888963407 // a new seed per proxy
@@ -232,10 +253,11 @@ func (d *serverDemo) start(ctx context.Context) error {
 		}
 		dc := &demoClient{idx: i, proxy: p, world: ecs.New()}
 		d.clients = append(d.clients, dc)
-		if dc.proto, err = demo.NewArenaProtocol(); err != nil {
+		if dc.proto, err = newDemoProtocol(); err != nil {
 			return err
 		}
-		if dc.c, err = replicate.NewClient(replicate.ClientConfig{World: dc.world, Protocol: dc.proto.Protocol}); err != nil {
+		ccfg := replicate.ClientConfig{World: dc.world, Protocol: dc.proto.Protocol, ResyncAfterSilence: o.ResyncAfter}
+		if dc.c, err = replicate.NewClient(ccfg); err != nil {
 			return err
 		}
 	}
@@ -394,7 +416,10 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 	for k := 1; ; k++ {
 		_ = d.tick(live, false, 0)
 		waited := time.Since(drainStart)
-		if (waited >= o.Drain && k%convergeCheckEvery == 0 && d.diff() == "") || waited >= o.MaxDrain {
+		if d.cut {
+			drainStart = time.Now() // the drain starts once the link is back
+		}
+		if (waited >= o.Drain && k%convergeCheckEvery == 0 && !d.cut && d.diff() == "") || waited >= o.MaxDrain {
 			break
 		}
 		if !wait(phaseDrain) {
@@ -440,10 +465,19 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 			return err
 		}
 		d.prioritize()
+		d.seedRandom()
+		d.drawRandom(k)
+	}
+	if !d.runStart.IsZero() {
+		d.disrupt(d.since)
+		d.since++
 	}
 	d.srv.Send() // the send phase, with the tick after the last
 	d.ticks++
 	for _, ev := range d.srv.Events() {
+		if ev.Kind == replicate.ClientResync {
+			d.resyncs = append(d.resyncs, fmt.Sprintf("client %d (%v): %s", d.index(ev.Client), ev.Resync, ev.Reason))
+		}
 		if ev.Kind != replicate.ClientConnected {
 			d.note(live, &d.events, fmt.Sprintf("server: client %d %v: %s", ev.Client, ev.Kind, ev.Reason))
 		}
@@ -451,8 +485,12 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 	for _, dc := range d.clients {
 		dc.c.Update()
 		for _, ev := range dc.c.Events() {
+			to := &dc.events // disconnections and rejections
+			if ev.Kind == replicate.EventResync || ev.Kind == replicate.EventDesync {
+				to = &d.events
+			}
 			if ev.Kind != replicate.EventConnected {
-				d.note(live, &dc.events, fmt.Sprintf("client %d: %s %s", dc.idx, clientEventName(ev.Kind), ev.Reason))
+				d.note(live, to, fmt.Sprintf("client %d: %s %s", dc.idx, clientEventName(ev.Kind), ev.Reason))
 			}
 		}
 		for _, e := range dc.proto.Echo.ReceiveFromServer(dc.c) {
@@ -464,6 +502,16 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 		}
 	}
 	return nil
+}
+
+// index is the demo's index of client id (-1: unknown).
+func (d *serverDemo) index(id replicate.ClientID) int {
+	for _, dc := range d.clients {
+		if dc.id == id {
+			return dc.idx
+		}
+	}
+	return -1
 }
 
 // note records a notable event and prints it.
@@ -480,6 +528,10 @@ func clientEventName(k replicate.ClientEventKind) string {
 		return "rejected"
 	case replicate.EventDisconnected:
 		return "disconnected"
+	case replicate.EventDesync:
+		return "desync"
+	case replicate.EventResync:
+		return "resync"
 	}
 	return fmt.Sprintf("event %d", k)
 }
@@ -507,12 +559,16 @@ func (d *serverDemo) connectState() string {
 	return s
 }
 
-// diff compares every client's replicated state with the server's. It
-// returns "" when all are equal, else the first difference found.
+// diff compares every client's replicated state, random state included,
+// with the server's. It returns "" when all are equal, else the first
+// difference found.
 func (d *serverDemo) diff() string {
 	want := demo.ArenaView(d.arena.World(), nil)
 	for _, dc := range d.clients {
 		if s := demo.DiffArenaViews(want, demo.ArenaView(dc.world, dc.c.ServerEntity)); s != "" {
+			return fmt.Sprintf("client %d: %s", dc.idx, s)
+		}
+		if s := d.rngDiff(dc); s != "" {
 			return fmt.Sprintf("client %d: %s", dc.idx, s)
 		}
 	}

@@ -51,6 +51,18 @@ type serverSummary struct {
 	// server entities). FirstDifference says what differed otherwise.
 	Converged       bool   `json:"converged"`
 	FirstDifference string `json:"first_difference,omitempty"`
+	// RNGEqual: at the end (the state of the last simulated tick, which
+	// every client holds after the drain), every client's RNG state, the
+	// world's generator and every entity's stream, equals the server's.
+	RNGEqual bool `json:"rng_equal"`
+	// DisruptSec is how long client 0 was cut off (--disrupt), from
+	// DisruptAtTick on (a simulation tick).
+	DisruptSec    float64 `json:"disrupt_sec,omitempty"`
+	DisruptAtTick int     `json:"disrupt_at_tick,omitempty"`
+	// Resyncs counts the resyncs the server sent, over all clients, and
+	// ResyncReasons says why, in order.
+	Resyncs       uint64   `json:"resyncs"`
+	ResyncReasons []string `json:"resync_reasons,omitempty"`
 	// MessagesOK: the server got every client's pings exactly once and in
 	// order, and every client got every echo exactly once and in order.
 	MessagesOK  bool                  `json:"messages_ok"`
@@ -78,19 +90,27 @@ type serverClientSummary struct {
 	Updates   uint64 `json:"updates"`
 	Mutations uint64 `json:"mutations"`
 	Stale     uint64 `json:"stale"`
-	// LostUp and LostDown count the datagrams its proxy dropped.
+	// LostUp and LostDown count the datagrams its proxy dropped (loss);
+	// CutUp and CutDown those it dropped while cut off (--disrupt).
 	LostUp      uint64  `json:"lost_up"`
 	LostDown    uint64  `json:"lost_down"`
+	CutUp       uint64  `json:"cut_up,omitempty"`
+	CutDown     uint64  `json:"cut_down,omitempty"`
 	PingsSent   int     `json:"pings_sent"`
 	EchoesGot   int     `json:"echoes_received"`
 	EchoRTTMS   float64 `json:"echo_rtt_ms"`
 	Converged   bool    `json:"converged"`
+	RNGEqual    bool    `json:"rng_equal"`
 	MessagesOK  bool    `json:"messages_ok"`
 	Disconnects int     `json:"disconnects,omitempty"`
+	// Resyncs counts the resyncs the client applied, ResyncRequests the
+	// resync requests it sent.
+	Resyncs        uint64 `json:"resyncs"`
+	ResyncRequests uint64 `json:"resync_requests"`
 }
 
 // ok reports a successful run.
-func (s *serverSummary) ok() bool { return s.Converged && s.MessagesOK && !s.Interrupted }
+func (s *serverSummary) ok() bool { return s.Converged && s.RNGEqual && s.MessagesOK && !s.Interrupted }
 
 // finish fills the summary from the final state of the demo, before it is
 // shut down: statistics, message checks and the comparison of every
@@ -109,7 +129,11 @@ func (d *serverDemo) finish(sum *serverSummary, start time.Time) {
 		elapsed = end.Sub(start).Seconds()
 	}
 	want := demo.ArenaView(d.arena.World(), nil)
-	sum.Converged, sum.MessagesOK = true, true
+	sum.Converged, sum.MessagesOK, sum.RNGEqual = true, true, true
+	sum.ResyncReasons = d.resyncs
+	if d.o.Disrupt > 0 {
+		sum.DisruptSec, sum.DisruptAtTick = round3(d.o.Disrupt.Seconds()), d.cutAt()
+	}
 	var rate, udp float64
 	for _, dc := range d.clients {
 		cs := serverClientSummary{PingsSent: len(dc.pingsSent), EchoesGot: len(dc.echoes)}
@@ -122,13 +146,16 @@ func (d *serverDemo) finish(sum *serverSummary, start time.Time) {
 			cs.MutationMessages = ss.MutationMessages
 			cs.Resent = ss.Resent
 			cs.Violations = ss.Violations
+			sum.Resyncs += ss.Resyncs
 		}
 		ps := dc.proxy.Stats()
 		cs.UDPBytesPerSec = round3(float64(ps.Down.SentBytes) / elapsed)
 		cs.LostUp, cs.LostDown = ps.Up.Lost, ps.Down.Lost
+		cs.CutUp, cs.CutDown = ps.Up.DroppedDown, ps.Down.DroppedDown
 		ct := dc.c.Stats()
 		cs.Entities = dc.c.Entities()
 		cs.Updates, cs.Mutations, cs.Stale = ct.Updates, ct.Mutations, ct.Stale
+		cs.Resyncs, cs.ResyncRequests = ct.Resyncs, ct.ResyncRequests
 		if dc.echoN > 0 {
 			cs.EchoRTTMS = ms(dc.echoRTT / time.Duration(dc.echoN))
 		}
@@ -143,6 +170,14 @@ func (d *serverDemo) finish(sum *serverSummary, start time.Time) {
 			}
 			sum.FirstDifference = fmt.Sprintf("client %d: %s", dc.idx, diff)
 		}
+		if rd := d.rngDiff(dc); rd != "" {
+			if sum.FirstDifference == "" {
+				sum.FirstDifference = fmt.Sprintf("client %d: %s", dc.idx, rd)
+			}
+		} else {
+			cs.RNGEqual = true
+		}
+		sum.RNGEqual = sum.RNGEqual && cs.RNGEqual
 		cs.MessagesOK = d.messagesOK(dc)
 		sum.Converged = sum.Converged && cs.Converged
 		sum.MessagesOK = sum.MessagesOK && cs.MessagesOK
@@ -191,6 +226,10 @@ func (s *serverSummary) print(w io.Writer) {
 	for _, e := range s.Events {
 		fmt.Fprintf(w, "  %s\n", e)
 	}
+	if s.DisruptSec > 0 {
+		fmt.Fprintf(w, "client 0 cut off for %.1fs from tick %d; %d resyncs\n", s.DisruptSec, s.DisruptAtTick, s.Resyncs)
+	}
+	fmt.Fprintf(w, "random state: %s\n", map[bool]string{true: "EQUAL on every client", false: "DIFFERENT"}[s.RNGEqual])
 	if s.Converged {
 		fmt.Fprintf(w, "replicated state: EQUAL on every client (after %.1fs without changes)\n", s.DrainSec)
 	} else {

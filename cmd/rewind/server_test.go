@@ -97,14 +97,61 @@ func TestServerDemoCommand(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		t.Fatalf("output %q: %v", out.String(), err)
 	}
-	for _, k := range []string{"ticks", "clients", "entities", "bytes_per_sec_per_client", "resent", "rtt_ms", "converged", "duration_sec"} {
+	for _, k := range []string{"ticks", "clients", "entities", "bytes_per_sec_per_client", "resent", "rtt_ms", "converged", "rng_equal", "resyncs", "duration_sec"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("no %q in %s", k, out.String())
 		}
 	}
-	if m["converged"] != true || m["clients"] != 1.0 || m["ticks"] != 30.0 {
+	if m["converged"] != true || m["rng_equal"] != true || m["resyncs"] != 0.0 || m["clients"] != 1.0 || m["ticks"] != 30.0 {
 		t.Errorf("summary %s", out.String())
 	}
+}
+
+// TestServerDemoDisrupt runs the server demo with --disrupt: client 0's
+// proxy drops everything for 1 s, a third into a 180-tick run. Client 0
+// asks for a resync when traffic resumes (after 500 ms of silence it
+// counts as an interruption), gets one full resync with that reason, and
+// at the end every client holds the server's state and random state; the
+// other client never resyncs.
+func TestServerDemoDisrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 4-second demo in real time")
+	}
+	before := runtime.NumGoroutine()
+	o := serverOptions{
+		Clients: 2, Entities: 60, Ticks: 180, Seed: 5, Priority: 1, PingEvery: 20,
+		Latency: 10 * time.Millisecond, Drain: 300 * time.Millisecond, MaxDrain: 6 * time.Second,
+		ConnectTimeout: 10 * time.Second, Disrupt: time.Second, ResyncAfter: 500 * time.Millisecond,
+	}
+	sum, err := runServerDemo(context.Background(), o, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(sum)
+	t.Logf("summary: %s", js)
+	if !sum.ok() || !sum.Converged || !sum.RNGEqual || !sum.MessagesOK {
+		t.Fatalf("demo failed: %s", js)
+	}
+	if sum.Resyncs != 1 || len(sum.ResyncReasons) != 1 ||
+		!strings.HasPrefix(sum.ResyncReasons[0], "client 0 (full): client request: network interruption: nothing received for 1.") {
+		t.Fatalf("resyncs: %s", js)
+	}
+	if sum.DisruptSec != 1 || sum.DisruptAtTick != 60 {
+		t.Fatalf("disruption: %s", js)
+	}
+	c0, c1 := sum.ClientStats[0], sum.ClientStats[1]
+	if c0.Resyncs != 1 || c0.ResyncRequests != 1 || c1.Resyncs != 0 || c1.ResyncRequests != 0 || !c0.RNGEqual || !c1.RNGEqual || c0.Disconnects != 0 {
+		t.Fatalf("clients: %+v, %+v", c0, c1)
+	}
+	if c0.CutDown == 0 || c0.CutUp == 0 || c1.CutDown != 0 || c1.CutUp != 0 {
+		t.Fatalf("the cut dropped nothing: %+v, %+v", c0, c1)
+	}
+	var out bytes.Buffer
+	sum.print(&out)
+	if !strings.Contains(out.String(), "client 0 cut off for 1.0s from tick 60; 1 resyncs") || !strings.Contains(out.String(), "random state: EQUAL on every client") {
+		t.Errorf("summary printed %q", out.String())
+	}
+	waitGoroutines(t, before)
 }
 
 // TestServerDemoInterrupted: a demo whose context ends early stops, reports
