@@ -105,6 +105,7 @@ func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cf
 	}
 	f := &ClientFrame[T]{rc: rc, tl: tl, sync: sync, clock: clock, sender: in.NewSender(), remote: in.NewRemote(),
 		rtt: cfg.RTT, after: cfg.AfterStep, step: time.Second / time.Duration(sync.Config().TickRate)}
+	AttachChecksum(rc, tl)
 	own, game := Hooks(tl), cfg.Hooks
 	rc.SetClientHooks(replicate.ClientHooks{
 		Spawn: game.Spawn,
