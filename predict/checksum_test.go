@@ -24,7 +24,7 @@ const sumInterval = 10
 // the client is wired by Attach (its checksum source included). held
 // false leaves the client's reports to replicate alone (the World's
 // predicted values), as before AttachChecksum.
-func newSumRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predict.Config, lead int, held bool) *wireRig {
+func newSumRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predict.Config, lead int, held bool, posOpts ...predict.Option) *wireRig {
 	t.Helper()
 	r := &wireRig{t: t, sw: ecs.New(), cw: ecs.New(), cliEnt: map[ecs.Entity]ecs.Entity{}, states: map[tick.Tick][]entState{}}
 	r.net = transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
@@ -43,7 +43,7 @@ func newSumRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predict
 	}
 	r.start = tick.Tick(lead)
 	r.tl = predict.New(r.cw, r.start, cfg)
-	if r.pos, err = predict.Register[RPos](r.tl); err != nil {
+	if r.pos, err = predict.Register[RPos](r.tl, posOpts...); err != nil {
 		t.Fatal(err)
 	}
 	if r.vel, err = predict.Register[RVel](r.tl); err != nil {
@@ -296,4 +296,78 @@ func name[T any](t *testing.T) string {
 		t.Fatal(err)
 	}
 	return s.Name()
+}
+
+// TestChecksumClientFrame: ClientFrame wires the checksum source by
+// default. Three clients with random inputs (each mispredicts the
+// others' ships and bullets, spawned and despawned by the server) on
+// links losing 10% of their datagrams report every 10 ticks for 900
+// ticks: every report checked matches.
+func TestChecksumClientFrame(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const step = time.Second / 60
+		net := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 3})
+		defer net.Close()
+		s := newFrameServer(t, func(c *replicate.ServerConfig) { c.ChecksumInterval = sumInterval })
+		defer s.srv.Close()
+		link := transport.LinkConfig{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1}
+		r := &frameRig{t: t, server: s, clients: connectMem(t, net, s, 3, link, 3,
+			func(c *replicate.ClientConfig) { c.ChecksumInterval = sumInterval })}
+		r.connect(step)
+		for r.tick < 900 {
+			r.frame(step)
+			time.Sleep(step)
+		}
+		for _, ev := range s.srv.Events() {
+			if ev.Kind == replicate.ClientDesync {
+				t.Fatalf("desync: %+v", ev)
+			}
+		}
+		for _, c := range r.clients {
+			st, _ := s.srv.Stats(c.rc.ID())
+			ts := c.tl.Stats()
+			t.Logf("client %d: %d reports checked, %d rollbacks, %d mispredictions", c.idx, st.ChecksumsChecked, ts.Rollbacks, ts.Types[0].Mispredictions)
+			if st.Desyncs != 0 || st.ChecksumsChecked < 50 || ts.Rollbacks == 0 || ts.ChecksumsReported != c.rc.Stats().ChecksumsSent {
+				t.Fatalf("client %d: server stats %+v, timeline %+v", c.idx, st, ts)
+			}
+		}
+	})
+}
+
+// TestChecksumCompareTolerance: a predicted type with a compare function
+// keeps a prediction the compare accepts (a server nudge of one unit
+// under a tolerance of two: no rollback), so the history differs from the
+// server's values; the report sums the authoritative values of its tick
+// instead, and no desync is reported.
+func TestChecksumCompareTolerance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		near := predict.Compare(func(a, b RPos) bool { return max(a.X-b.X, b.X-a.X) <= 2 })
+		r := newSumRig(t, 1, transport.LinkConfig{Latency: 25 * time.Millisecond}, predict.Config{Window: 30}, 6, true, near)
+		defer r.close()
+		var ev sumEvents
+		var e ecs.Entity
+		r.stepSum(6, nil, &ev)
+		r.stepSum(7, func(tick.Tick) { e = r.spawn(0, 1, 1) }, &ev)
+		r.stepSum(50, nil, &ev)
+		r.skip = map[ecs.Entity]bool{e: true} // its history keeps the prediction
+		rollbacks := r.tl.Stats().Rollbacks
+		r.stepSum(51, func(tick.Tick) { ecs.StoreOf[RPos](r.sw).Ptr(e).X++ }, &ev)
+		r.stepSum(150, nil, &ev)
+		ce, _ := r.client.ClientEntity(e)
+		got, _ := r.pos.At(ce, 140)
+		var want RPos
+		for _, s := range r.states[140] {
+			if s.se == e {
+				want = s.pos
+			}
+		}
+		st, _ := r.srv.Stats(r.client.ID())
+		if got.X != want.X-1 || r.tl.Stats().Rollbacks != rollbacks {
+			t.Fatalf("history at 140 %v, server %v, rollbacks %d then %d: want the prediction kept, one unit behind",
+				got, want, rollbacks, r.tl.Stats().Rollbacks)
+		}
+		if len(ev.srv) != 0 || st.Desyncs != 0 || st.ChecksumsChecked < 14 {
+			t.Fatalf("desyncs %+v, server stats %+v", ev.srv, st)
+		}
+	})
 }
