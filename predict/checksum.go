@@ -72,8 +72,16 @@ func AttachChecksum(c *replicate.Client, tl *Timeline) {
 	c.HoldChecksums(s.held)
 }
 
+// maxDue bounds the reports waiting for their Step: replicate holds as
+// many (a Timeline not stepped meanwhile drops the oldest).
+const maxDue = 16
+
 // held is replicate's HoldChecksums callback: the report of t waits.
 func (s *checksums) held(t tick.Tick) {
+	if len(s.due) == maxDue {
+		s.tl.stats.ChecksumsDropped++
+		s.due = append(s.due[:0], s.due[1:]...)
+	}
 	s.due = append(s.due, dueSum{t: t, step: s.tl.nowAbs})
 }
 

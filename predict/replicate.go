@@ -38,7 +38,10 @@ func Attach(c *replicate.Client, tl *Timeline) {
 // Hooks returns the client hooks Attach installs, for a game that adds
 // its own (a Spawn hook, or wrapping Despawn or TickComplete) before
 // installing them with replicate.Client.SetClientHooks. Its Resync hook
-// calls Timeline.Resync (resync.go). A despawn the
+// calls Timeline.Resync (resync.go); its Despawn hook also notes the
+// entity's server id for the checksum reports of earlier ticks
+// (AttachChecksum), so a game's Despawn hook wraps it rather than
+// replacing it. A despawn the
 // Timeline refuses (more than the window ahead) is left to replicate,
 // which despawns the entity at once.
 func Hooks(tl *Timeline) replicate.ClientHooks {
