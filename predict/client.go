@@ -93,7 +93,9 @@ type ClientFrame[T any] struct {
 
 // NewClientFrame returns the frame of client rc predicting with tl and
 // sending inputs of in. It replaces rc's client hooks with the
-// Timeline's (Hooks) chained with cfg.Hooks.
+// Timeline's (Hooks, its Resync hook included) chained with cfg.Hooks,
+// and makes rc's checksum reports describe tl's confirmed state
+// (AttachChecksum).
 func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cfg ClientFrameConfig) (*ClientFrame[T], error) {
 	if cfg.RTT == nil {
 		return nil, ErrNoRTT
@@ -105,6 +107,7 @@ func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cf
 	}
 	f := &ClientFrame[T]{rc: rc, tl: tl, sync: sync, clock: clock, sender: in.NewSender(), remote: in.NewRemote(),
 		rtt: cfg.RTT, after: cfg.AfterStep, step: time.Second / time.Duration(sync.Config().TickRate)}
+	AttachChecksum(rc, tl)
 	own, game := Hooks(tl), cfg.Hooks
 	rc.SetClientHooks(replicate.ClientHooks{
 		Spawn: game.Spawn,
@@ -120,6 +123,12 @@ func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cf
 			f.complete(t)
 			if game.TickComplete != nil {
 				game.TickComplete(t)
+			}
+		},
+		Resync: func(t tick.Tick, kind replicate.ResyncKind, reason string) {
+			own.Resync(t, kind, reason)
+			if game.Resync != nil {
+				game.Resync(t, kind, reason)
 			}
 		},
 	})

@@ -401,4 +401,57 @@
 // (replicate.ClientConfig.ResyncAfterSilence: a client that received
 // nothing for that long asks with the first message after it); a desync
 // (replicate.ServerConfig.ResyncOnDesync: a checksum report that differs).
+//
+// # Desync detection
+//
+// With replicate's ChecksumInterval set on both sides, a client reports
+// the checksum of server tick T and the server compares it with its own
+// (replicate's Desync detection). A predicting client's World holds
+// predicted values of ticks ahead of T, so its World's checksum differs
+// by design; AttachChecksum (installed by Attach and NewClientFrame)
+// makes the report describe the client's confirmed state at T instead:
+//
+//   - the predicted types registered with the Timeline and replicated by
+//     the protocol: their history at T, once the Step after T became
+//     complete (the Step that compares T's authoritative values and rolls
+//     back when they differ) made it final, that is the server's values
+//     at T; a client behind the server waits until it simulated T and
+//     stepped once more;
+//   - everything else (the set of replicated entities, non-predicted
+//     types and resources): the World when T completed, with nothing
+//     newer applied, as without prediction.
+//
+// replicate computes the report at T's completion and holds it
+// (replicate.Client.HoldChecksums); after each Step, the Timeline sums
+// each predicted type's history at the held ticks now final with
+// replicate.ComponentSummer and ResourceSummer (the same per-value terms
+// as replicate's checksum: one implementation), replaces those parts and
+// sends the report (ReportChecksum). Decisions:
+//
+//   - The history is read, not restored: restoring the World to T and
+//     back would stamp changes and cost two restores per report; summing
+//     the saved frame allocates nothing (BenchmarkChecksumPart: about
+//     the cost of replicate.StateChecksum of the same world).
+//   - A type registered with a compare function may keep a prediction the
+//     compare accepted: the authoritative values received for T replace
+//     the history's in the sum. A value the server sent at an earlier
+//     tick and the client's tolerance let drift since still differs: use
+//     exact comparison (the default) for types checked for desyncs.
+//   - An entity the server despawned after T is still counted at T under
+//     its server id: Hooks' Despawn hook notes the id while replicate
+//     still maps it.
+//   - A report whose tick leaves the window before a Step makes it final,
+//     or that a full resync made obsolete, is not sent
+//     (Stats.ChecksumsDropped); Stats.ChecksumsReported counts the others.
+//
+// A desync names the differing types on both sides, and the server's
+// ResyncOnDesync resyncs the client (partial when the entities agree):
+// its values arrive as authoritative values of the resync's tick and
+// roll back there like any correction (TestChecksumPredictingDesyncRepaired:
+// a corrupted predicted velocity the server never sends again, or a
+// corrupted non-predicted tag, is named at the next report tick, resynced
+// partially, and later reports are clean). Limits: values of entities an
+// AttachSplit client interpolates rather than predicts live in their
+// Interpolated buffer, not in the World or the history, so such a client
+// reports a desync for their type.
 package predict

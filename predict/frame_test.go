@@ -119,12 +119,16 @@ type frameClient struct {
 	stale   int       // complete ticks that left the window before a check
 }
 
-func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input func(tick.Tick) FInput) *frameClient {
+func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input func(tick.Tick) FInput, opts ...func(*replicate.ClientConfig)) *frameClient {
 	t.Helper()
 	p, in := frameProtocol(t)
 	c := &frameClient{idx: idx, conn: conn, w: ecs.New(), input: input, cliEnt: map[ecs.Entity]ecs.Entity{}}
 	var err error
-	if c.rc, err = replicate.NewClient(replicate.ClientConfig{World: c.w, Protocol: p}); err != nil {
+	ccfg := replicate.ClientConfig{World: c.w, Protocol: p}
+	for _, o := range opts {
+		o(&ccfg)
+	}
+	if c.rc, err = replicate.NewClient(ccfg); err != nil {
 		t.Fatal(err)
 	}
 	c.tl = predict.New(c.w, 0, predict.Config{Window: 120})
@@ -220,12 +224,16 @@ type frameRig struct {
 	tick    tick.Tick
 }
 
-func newFrameServer(t testing.TB) *frameServer {
+func newFrameServer(t testing.TB, opts ...func(*replicate.ServerConfig)) *frameServer {
 	t.Helper()
 	p, in := frameProtocol(t)
 	s := &frameServer{w: ecs.New(), states: map[tick.Tick]map[ecs.Entity]FBody{}}
 	var err error
-	if s.srv, err = replicate.NewServer(replicate.ServerConfig{World: s.w, Protocol: p}); err != nil {
+	scfg := replicate.ServerConfig{World: s.w, Protocol: p}
+	for _, o := range opts {
+		o(&scfg)
+	}
+	if s.srv, err = replicate.NewServer(scfg); err != nil {
 		t.Fatal(err)
 	}
 	s.frame = predict.NewServerFrame(s.srv, in)
@@ -276,7 +284,7 @@ func randomInputs(seed uint64) func(tick.Tick) FInput {
 
 // connectMem connects n clients to the server on a MessageNetwork with
 // link on every path.
-func connectMem(t testing.TB, net *transport.MessageNetwork, s *frameServer, n int, link transport.LinkConfig, seed uint64) []*frameClient {
+func connectMem(t testing.TB, net *transport.MessageNetwork, s *frameServer, n int, link transport.LinkConfig, seed uint64, opts ...func(*replicate.ClientConfig)) []*frameClient {
 	t.Helper()
 	ln, err := net.Listen(netip.AddrPort{})
 	if err != nil {
@@ -296,7 +304,7 @@ func connectMem(t testing.TB, net *transport.MessageNetwork, s *frameServer, n i
 		s.srv.AddConn(sconn)
 		net.SetLink(conn.LocalAddr(), ln.Addr(), link)
 		net.SetLink(ln.Addr(), conn.LocalAddr(), link)
-		c := newFrameClient(t, i, conn, randomInputs(seed*100+uint64(i)))
+		c := newFrameClient(t, i, conn, randomInputs(seed*100+uint64(i)), opts...)
 		t.Cleanup(func() { c.rc.Close() })
 		cs = append(cs, c)
 	}

@@ -25,22 +25,31 @@ import (
 // Hooks(tl), and makes tl's range faults ask the server for a resync
 // (Timeline.OnRangeFault, replicate.Client.RequestResync; see resync.go).
 // When the protocol replicates SpawnKey (RegisterSpawnKey), it also
-// installs the adoption of predicted spawns (AttachSpawns).
+// installs the adoption of predicted spawns (AttachSpawns), and makes
+// the client's checksum reports describe the Timeline's confirmed state
+// (AttachChecksum).
 func Attach(c *replicate.Client, tl *Timeline) {
 	c.SetClientHooks(Hooks(tl))
 	_ = AttachSpawns(c, tl) // replicate.ErrUnknownType: no predicted spawns
 	attachResync(c, tl)
+	AttachChecksum(c, tl)
 }
 
 // Hooks returns the client hooks Attach installs, for a game that adds
 // its own (a Spawn hook, or wrapping Despawn or TickComplete) before
 // installing them with replicate.Client.SetClientHooks. Its Resync hook
-// calls Timeline.Resync (resync.go). A despawn the
+// calls Timeline.Resync (resync.go); its Despawn hook also notes the
+// entity's server id for the checksum reports of earlier ticks
+// (AttachChecksum), so a game's Despawn hook wraps it rather than
+// replacing it. A despawn the
 // Timeline refuses (more than the window ahead) is left to replicate,
 // which despawns the entity at once.
 func Hooks(tl *Timeline) replicate.ClientHooks {
 	return replicate.ClientHooks{
 		Despawn: func(e ecs.Entity, t tick.Tick) bool {
+			if tl.sums != nil {
+				tl.sums.despawned(e, t)
+			}
 			return tl.DespawnAt(e, t) == nil
 		},
 		TickComplete: func(t tick.Tick) { _ = tl.Complete(t) },

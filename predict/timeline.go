@@ -69,6 +69,11 @@ type Stats struct {
 	Resyncs    uint64
 	LastResync tick.Tick
 	Obsolete   uint64
+	// ChecksumsReported counts the checksum reports sent with the
+	// predicted types' history (AttachChecksum), ChecksumsDropped those
+	// not sent: their tick left the window, or a full resync replaced it,
+	// before a Step made it final.
+	ChecksumsReported, ChecksumsDropped uint64
 	// HistoryBytes is the memory held by the history of every registered
 	// type (values and entity layouts of W+1 ticks).
 	HistoryBytes int
@@ -149,6 +154,7 @@ type Timeline struct {
 	unsaved bool // during decide: the state of Now is the World's, not yet saved
 	stats   Stats
 	rs      resyncState // the last resync (resync.go)
+	sums    *checksums  // held checksum reports (checksum.go)
 }
 
 // New returns a Timeline for w whose newest tick is start: w holds the
@@ -475,6 +481,9 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	tl.inStep = false
 	tl.applyTick(tl.now)
 	tl.expire()
+	if tl.sums != nil {
+		tl.sums.flush()
+	}
 }
 
 // rollback restores tick from and re-simulates up to now.

@@ -214,10 +214,13 @@ type ClientConfig struct {
 	// tick that is a multiple of it, once it has applied all of that tick
 	// and nothing newer (tick tracking, on by default, is needed). It must
 	// equal the server's ServerConfig.ChecksumInterval. The client must
-	// not write replicated values itself (a prediction layer taking values
-	// through hooks keeps them out of the World); a value still being
-	// resent after a loss, or held back by a priority below 1, can show as
-	// a desync at the tick. Default 0: off.
+	// not write replicated values itself; a prediction layer that holds
+	// predicted values in the World supplies the parts of its types
+	// itself (HoldChecksums, ReportChecksum: predict.Attach and
+	// predict.NewClientFrame install it, summing the predicted types'
+	// history at the report's tick). A value still being resent after a
+	// loss, or held back by a priority below 1, can show as a desync at
+	// the tick. Default 0: off.
 	ChecksumInterval int
 	// ResyncAfterSilence, when positive, makes a client that received
 	// nothing from the server for at least this long ask for a full

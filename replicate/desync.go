@@ -66,6 +66,9 @@ type desyncClient struct {
 	reported tick.Tick
 	scratch  []Part
 	ids      []idPart
+	// hold, when set, holds reports for a checksum source (HoldChecksums).
+	hold func(t tick.Tick)
+	held []heldReport
 }
 
 // partIDs appends the id of each part that stateSummer.sum appends for
@@ -293,6 +296,11 @@ func (c *Client) reportChecksum() {
 	var sum uint64
 	sum, c.desync.scratch = c.Checksum(c.desync.scratch[:0])
 	c.desync.ids = partIDs(c.comps, c.resources(), c.desync.scratch, c.desync.ids[:0])
+	if c.desync.hold != nil {
+		c.holdReport(newest)
+		c.desync.hold(newest)
+		return
+	}
 	b := appendChecksumReport(c.out[:0], newest, sum, c.desync.ids)
 	c.out = b
 	if c.send(transport.ReliableOrdered, b) == nil {

@@ -267,6 +267,17 @@
 // update of that tick, so the complete tick a client reports includes its
 // resources.
 //
+// A client that predicts holds predicted values, ticks ahead of the
+// server, in its World, so the World's checksum is not its state at the
+// reported tick. Client.HoldChecksums hands the reports to a checksum
+// source: each report is computed at its usual moment (the entities
+// part and the types the source does not keep are right then) and held;
+// the source replaces the parts of its own types with their sums at the
+// report's tick, from the values it keeps per tick (ComponentSummer,
+// ResourceSummer: the same per-value terms as Client.Checksum, so there
+// is one checksum implementation), and sends it (Client.ReportChecksum).
+// Package predict is such a source (predict.AttachChecksum).
+//
 // # RNG ownership
 //
 // The server owns every random generator that decides the game: the

@@ -63,14 +63,19 @@ type predictSummary struct {
 	// was compared with the server's. Converged: every comparison was
 	// exact, every client compared a tick at or after Ticks, and
 	// ConvergedTick, the newest tick every client compared, exists.
-	CheckedTicks    int                    `json:"checked_ticks"`
-	Converged       bool                   `json:"converged"`
-	ConvergedTick   uint32                 `json:"converged_tick"`
-	FirstDifference string                 `json:"first_difference,omitempty"`
-	Link            linkSummary            `json:"link"`
-	ClientStats     []predictClientSummary `json:"client_stats"`
-	Events          []string               `json:"events,omitempty"`
-	Interrupted     bool                   `json:"interrupted,omitempty"`
+	CheckedTicks int `json:"checked_ticks"`
+	// ChecksumsChecked counts the clients' checksum reports of their
+	// confirmed state the server compared with its own (every 30 ticks,
+	// with --others predict only) and Desyncs those that differed.
+	ChecksumsChecked uint64                 `json:"checksums_checked"`
+	Desyncs          uint64                 `json:"desyncs"`
+	Converged        bool                   `json:"converged"`
+	ConvergedTick    uint32                 `json:"converged_tick"`
+	FirstDifference  string                 `json:"first_difference,omitempty"`
+	Link             linkSummary            `json:"link"`
+	ClientStats      []predictClientSummary `json:"client_stats"`
+	Events           []string               `json:"events,omitempty"`
+	Interrupted      bool                   `json:"interrupted,omitempty"`
 }
 
 // predictClientSummary describes one client of a prediction demo.
@@ -141,6 +146,8 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 		}
 		if ss, err := d.srv.Stats(pc.rc.ID()); err == nil {
 			cs.BytesPerSec = round3(float64(ss.BytesOut) / elapsed)
+			sum.ChecksumsChecked += ss.ChecksumsChecked
+			sum.Desyncs += ss.Desyncs
 		}
 		ps := pc.proxy.Stats()
 		cs.UDPBytesPerSec = round3(float64(ps.Down.SentBytes) / elapsed)
@@ -203,6 +210,9 @@ func (s *predictSummary) print(w io.Writer) {
 		s.BulletsFired, s.BytesPerSecPerClient, s.UDPBytesPerSecPerClient, s.InputBytesPerSecPerClient)
 	for _, e := range s.Events {
 		fmt.Fprintf(w, "  %s\n", e)
+	}
+	if s.ChecksumsChecked > 0 {
+		fmt.Fprintf(w, "desync detection: %d checksum reports checked, %d desyncs\n", s.ChecksumsChecked, s.Desyncs)
 	}
 	if s.Converged {
 		fmt.Fprintf(w, "confirmed state: EQUAL to the server's on every client at every complete tick compared (%d; all at tick %d)\n", s.CheckedTicks, s.ConvergedTick)

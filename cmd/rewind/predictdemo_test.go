@@ -59,6 +59,11 @@ func TestPredictDemo(t *testing.T) {
 	if num("checked_ticks") < 200 || num("ahead_ticks") < 1.5 || num("ahead_ticks") > 30 {
 		t.Errorf("checked %v ticks, ahead %v ticks", sum["checked_ticks"], sum["ahead_ticks"])
 	}
+	// Desync detection runs (a report every 30 ticks per client, some
+	// skipped under loss) and finds the confirmed states equal.
+	if num("checksums_checked") < 2 || num("desyncs") != 0 {
+		t.Errorf("%v checksum reports checked, %v desyncs", sum["checksums_checked"], sum["desyncs"])
+	}
 	if !strings.Contains(stderr.String(), "client 1: ping") || !strings.Contains(stderr.String(), "rollbacks") {
 		t.Error("no live statistics printed")
 	}

@@ -1,0 +1,274 @@
+package predict
+
+// Desync detection for a predicting client: the checksum a client reports
+// of server tick T must describe its confirmed state at T, but the World
+// holds predicted values of ticks ahead. replicate computes the report at
+// its usual moment (T complete, nothing newer applied: the entities part
+// and the non-predicted types are right then) and holds it
+// (replicate.Client.HoldChecksums); after the Step that made T's history
+// final, the Timeline sums each predicted type's history at T with the
+// same per-value terms (replicate.ComponentSummer, ResourceSummer),
+// replaces those parts and sends the report (ReportChecksum). Nothing is
+// written to the World, so no change stamp is left behind.
+
+import (
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// summer computes one predicted type's checksum part at a tick from its
+// history (nil when the type is not replicated by the client's protocol).
+type summer interface {
+	// part returns the type's part at t, false when the history does not
+	// hold t.
+	part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, bool)) (replicate.Part, bool)
+}
+
+// dueSum is a held report of tick t, due once a Step ran after it
+// (the Step at abs nowAbs) and t is older than Now.
+type dueSum struct {
+	t    tick.Tick
+	step uint64
+}
+
+// goneEnt is a replicated entity despawned by the server at tick t after a
+// held report's tick: its value at the report's tick still counts under
+// its server id, which replicate forgets at the despawn.
+type goneEnt struct {
+	e, se ecs.Entity
+	t     tick.Tick
+}
+
+// checksums is a Timeline's side of desync detection (AttachChecksum).
+type checksums struct {
+	c      *replicate.Client
+	tl     *Timeline
+	due    []dueSum
+	gone   []goneEnt
+	sums   []summer // by registered type, built at the first report
+	built  bool
+	parts  []replicate.Part
+	server func(ecs.Entity) (ecs.Entity, bool)
+	at     tick.Tick // the tick being summed, for server
+}
+
+// AttachChecksum makes c's checksum reports (replicate.ClientConfig's
+// ChecksumInterval) describe the Timeline's confirmed state: the report
+// of server tick T is held until the Step that makes T's history final
+// (T complete, its authoritative values compared and any rollback done:
+// the history of T then holds the server's values of T), and the parts of
+// the predicted types registered with tl and replicated by c's protocol
+// are their history at T instead of the World's predicted values; the
+// other parts (the replicated entities, non-predicted types and
+// resources) are the World's when T completed, as without prediction.
+// Attach and NewClientFrame call it. A report whose tick leaves the
+// window before a Step finalises it, or is older than a full resync, is
+// not sent (Stats.ChecksumsDropped).
+func AttachChecksum(c *replicate.Client, tl *Timeline) {
+	s := &checksums{c: c, tl: tl}
+	s.server = s.serverOf
+	tl.sums = s
+	c.HoldChecksums(s.held)
+}
+
+// maxDue bounds the reports waiting for their Step: replicate holds as
+// many (a Timeline not stepped meanwhile drops the oldest).
+const maxDue = 16
+
+// held is replicate's HoldChecksums callback: the report of t waits.
+func (s *checksums) held(t tick.Tick) {
+	if len(s.due) == maxDue {
+		s.tl.stats.ChecksumsDropped++
+		s.due = append(s.due[:0], s.due[1:]...)
+	}
+	s.due = append(s.due, dueSum{t: t, step: s.tl.nowAbs})
+}
+
+// despawned notes a server despawn of client entity e at tick t (Hooks'
+// Despawn hook, while replicate still maps e) when a held report is older.
+func (s *checksums) despawned(e ecs.Entity, t tick.Tick) {
+	for _, d := range s.due {
+		if d.t.Before(t) {
+			if se, ok := s.c.ServerEntity(e); ok {
+				s.gone = append(s.gone, goneEnt{e: e, se: se, t: t})
+			}
+			return
+		}
+	}
+}
+
+// serverOf is the server id of e at tick s.at: replicate's mapping, or
+// that of an entity despawned after s.at.
+func (s *checksums) serverOf(e ecs.Entity) (ecs.Entity, bool) {
+	if se, ok := s.c.ServerEntity(e); ok {
+		return se, true
+	}
+	for _, g := range s.gone {
+		if g.e == e && s.at.Before(g.t) {
+			return g.se, true
+		}
+	}
+	return 0, false
+}
+
+// flush sends the held reports the last Step made final (end of Step).
+func (s *checksums) flush() {
+	tl := s.tl
+	if len(s.due) == 0 {
+		return
+	}
+	if !s.built {
+		s.built = true
+		s.sums = make([]summer, len(tl.types))
+		for i, h := range tl.types {
+			if hs, ok := h.(interface {
+				summer(*replicate.Client) summer
+			}); ok {
+				s.sums[i] = hs.summer(s.c)
+			}
+		}
+	}
+	k := 0
+	for _, d := range s.due {
+		switch {
+		case tl.nowAbs <= d.step || !d.t.Before(tl.now):
+			s.due[k] = d // not final yet
+			k++
+			continue
+		case d.t.Before(tl.low()) || (tl.rs.has && d.t.Before(tl.rs.at)):
+			tl.stats.ChecksumsDropped++
+			continue
+		}
+		s.at = d.t
+		s.parts = s.parts[:0]
+		ok := true
+		for _, sm := range s.sums {
+			if sm == nil {
+				continue
+			}
+			p, held := sm.part(d.t, s.server)
+			if !held {
+				ok = false
+				break
+			}
+			if p.Name != "" {
+				s.parts = append(s.parts, p)
+			}
+		}
+		if ok && s.c.ReportChecksum(d.t, s.parts) {
+			tl.stats.ChecksumsReported++
+		} else {
+			tl.stats.ChecksumsDropped++
+		}
+	}
+	s.due = s.due[:k]
+	// Despawns at or before every held report's tick no longer matter.
+	k = 0
+	for _, g := range s.gone {
+		for _, d := range s.due {
+			if d.t.Before(g.t) {
+				s.gone[k] = g
+				k++
+				break
+			}
+		}
+	}
+	s.gone = s.gone[:k]
+}
+
+// compSummer sums a predicted component type's history.
+type compSummer[T any] struct {
+	c *Component[T]
+	s *replicate.ComponentSummer[T]
+}
+
+// summer returns the component's summer for client c, nil when c's
+// protocol does not replicate T.
+func (c *Component[T]) summer(rc *replicate.Client) summer {
+	s, err := replicate.NewComponentSummer[T](rc)
+	if err != nil {
+		return nil
+	}
+	return &compSummer[T]{c: c, s: s}
+}
+
+// part sums the history of t over the replicated entities. A type with a
+// compare function may hold a prediction the compare accepted in place of
+// the server's value of t: the authoritative values of t replace them.
+func (cs *compSummer[T]) part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, bool)) (replicate.Part, bool) {
+	c := cs.c
+	f := &c.hist[c.tl.slot(t)]
+	if !f.held || f.t != t || f.buf == nil {
+		return replicate.Part{}, false
+	}
+	var sum uint64
+	vals := f.buf.vals
+	for p, e := range f.layout.ents {
+		if se, ok := server(e); ok {
+			sum += cs.s.Term(se, &vals[p])
+		}
+	}
+	if c.p.compare != nil {
+		ops := c.ops(t)
+		for i := range ops {
+			o := &ops[i]
+			if !o.auth || o.kind != opSet || laterOp(ops[i+1:], o.e) {
+				continue
+			}
+			p := f.layout.pos(o.e)
+			se, ok := server(o.e)
+			if p < 0 || !ok {
+				continue
+			}
+			sum += cs.s.Term(se, &o.v) - cs.s.Term(se, &vals[p])
+		}
+	}
+	return replicate.Part{Name: cs.s.Name(), Sum: sum}, true
+}
+
+// laterOp reports whether ops hold an authoritative value for e.
+func laterOp[T any](ops []op[T], e ecs.Entity) bool {
+	for i := range ops {
+		if ops[i].auth && ops[i].e == e {
+			return true
+		}
+	}
+	return false
+}
+
+// resSummer sums a predicted resource's history.
+type resSummer[T any] struct {
+	r *Resource[T]
+	s *replicate.ResourceSummer[T]
+}
+
+// summer returns the resource's summer for client c, nil when c's
+// protocol does not replicate T.
+func (r *Resource[T]) summer(rc *replicate.Client) summer {
+	s, err := replicate.NewResourceSummer[T](rc)
+	if err != nil {
+		return nil
+	}
+	return &resSummer[T]{r: r, s: s}
+}
+
+// part is the resource's part at t: the authoritative value of t when one
+// arrived (a compare function may have kept the prediction), else the
+// history's. An absent resource has no part (an empty Name): the report
+// has none either.
+func (rs *resSummer[T]) part(t tick.Tick, _ func(ecs.Entity) (ecs.Entity, bool)) (replicate.Part, bool) {
+	r := rs.r
+	f := &r.hist[r.tl.slot(t)]
+	if !f.held || f.t != t {
+		return replicate.Part{}, false
+	}
+	v, present := &f.v, f.present
+	if o := r.op(t); o != nil && o.auth {
+		v, present = &o.v, o.present
+	}
+	if !present {
+		return replicate.Part{}, true
+	}
+	return replicate.Part{Name: rs.s.Name(), Sum: rs.s.Sum(v)}, true
+}
