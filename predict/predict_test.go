@@ -193,17 +193,23 @@ func TestReplicatedStructureSurvivesRollback(t *testing.T) {
 	}
 }
 
-// Values older than the window are snapped and counted.
+// Values older than the window are snapped and counted at the next Step
+// (a newer value of the same entity and type would supersede them; see
+// TestLateValueSuperseded).
 func TestRangeFault(t *testing.T) {
 	g := newGame(t, predict.Config{Window: 4})
 	e := g.spawn(10)
 	g.stepTo(10)
 	g.must(g.health.Authoritative(e, 5, 100))
-	st := g.tl.Stats()
-	if st.RangeFaults != 1 || st.LastRangeFault != 5 || g.now(e) != 100 {
-		t.Fatalf("range faults %d (last %v), health %d; want 1, 5, 100", st.RangeFaults, st.LastRangeFault, g.now(e))
+	if st := g.tl.Stats(); st.RangeFaults != 0 || g.now(e) != 0 {
+		t.Fatalf("before the Step: range faults %d, health %d; want 0, 0", st.RangeFaults, g.now(e))
 	}
-	if err := g.health.Authoritative(e, 15, 1); !errors.Is(err, predict.ErrTooFarAhead) {
+	g.tl.Step(g.sim) // snaps 100 at 10, simulates 11
+	st := g.tl.Stats()
+	if st.RangeFaults != 1 || st.LastRangeFault != 5 || st.Superseded != 0 || g.now(e) != 99 {
+		t.Fatalf("range faults %d (last %v), superseded %d, health %d; want 1, 5, 0, 99", st.RangeFaults, st.LastRangeFault, st.Superseded, g.now(e))
+	}
+	if err := g.health.Authoritative(e, 16, 1); !errors.Is(err, predict.ErrTooFarAhead) {
 		t.Fatalf("value 5 ticks ahead with window 4: %v, want ErrTooFarAhead", err)
 	}
 	// A value for a tick not simulated yet applies when it is.
@@ -359,6 +365,30 @@ func TestDecayFramerateIndependent(t *testing.T) {
 	}
 	if got := d.Apply(1e-10, time.Millisecond); got != 0 {
 		t.Fatalf("tiny offset = %v, want 0", got)
+	}
+}
+
+// A batch of held values arriving at once: those older than the window
+// that a newer value of the same entity replaces before the Step are
+// superseded, not range faults; only the newest late value of an entity
+// with nothing newer is a range fault.
+func TestLateValueSuperseded(t *testing.T) {
+	g := newGame(t, predict.Config{Window: 4})
+	a, b := g.spawn(10), g.spawn(20)
+	g.stepTo(10)
+	for tk := tick.Tick(3); tk <= 9; tk++ { // ticks 3 .. 5 are older than the window (6 .. 10)
+		g.must(g.health.Authoritative(a, tk, Health(100-int32(tk))))
+	}
+	g.must(g.health.Authoritative(b, 4, 50))
+	g.must(g.health.Authoritative(b, 3, 60)) // older than b's 4: superseded at once
+	g.must(g.tl.Complete(9))
+	g.tl.Step(g.sim) // rolls back to 9 (a's 91 replaces the prediction), snaps b's 50 at 10
+	st := g.tl.Stats()
+	if st.RangeFaults != 1 || st.LastRangeFault != 4 || st.Superseded != 4 || st.Rollbacks != 1 {
+		t.Fatalf("range faults %d (last %v), superseded %d, rollbacks %d; want 1, 4, 4, 1", st.RangeFaults, st.LastRangeFault, st.Superseded, st.Rollbacks)
+	}
+	if g.now(a) != 89 || g.now(b) != 49 {
+		t.Fatalf("health %d %d, want 89 49", g.now(a), g.now(b))
 	}
 }
 
