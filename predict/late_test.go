@@ -5,6 +5,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -44,5 +45,29 @@ func TestRangeFaultsUnderLoss(t *testing.T) {
 					seed, st.RangeFaults, st.PredictedSpawnsMatched, fired, st.PredictedSpawnsDropped, w.faults, w.dropped)
 			}
 		})
+	}
+}
+
+// A batch of held values arriving at once: those older than the window
+// that a newer value of the same entity replaces before the Step are
+// superseded, not range faults; only the newest late value of an entity
+// with nothing newer is a range fault.
+func TestLateValueSuperseded(t *testing.T) {
+	g := newGame(t, predict.Config{Window: 4})
+	a, b := g.spawn(10), g.spawn(20)
+	g.stepTo(10)
+	for tk := tick.Tick(3); tk <= 9; tk++ { // ticks 3 .. 5 are older than the window (6 .. 10)
+		g.must(g.health.Authoritative(a, tk, Health(100-int32(tk))))
+	}
+	g.must(g.health.Authoritative(b, 4, 50))
+	g.must(g.health.Authoritative(b, 3, 60)) // older than b's 4: superseded at once
+	g.must(g.tl.Complete(9))
+	g.tl.Step(g.sim) // rolls back to 9 (a's 91 replaces the prediction), snaps b's 50 at 10
+	st := g.tl.Stats()
+	if st.RangeFaults != 1 || st.LastRangeFault != 4 || st.Superseded != 4 || st.Rollbacks != 1 {
+		t.Fatalf("range faults %d (last %v), superseded %d, rollbacks %d; want 1, 4, 4, 1", st.RangeFaults, st.LastRangeFault, st.Superseded, st.Rollbacks)
+	}
+	if g.now(a) != 89 || g.now(b) != 49 {
+		t.Fatalf("health %d %d, want 89 49", g.now(a), g.now(b))
 	}
 }
