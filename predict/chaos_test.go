@@ -61,7 +61,10 @@ func TestChaosClientsConverge(t *testing.T) {
 				t.Logf("seed %d client %d: checked %d complete ticks (last %v, %d out of the window), rollbacks %d, resimulated %d, mispredictions %d, ahead %d, inputs received %d missing %d late %d, steps %d",
 					seed, c.idx, c.checked, c.last, c.stale, st.Rollbacks, st.TicksResimulated, st.Types[0].Mispredictions,
 					c.frame.Ahead(), in.Received, in.Missing, in.Late, fs.Steps)
-				if c.checked < 1000 || c.last < 1150 {
+				// A tick completes when its mutation message is not lost:
+				// about 85% of ~1190 ticks, 1010 ± 12; 960 is 4 deviations
+				// below.
+				if c.checked < 960 || c.last < 1150 {
 					t.Errorf("client %d checked %d complete ticks, the last %v: want most of the 1200", c.idx, c.checked, c.last)
 				}
 				if st.Rollbacks == 0 || st.Types[0].Mispredictions == 0 {

@@ -75,7 +75,8 @@ type Component[T any] struct {
 	before  frame[T]
 	corr    []Correction[T]
 	gone    []ecs.Entity
-	cur     T // check's copy of a live value
+	cur     T           // check's copy of a live value
+	late    []lateOp[T] // authoritative changes older than the window (late.go)
 	ts      TypeStats
 }
 
@@ -129,8 +130,9 @@ func (c *Component[T]) At(e ecs.Entity, t tick.Tick) (T, bool) {
 // it with the history of t and rolls back on a mismatch (e had no T at t: a
 // component inserted in the past), and every re-simulation through t
 // applies it. A value for a tick not yet simulated is applied when the
-// timeline simulates it; one older than the window is applied at once to
-// the current state and counted as a range fault.
+// timeline simulates it; one older than the window is applied to the
+// current state at the next Step and counted as a range fault, unless a
+// newer value or removal of e's T supersedes it before (Stats.Superseded).
 func (c *Component[T]) Authoritative(e ecs.Entity, t tick.Tick, v T) error {
 	return c.add(t, op[T]{e: e, v: v, kind: opSet, auth: true})
 }
@@ -170,11 +172,19 @@ func (c *Component[T]) Remove(e ecs.Entity, t tick.Tick) error {
 }
 
 func (c *Component[T]) add(t tick.Tick, o op[T]) error {
-	w, err := c.tl.where(t)
+	w, err := c.tl.place(t)
 	if err != nil {
 		return err
 	}
+	if o.auth && c.supersede(t, o.e, w == wOld) {
+		return nil
+	}
 	if w == wOld { // a snap: a change at Now, replayed by later rollbacks
+		if o.auth && !c.tl.resyncSnap(t) {
+			c.late = append(c.late, lateOp[T]{t: t, o: o}) // until the next Step
+			return nil
+		}
+		c.tl.fault(t)
 		t, w, o.auth = c.tl.now, wNow, false
 	}
 	if w == wNow && !o.auth {

@@ -104,8 +104,12 @@
 // Values older than the window are applied to the current state as a snap
 // and counted (Stats.RangeFaults, LastRangeFault), and reported to the
 // OnRangeFault function: Attach's asks the server for a resync (see RNG
-// and resyncs). Values more than W ticks ahead are refused
-// (ErrTooFarAhead).
+// and resyncs). An authoritative component value or removal older than
+// the window waits for the next Step first: a newer one of the same
+// entity and type arriving before it (replication delivers a held-up
+// batch at once, oldest first) supersedes it, and it is dropped and
+// counted in Stats.Superseded, not a range fault (late.go). Values more
+// than W ticks ahead are refused (ErrTooFarAhead).
 //
 // # Corrections
 //

@@ -193,17 +193,23 @@ func TestReplicatedStructureSurvivesRollback(t *testing.T) {
 	}
 }
 
-// Values older than the window are snapped and counted.
+// Values older than the window are snapped and counted at the next Step
+// (a newer value of the same entity and type would supersede them; see
+// TestLateValueSuperseded).
 func TestRangeFault(t *testing.T) {
 	g := newGame(t, predict.Config{Window: 4})
 	e := g.spawn(10)
 	g.stepTo(10)
 	g.must(g.health.Authoritative(e, 5, 100))
-	st := g.tl.Stats()
-	if st.RangeFaults != 1 || st.LastRangeFault != 5 || g.now(e) != 100 {
-		t.Fatalf("range faults %d (last %v), health %d; want 1, 5, 100", st.RangeFaults, st.LastRangeFault, g.now(e))
+	if st := g.tl.Stats(); st.RangeFaults != 0 || g.now(e) != 0 {
+		t.Fatalf("before the Step: range faults %d, health %d; want 0, 0", st.RangeFaults, g.now(e))
 	}
-	if err := g.health.Authoritative(e, 15, 1); !errors.Is(err, predict.ErrTooFarAhead) {
+	g.tl.Step(g.sim) // snaps 100 at 10, simulates 11
+	st := g.tl.Stats()
+	if st.RangeFaults != 1 || st.LastRangeFault != 5 || st.Superseded != 0 || g.now(e) != 99 {
+		t.Fatalf("range faults %d (last %v), superseded %d, health %d; want 1, 5, 0, 99", st.RangeFaults, st.LastRangeFault, st.Superseded, g.now(e))
+	}
+	if err := g.health.Authoritative(e, 16, 1); !errors.Is(err, predict.ErrTooFarAhead) {
 		t.Fatalf("value 5 ticks ahead with window 4: %v, want ErrTooFarAhead", err)
 	}
 	// A value for a tick not simulated yet applies when it is.

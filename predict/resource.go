@@ -172,6 +172,7 @@ func (r *Resource[T]) restore(_ *ecs.Restore, t tick.Tick) {
 
 func (r *Resource[T]) drop(ecs.Entity)            {}
 func (r *Resource[T]) clearCorrections()          {}
+func (r *Resource[T]) flushLate()                 {}
 func (r *Resource[T]) beginCorrections(tick.Tick) {}
 func (r *Resource[T]) endCorrections(tick.Tick)   {}
 

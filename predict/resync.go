@@ -86,7 +86,7 @@ func (tl *Timeline) obsolete(t tick.Tick) bool {
 // to the OnRangeFault function, unless t is the tick of a resync applied
 // as a snap (its values are older than the window by design).
 func (tl *Timeline) fault(t tick.Tick) {
-	if tl.rs.has && tl.rs.snap && t == tl.rs.at {
+	if tl.resyncSnap(t) {
 		return
 	}
 	tl.stats.RangeFaults++
@@ -95,6 +95,11 @@ func (tl *Timeline) fault(t tick.Tick) {
 	if tl.rs.onFault != nil {
 		tl.rs.onFault(t)
 	}
+}
+
+// resyncSnap reports whether t is the tick of a resync applied as a snap.
+func (tl *Timeline) resyncSnap(t tick.Tick) bool {
+	return tl.rs.has && tl.rs.snap && t == tl.rs.at
 }
 
 // attachResync routes replicate's resyncs to tl (Resync) and tl's range

@@ -481,7 +481,7 @@ func TestPredictedSpawnsUnderLoss(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		synctest.Test(t, func(t *testing.T) {
 			link := transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.2, Reorder: 0.1}
-			r := newSpawnRigLink(t, seed, link, 8, 60)
+			r := newSpawnRigLink(t, seed, link, 8, 30)
 			defer r.close()
 			_ = r.ammo.Store().Set(r.gun, Ammo{N: 1000})
 			fired := 0

@@ -41,6 +41,11 @@ type Stats struct {
 	// LastRangeFault is the tick of the newest one.
 	RangeFaults    uint64
 	LastRangeFault tick.Tick
+	// Superseded counts authoritative values and removals of a component
+	// older than the window that a newer one for the same entity and type
+	// replaced before the next Step (a batch that was held up arrives at
+	// once): dropped, never range faults (see late.go).
+	Superseded uint64
 	// Corrections counts the correction records made (types registered
 	// with LogCorrections).
 	Corrections uint64
@@ -101,6 +106,7 @@ type history interface {
 	restore(rs *ecs.Restore, t tick.Tick)
 	check(t tick.Tick) int // mismatching authoritative values at t
 	apply(t tick.Tick)
+	flushLate()        // snap the late values that no newer one replaced
 	drop(e ecs.Entity) // the despawn marker: remove e's value
 	clearCorrections()
 	beginCorrections(now tick.Tick)
@@ -262,6 +268,15 @@ const (
 )
 
 func (tl *Timeline) where(t tick.Tick) (where, error) {
+	w, err := tl.place(t)
+	if err == nil && w == wOld {
+		tl.fault(t)
+	}
+	return w, err
+}
+
+// place is where without counting a range fault.
+func (tl *Timeline) place(t tick.Tick) (where, error) {
 	if tl.inStep {
 		return 0, ErrInStep
 	}
@@ -276,7 +291,6 @@ func (tl *Timeline) where(t tick.Tick) (where, error) {
 	case t == tl.now:
 		return wNow, nil
 	case t.Before(tl.low()):
-		tl.fault(t)
 		return wOld, nil
 	}
 	return wPast, nil
@@ -459,6 +473,7 @@ func (tl *Timeline) decide() (tick.Tick, bool) {
 func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	tl.started = true
 	for _, h := range tl.types {
+		h.flushLate()
 		h.clearCorrections()
 	}
 	// Decide before saving Now: a rollback to an earlier tick saves Now

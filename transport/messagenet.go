@@ -26,8 +26,9 @@ import (
 //     is set (QUIC never duplicates; use it to test tolerance).
 //   - Reliable messages are never dropped or duplicated. Each transmission
 //     attempt draws latency and jitter (plus ReorderDelay when Reorder
-//     picks it), and each attempt lost to LinkConfig.Loss adds one
-//     retransmission timeout (see MessageNetworkConfig.MinRTO) before the next.
+//     picks it), and each attempt lost to LinkConfig.Loss is retried one
+//     retransmission timeout later: QUIC's probe timeout on the
+//     connection's round trip (see MessageNetworkConfig.MinRTO).
 //     ReliableOrdered messages are handed to the receiver in send order,
 //     so a delayed one holds back those behind it; ReliableUnordered
 //     messages are handed over as they arrive. Bandwidth caps delay
@@ -293,7 +294,15 @@ func (n *MessageNetwork) Close() error {
 
 func (n *MessageNetwork) now() time.Duration { return n.ev.Now() }
 
-// rto is the retransmission timeout of a reliable message on l.
-func (n *MessageNetwork) rto(l *link) time.Duration {
-	return max(n.minRTO, 3*l.cfg.Latency+4*l.cfg.Jitter)
+// rto is the retransmission timeout of a reliable message sent by from:
+// QUIC's probe timeout (RFC 9002, section 6.2.1) on the connection's
+// current conditions, smoothed_rtt + 4*rttvar, with smoothed_rtt the sum
+// of both directions' latencies and rttvar half the sum of their jitters
+// (the mean deviation of a delay drawn uniformly within ±Jitter), and at
+// least MinRTO. See MessageNetworkConfig.MinRTO.
+func (n *MessageNetwork) rto(from *MessageNetworkConn) time.Duration {
+	out, back := from.out.cfg, from.peer.out.cfg
+	srtt := out.Latency + back.Latency
+	rttvar := (out.Jitter + back.Jitter) / 2
+	return max(n.minRTO, srtt+4*rttvar)
 }

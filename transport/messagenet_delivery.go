@@ -227,7 +227,7 @@ func (n *MessageNetwork) attempt(m *memMsg, now time.Duration) {
 	case f == fateDown || from.pair.broken:
 		from.parked = append(from.parked, m)
 	default:
-		n.schedule(memEvent{at: now + n.rto(l), kind: evRetry, msg: m})
+		n.schedule(memEvent{at: now + n.rto(from), kind: evRetry, msg: m})
 	}
 }
 
