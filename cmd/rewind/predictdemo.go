@@ -148,7 +148,9 @@ type predictClient struct {
 	world  *ecs.World
 	rc     *replicate.Client
 	tl     *predict.Timeline
+	game   *shooter.Client
 	body   *predict.Component[shooter.Body]
+	bullet *predict.Component[shooter.Bullet]
 	interp *predict.Interpolated[shooter.Body]
 	frame  *predict.ClientFrame[shooter.Stick]
 	ships  *ecs.Store[shooter.Ship]
@@ -180,7 +182,7 @@ type predictDemo struct {
 	clients []*predictClient
 
 	tick     tick.Tick
-	states   map[tick.Tick]map[ecs.Entity]shooter.Body // the server's bodies at the end of each tick
+	states   map[tick.Tick]map[ecs.Entity]shooter.Entity // the server's entities at the end of each tick
 	runStart time.Time
 	events   []string
 	prev     []predictRates // the counters at the previous live statistics
@@ -195,7 +197,7 @@ func runPredictDemo(ctx context.Context, o predictOptions, live io.Writer) (*pre
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
-	d := &predictDemo{o: o, cancel: cancel, states: map[tick.Tick]map[ecs.Entity]shooter.Body{}}
+	d := &predictDemo{o: o, cancel: cancel, states: map[tick.Tick]map[ecs.Entity]shooter.Entity{}}
 	if err := d.start(ctx); err != nil {
 		return nil, errors.Join(err, d.close())
 	}
@@ -275,7 +277,9 @@ func (d *predictDemo) start(ctx context.Context) error {
 
 // newClient builds a client's World, replication client, Timeline and
 // frame: Body is predicted (for the other ships too with --others
-// predict, else interpolated), inputs come from the bot.
+// predict, else interpolated), and so is Bullet: the client's simulation
+// (shooter.Client) fires the bullets of the ships it predicts as predicted
+// spawns, adopted by the server's. Inputs come from the bot.
 func (d *predictDemo) newClient(pc *predictClient) error {
 	proto, err := shooter.NewProtocol(predict.InputConfig{})
 	if err != nil {
@@ -288,9 +292,10 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 		return err
 	}
 	pc.tl = predict.New(pc.world, 0, predict.Config{Window: predictWindow})
-	if pc.body, err = predict.Register[shooter.Body](pc.tl, predict.LogCorrections()); err != nil {
+	if pc.game, err = shooter.NewClient(pc.tl, predict.LogCorrections()); err != nil {
 		return err
 	}
+	pc.body, pc.bullet = pc.game.Body(), pc.game.Bullet()
 	pc.ships = ecs.Register[shooter.Ship](pc.world)
 	pc.interp = predict.NewInterpolated[shooter.Body](predict.InterpConfig{Capacity: predictWindow},
 		func(a, b shooter.Body, f float64) shooter.Body {
@@ -304,6 +309,11 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 	if err != nil {
 		return err
 	}
+	if err = predict.AttachComponent(pc.rc, pc.bullet); err != nil {
+		return err
+	}
+	// The frame installs the Timeline's hooks and, SpawnKey being in the
+	// protocol, the adoption of predicted bullets.
 	pc.frame, err = predict.NewClientFrame(pc.rc, pc.tl, proto.Inputs, predict.ClientFrameConfig{
 		Sync: predict.SyncConfig{TickRate: serverTickRate, InputDelay: d.o.InputDelay},
 		RTT: func() time.Duration {
@@ -331,7 +341,6 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 	if err != nil {
 		return err
 	}
-	move := shooter.Move(pc.world)
 	steer := func(player uint64) shooter.Stick {
 		if id := replicate.ClientID(player); id != pc.rc.ID() {
 			v, _ := pc.frame.Remote().Input(id, pc.tl.Tick())
@@ -340,7 +349,7 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 		v, _ := pc.frame.Sender().Input(pc.tl.Tick())
 		return v
 	}
-	pc.sim = func(t tick.Tick) { move(t, steer) }
+	pc.sim = func(t tick.Tick) { pc.game.Step(t, steer) }
 	seed := d.o.Seed
 	pc.input = func(t tick.Tick) shooter.Stick { return shooter.Bot(seed, uint64(pc.rc.ID()), t) }
 	return nil
