@@ -82,10 +82,11 @@ func predictFlags() (*flag.FlagSet, *predictOptions) {
 Runs an authoritative server and --clients predicting clients in this
 process, over QUIC on loopback, each client's link through its own
 link-conditioning proxy. Bots steer the ships and fire; the server
-simulates with the inputs it received (and spawns the bullets), each client
-runs ahead of it (tick sync), sends its inputs with redundancy, predicts
-its own ship, predicts or interpolates the others (--others) and rolls
-back when the server disagrees. After every step, each client's confirmed
+simulates with the inputs it received, each client runs ahead of it (tick
+sync), sends its inputs with redundancy, predicts its own ship and fires
+its bullets at once (predicted spawns, adopted by the server's), predicts
+or interpolates the others (--others) and rolls back when the server
+disagrees. After every step, each client's confirmed
 state at every complete server tick is compared with the server's state at
 that tick. Exits with status 1 when one differed.
 
