@@ -173,6 +173,7 @@ func (d *predictDemo) step() error {
 // the Timeline's history for what it predicts, from the interpolation
 // buffer for the ships it interpolates), and for each bullet the same
 // predicted Bullet (who fired it, when). The first difference is kept.
+// Predicted bullets the server did not fire are counted (ghosts).
 func (d *predictDemo) check(pc *predictClient) {
 	// Ticks at or after Now stay pending: the history of Now is saved by
 	// the next Step.
@@ -229,6 +230,14 @@ func (pc *predictClient) diffAt(tk tick.Tick, want map[ecs.Entity]shooter.Entity
 		bu, ok := pc.bullet.At(ce, tk)
 		if wb := (shooter.Bullet{Player: w.Player, Born: w.Born}); ok != w.Bullet || (ok && bu != wb) {
 			return fmt.Sprintf("tick %v (client at %v), entity %v: client bullet %+v (%v), server %+v (%v)", tk, pc.tl.Now(), se, bu, ok, wb, w.Bullet)
+		}
+	}
+	// A predicted bullet no server bullet adopted, although tk is
+	// complete (the server's spawns of tk came with it): a bullet the
+	// server did not fire, an unconfirmed prediction, counted.
+	for ce := range pc.keys.Values() {
+		if _, ok := pc.bullet.At(ce, tk); ok && !pc.repl[ce] {
+			pc.ghosts++
 		}
 	}
 	for se, ce := range pc.cliEnt {

@@ -59,6 +59,15 @@ type predictSummary struct {
 	PredictedSpawnsMatched  uint64 `json:"predicted_spawns_matched"`
 	PredictedSpawnsDropped  uint64 `json:"predicted_spawns_dropped"`
 	ServerSpawnsUnpredicted uint64 `json:"server_spawns_unpredicted"`
+	// UnconfirmedBulletTicks counts, over the complete ticks compared,
+	// the predicted bullets a client's history held at the tick although
+	// no server bullet adopted them: bullets the server did not fire
+	// (a wrong guess of another ship's fire, or an input the server did
+	// not have in time), shown until the client's own lifetime rule
+	// despawns them (at most BulletTTL ticks) and dropped when their
+	// tick leaves the window. They are unconfirmed predictions, not part
+	// of the confirmed state Converged compares, and counted here.
+	UnconfirmedBulletTicks int `json:"unconfirmed_bullet_ticks"`
 	// BulletsFired counts the bullets the server spawned.
 	BulletsFired uint64 `json:"bullets_fired"`
 	// BytesPerSecPerClient is the mean rate of the messages the server
@@ -70,8 +79,9 @@ type predictSummary struct {
 	UDPBytesPerSecPerClient   float64 `json:"udp_bytes_per_sec_per_client"`
 	InputBytesPerSecPerClient float64 `json:"input_bytes_per_sec_per_client"`
 	// CheckedTicks counts the (client, complete tick) pairs whose state
-	// was compared with the server's. Converged: every comparison was
-	// exact, every client compared a tick at or after Ticks, and
+	// was compared with the server's: every server entity (ships and
+	// bullets: Body, and Bullet for a bullet) and every entity replicated
+	// since. Converged: every comparison was exact, every client compared a tick at or after Ticks, and
 	// ConvergedTick, the newest tick every client compared, exists.
 	CheckedTicks int `json:"checked_ticks"`
 	// ChecksumsChecked counts the clients' checksum reports of their
@@ -104,6 +114,7 @@ type predictClientSummary struct {
 	PredictedSpawnsMatched  uint64  `json:"predicted_spawns_matched"`
 	PredictedSpawnsDropped  uint64  `json:"predicted_spawns_dropped"`
 	ServerSpawnsUnpredicted uint64  `json:"server_spawns_unpredicted"`
+	UnconfirmedBulletTicks  int     `json:"unconfirmed_bullet_ticks"`
 	Steps                   uint64  `json:"steps"`
 	InputsSent              uint64  `json:"inputs_sent"`
 	InputsReceived          uint64  `json:"inputs_received"`
@@ -146,7 +157,8 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 			MaxCorrection: pc.maxCorr, Steps: fs.Steps, InputsSent: fs.Inputs,
 			PredictedSpawns: st.PredictedSpawns, PredictedSpawnsMatched: st.PredictedSpawnsMatched,
 			PredictedSpawnsDropped: st.PredictedSpawnsDropped, ServerSpawnsUnpredicted: st.ServerSpawnsUnpredicted,
-			InputsReceived: is.Received, LateInputs: is.Late, MissingInputs: is.Missing,
+			UnconfirmedBulletTicks: pc.ghosts,
+			InputsReceived:         is.Received, LateInputs: is.Late, MissingInputs: is.Missing,
 			InputBytesPerSec: round3(float64(fs.InputBytes) / elapsed),
 			CheckedTicks:     pc.nChecks, LastChecked: uint32(pc.lastChk), Unchecked: pc.stale,
 		}
@@ -191,6 +203,7 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 		sum.PredictedSpawnsMatched += cs.PredictedSpawnsMatched
 		sum.PredictedSpawnsDropped += cs.PredictedSpawnsDropped
 		sum.ServerSpawnsUnpredicted += cs.ServerSpawnsUnpredicted
+		sum.UnconfirmedBulletTicks += cs.UnconfirmedBulletTicks
 		sum.LateInputs += cs.LateInputs
 		sum.MissingInputs += cs.MissingInputs
 		sum.CheckedTicks += cs.CheckedTicks
@@ -227,8 +240,8 @@ func (s *predictSummary) print(w io.Writer) {
 			i, c.RTTMS, c.AheadTicks, c.Rollbacks, c.ResimulatedTicks, c.Mispredictions, c.Corrections, c.MaxCorrection,
 			c.LateInputs, c.MissingInputs, c.BytesPerSec, c.InputBytesPerSec, c.CheckedTicks, c.LastChecked, state)
 	}
-	fmt.Fprintf(w, "%d bullets fired; predicted on the clients %d (%d matched, %d dropped), %d server bullets unpredicted\n",
-		s.BulletsFired, s.PredictedSpawns, s.PredictedSpawnsMatched, s.PredictedSpawnsDropped, s.ServerSpawnsUnpredicted)
+	fmt.Fprintf(w, "%d bullets fired; predicted on the clients %d (%d matched, %d dropped; %d bullet-ticks unconfirmed), %d server bullets unpredicted\n",
+		s.BulletsFired, s.PredictedSpawns, s.PredictedSpawnsMatched, s.PredictedSpawnsDropped, s.UnconfirmedBulletTicks, s.ServerSpawnsUnpredicted)
 	fmt.Fprintf(w, "%.0f B/s per client down (%.0f B/s UDP), %.0f B/s inputs up\n",
 		s.BytesPerSecPerClient, s.UDPBytesPerSecPerClient, s.InputBytesPerSecPerClient)
 	for _, e := range s.Events {

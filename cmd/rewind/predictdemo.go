@@ -160,8 +160,11 @@ type predictClient struct {
 	last   time.Time // the previous frame
 
 	cliEnt           map[ecs.Entity]ecs.Entity // every server entity replicated, even despawned since
-	pending          []tick.Tick               // complete ticks not checked yet
-	checked          []tick.Tick               // ticks checked, the newest predictStates
+	repl             map[ecs.Entity]bool       // the client entities in cliEnt
+	keys             *ecs.Store[predict.SpawnKey]
+	ghosts           int         // unconfirmed predicted bullets seen at complete ticks
+	pending          []tick.Tick // complete ticks not checked yet
+	checked          []tick.Tick // ticks checked, the newest predictStates
 	nChecks          int
 	lastChk          tick.Tick
 	stale            int    // complete ticks that left the window before a check
@@ -288,6 +291,8 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 	}
 	pc.world = ecs.New()
 	pc.cliEnt = map[ecs.Entity]ecs.Entity{}
+	pc.repl = map[ecs.Entity]bool{}
+	pc.keys = ecs.Register[predict.SpawnKey](pc.world)
 	if pc.rc, err = replicate.NewClient(replicate.ClientConfig{World: pc.world, Protocol: proto.Protocol,
 		ChecksumInterval: d.o.checksumInterval()}); err != nil {
 		return err
@@ -327,6 +332,7 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 			Spawn: func(ce ecs.Entity, _ tick.Tick) {
 				se, _ := pc.rc.ServerEntity(ce)
 				pc.cliEnt[se] = ce
+				pc.repl[ce] = true
 			},
 			TickComplete: func(t tick.Tick) {
 				pc.interp.Complete(t)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rewindgo/rewind/cmd/rewind/internal/shooter"
 )
 
 // TestPredictDemo runs "rewind demo predict --json" in this process: a
@@ -105,6 +107,11 @@ func TestPredictDemoDefaults(t *testing.T) {
 		if c.PredictedSpawnsMatched == 0 {
 			t.Errorf("client %d: no predicted bullet matched", i)
 		}
+	}
+	// A predicted bullet the server did not fire is in the history of at
+	// most BulletTTL complete ticks, and never matched.
+	if n := sum.PredictedSpawns - sum.PredictedSpawnsMatched; sum.UnconfirmedBulletTicks > shooter.BulletTTL*int(n) {
+		t.Fatalf("%d unconfirmed bullet-ticks for %d unmatched predicted bullets", sum.UnconfirmedBulletTicks, n)
 	}
 }
 
