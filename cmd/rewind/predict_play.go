@@ -296,8 +296,9 @@ func (d *predictDemo) liveStats(w io.Writer, at time.Duration, ph phase) {
 			ping = pc.conn.Stats().RTT
 		}
 		late := d.frame.Buffer().Stats(pc.rc.ID()).Late
-		fmt.Fprintf(w, "[%5.1fs]   client %d: ping %3.0fms | ahead %2d | rollbacks %4d (%5d resimulated) | corrections %4d (max %d) | %6.0f B/s down | %4.0f B/s inputs | late %d\n",
+		fmt.Fprintf(w, "[%5.1fs]   client %d: ping %3.0fms | ahead %2d | rollbacks %4d (%5d resimulated) | corrections %4d (max %d) | bullets predicted %3d matched %3d dropped %2d | %6.0f B/s down | %4.0f B/s inputs | late %d\n",
 			at.Seconds(), i, ms(ping), pc.frame.Ahead(), st.Rollbacks, st.TicksResimulated, st.Corrections, pc.maxCorr,
+			st.PredictedSpawns, st.PredictedSpawnsMatched, st.PredictedSpawnsDropped,
 			float64(down-d.prev[i].down)/secs, float64(in-d.prev[i].input)/secs, late)
 		d.prev[i] = predictRates{down: down, input: in}
 	}
