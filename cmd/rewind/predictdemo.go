@@ -70,7 +70,7 @@ func predictFlags() (*flag.FlagSet, *predictOptions) {
 	fs.DurationVar(&o.Jitter, "jitter", 5*time.Millisecond, "latency jitter: each datagram gets ± up to this much")
 	fs.Float64Var(&o.Loss, "loss", 0, "probability that a datagram is lost (0..1)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the bots and the link conditions")
-	fs.StringVar(&o.Others, "others", "predict", "how clients show the other ships: predict (with their forwarded inputs) or interpolate")
+	fs.StringVar(&o.Others, "others", "predict", "how clients show the other ships: predict (with their forwarded inputs, their bullets fired at once too) or interpolate (their bullets arrive from the server)")
 	fs.IntVar(&o.InputDelay, "input-delay", 0, "ticks by which clients apply their own input late")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout (live stats go to stderr)")
 	fs.DurationVar(&o.MaxDrain, "max-drain", 5*time.Second, "how long the server keeps ticking at most for the clients to confirm the last tick")
