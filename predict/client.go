@@ -94,8 +94,9 @@ type ClientFrame[T any] struct {
 // NewClientFrame returns the frame of client rc predicting with tl and
 // sending inputs of in. It replaces rc's client hooks with the
 // Timeline's (Hooks, its Resync hook included) chained with cfg.Hooks,
-// and makes rc's checksum reports describe tl's confirmed state
-// (AttachChecksum).
+// makes rc's checksum reports describe tl's confirmed state
+// (AttachChecksum) and, when the protocol replicates SpawnKey, installs
+// the adoption of predicted spawns (AttachSpawns), as Attach does.
 func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cfg ClientFrameConfig) (*ClientFrame[T], error) {
 	if cfg.RTT == nil {
 		return nil, ErrNoRTT
@@ -108,6 +109,7 @@ func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cf
 	f := &ClientFrame[T]{rc: rc, tl: tl, sync: sync, clock: clock, sender: in.NewSender(), remote: in.NewRemote(),
 		rtt: cfg.RTT, after: cfg.AfterStep, step: time.Second / time.Duration(sync.Config().TickRate)}
 	AttachChecksum(rc, tl)
+	_ = AttachSpawns(rc, tl) // replicate.ErrUnknownType: no predicted spawns
 	own, game := Hooks(tl), cfg.Hooks
 	rc.SetClientHooks(replicate.ClientHooks{
 		Spawn: game.Spawn,

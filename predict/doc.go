@@ -99,7 +99,11 @@
 // rollback to an earlier tick revives it, and the World despawn happens
 // when the marker's tick leaves the window. A marker the simulation made is
 // predicted state: a rollback before it drops it, and the re-simulation
-// makes it again only if it still happens.
+// makes it again only if it still happens. A DespawnAt(e, T) in the past
+// requests a rollback to T, unless the simulation already put e's marker
+// at T (a predicted despawn, such as a bullet expiring on both sides at
+// the same tick): the rollback would change nothing
+// (TestDespawnAtPredicted).
 //
 // Values older than the window are applied to the current state as a snap
 // and counted (Stats.RangeFaults, LastRangeFault), and reported to the
@@ -320,7 +324,8 @@
 // T requests nothing: the rollback would change nothing); a value replicate gives again because
 // an entity it refers to appeared (replicate.ValueRemapped) is an Insert
 // from the tick it appeared, not a correction of the past; a despawn is
-// DespawnAt(e, T), the World entity leaving after the window; a complete
+// DespawnAt(e, T) (no rollback when the simulation predicted it), the
+// World entity leaving after the window; a complete
 // tick is Complete(T). Spawns need nothing: replicate spawns the World
 // entity at once and keeps its mapping, which no rollback undoes; a spawn
 // carrying a SpawnKey adopts the predicted entity of that key
@@ -348,7 +353,9 @@
 // one), sets a tick.Clock's rate from it, and for each step due asks the
 // game for its input for InputTick(F), sends it with InputSender, and runs
 // Timeline.Step(sim). It installs Hooks(tl) chained with the game's own
-// hooks; the game attaches its component types. The RTT comes from the
+// hooks, and the adoption of predicted spawns when the protocol has
+// SpawnKey (AttachSpawns); the game attaches its component types. The RTT
+// comes from the
 // connection (ClientFrameConfig.RTT, QUIC's smoothed RTT); the jitter is
 // measured by the frame: the mean deviation (gain 1/4) of each newer
 // complete tick's arrival less its nominal time, the variation of the
@@ -367,7 +374,11 @@
 // it compares. A complete tick is compared once it is older than the
 // client's Now: the history of Now is saved by the next Step, and values
 // received in a frame that stepped nothing are applied by the next Step.
-// "rewind demo predict" runs it all over QUIC.
+// "rewind demo predict" runs it all over QUIC, bullets included: each
+// client fires the bullets of the ships it predicts as predicted spawns
+// under the key the server spawns them with (its own ship's from its
+// inputs, the others' from their forwarded or last known inputs), and
+// expires them with Timeline.Despawn at the server's tick.
 //
 // # RNG and resyncs
 //

@@ -75,9 +75,20 @@ func Hooks(tl *Timeline) replicate.ClientHooks {
 // prediction. Values and removals the Timeline refuses (more than the
 // window ahead) are dropped and counted in Stats.Refused.
 func AttachComponent[T any](c *replicate.Client, comp *Component[T]) error {
+	return replicate.SetHooks(c, componentHooks(comp, nil, nil))
+}
+
+// componentHooks returns the hooks AttachComponent and AttachSplit
+// install: values and removals of entities for which interpolated(e)
+// reports true go to buf (interpolated nil: none), the others to comp.
+func componentHooks[T any](comp *Component[T], buf *Interpolated[T], interpolated func(e ecs.Entity) bool) replicate.ComponentHooks[T] {
 	tl := comp.tl
-	return replicate.SetHooks(c, replicate.ComponentHooks[T]{
+	return replicate.ComponentHooks[T]{
 		Value: func(e ecs.Entity, t tick.Tick, v T, kind replicate.ValueKind) bool {
+			if interpolated != nil && interpolated(e) {
+				buf.Push(e, t, v)
+				return true
+			}
 			var err error
 			switch kind {
 			case replicate.ValueRemapped:
@@ -95,6 +106,10 @@ func AttachComponent[T any](c *replicate.Client, comp *Component[T]) error {
 			return true
 		},
 		Remove: func(e ecs.Entity, t tick.Tick) bool {
+			if interpolated != nil && interpolated(e) {
+				buf.Remove(e)
+				return true
+			}
 			if err := comp.AuthoritativeRemove(e, t); err != nil {
 				tl.stats.Refused++
 			} else {
@@ -102,7 +117,7 @@ func AttachComponent[T any](c *replicate.Client, comp *Component[T]) error {
 			}
 			return true
 		},
-	})
+	}
 }
 
 // predicted reports whether the history holds v (by the compare function)

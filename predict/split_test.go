@@ -111,3 +111,24 @@ func TestAttachSplit(t *testing.T) {
 		}
 	})
 }
+
+// TestAttachSplitPredictedSpawn: a predicted entity's values go through
+// AttachSplit as through AttachComponent, so a predicted spawn the server
+// confirms with the values the history holds (TestPredictedSpawnMatched,
+// with RPos split and never interpolated) is adopted without a rollback.
+func TestAttachSplitPredictedSpawn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSpawnRig(t, 30*time.Millisecond, 4)
+		defer r.close()
+		buf := predict.NewInterpolated(predict.InterpConfig{}, func(a, b RPos, f float64) RPos { return b })
+		if err := predict.AttachSplit(r.client, r.pos, buf, func(ecs.Entity) bool { return false }); err != nil {
+			t.Fatal(err)
+		}
+		r.clientFires[12], r.serverFires[12] = true, true
+		r.stepTo(40)
+		r.checkBullet(r.bullets[12], r.spawned[0].e, 12)
+		if st := r.tl.Stats(); st.PredictedSpawnsMatched != 1 || st.Rollbacks != 0 || st.Types[0].Mispredictions != 0 {
+			t.Fatalf("matched %d, rollbacks %d, mispredictions %d; want 1, 0, 0", st.PredictedSpawnsMatched, st.Rollbacks, st.Types[0].Mispredictions)
+		}
+	})
+}

@@ -366,7 +366,11 @@ func (tl *Timeline) Despawn(e ecs.Entity) error {
 // replication, or a game change): from the end of t on, e has none of its
 // predicted components, in the current state and in every re-simulation
 // through t. It puts a despawn marker on e (see Despawn). A despawn older
-// than the window is applied at once and counted as a range fault.
+// than the window is applied at once and counted as a range fault. A
+// despawn in the past requests a rollback to t, unless the current state
+// already has e despawned at t by the simulation (a predicted despawn,
+// Despawn from Step, at the same tick): the rollback would change
+// nothing.
 func (tl *Timeline) DespawnAt(e ecs.Entity, t tick.Tick) error {
 	w, err := tl.where(t)
 	if err != nil {
@@ -380,8 +384,24 @@ func (tl *Timeline) DespawnAt(e ecs.Entity, t tick.Tick) error {
 	}
 	in := tl.info(t)
 	in.despawns = append(in.despawns, e)
+	if w == wPast && tl.markedAt(e, t) {
+		// The simulation despawned e at t (Despawn): the predicted state
+		// already holds the despawn, a rollback would change nothing.
+		return nil
+	}
 	tl.noted(t, w, false)
 	return nil
+}
+
+// markedAt reports whether e carries a despawn marker of tick t in the
+// current state.
+func (tl *Timeline) markedAt(e ecs.Entity, t tick.Tick) bool {
+	for _, m := range tl.markers {
+		if m.e == e && m.t == t {
+			return true
+		}
+	}
+	return false
 }
 
 // Despawned reports whether e carries a despawn marker in the current state.

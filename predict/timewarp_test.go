@@ -209,6 +209,40 @@ func TestDespawnRevivalDuringRollback(t *testing.T) {
 	}
 }
 
+// TestDespawnAtPredicted: the server's despawn of an entity the
+// simulation already despawned at the same tick (a predicted despawn: a
+// bullet at the end of its lifetime) requests no rollback; at another
+// tick it does, and the entity's history follows the server's tick.
+func TestDespawnAtPredicted(t *testing.T) {
+	for _, c := range []struct {
+		server    tick.Tick // the server's despawn tick
+		rollbacks uint64
+		at4       Health // health in the history at 4 afterwards
+	}{
+		{server: 5, rollbacks: 0, at4: 6}, // the sim despawns e at 5, as the server
+		{server: 4, rollbacks: 1, at4: -1},
+	} {
+		g := newGame(t, predict.Config{})
+		e := g.spawn(10)
+		g.extra = func(t tick.Tick) {
+			if t == 5 {
+				g.must(g.tl.Despawn(e))
+			}
+		}
+		g.stepTo(7)
+		g.must(g.tl.DespawnAt(e, c.server))
+		g.tl.Step(g.sim)
+		g.wantRollbacks(c.rollbacks)
+		if g.at(e, 4) != c.at4 || g.at(e, 5) != -1 || g.hs.Has(e) || !g.tl.Despawned(e) {
+			t.Fatalf("server despawn at %v: health %d at 4, %d at 5, present now %v", c.server, g.at(e, 4), g.at(e, 5), g.hs.Has(e))
+		}
+		g.stepTo(5 + 10 + 1) // the marker leaves the window
+		if g.w.Alive(e) {
+			t.Fatalf("server despawn at %v: alive one window after", c.server)
+		}
+	}
+}
+
 func TestErrorCorrection(t *testing.T) {
 	g := newGame(t, predict.Config{}, predict.LogCorrections())
 	e := g.spawn(10)

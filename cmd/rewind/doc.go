@@ -56,18 +56,21 @@
 // clients (default 3) in one process over QUIC on loopback, each client's
 // link through its own transport.Proxy (--latency, --jitter, --loss,
 // --seed). Bots steer the ships and fire; the server simulates each tick
-// with the inputs it buffered (predict.ServerFrame) and spawns the
-// bullets; each client runs predict.ClientFrame: it runs ahead of the
-// server (TickSync), sends its inputs with redundancy, predicts its own
-// ship and predicts (with the forwarded inputs) or interpolates
-// (--others) the other ships, and rolls back when the server disagrees.
+// with the inputs it buffered (predict.ServerFrame) and spawns every
+// bullet under a predict.SpawnKey; each client runs predict.ClientFrame:
+// it runs ahead of the server (TickSync), sends its inputs with
+// redundancy, predicts its own ship and its bullets (predicted spawns,
+// adopted by the server's under the same key), predicts (with the
+// forwarded inputs, bullets included) or interpolates (--others) the
+// other ships, and rolls back when the server disagrees.
 // After every step each client's confirmed state at every complete
 // server tick older than its present is compared with the server's state
 // at that tick. Live statistics once a second (ping, ticks ahead,
 // rollbacks, corrections, bytes/s); --json prints the summary (rollbacks,
 // resimulated_ticks, mispredictions, max_correction, ahead_ticks,
-// late_inputs, bytes_per_sec_per_client, input_bytes_per_sec_per_client,
-// converged, converged_tick ...). It runs --ticks (240, four seconds),
+// late_inputs, predicted_spawns_matched, predicted_spawns_dropped,
+// bytes_per_sec_per_client, input_bytes_per_sec_per_client, converged,
+// converged_tick ...). It runs --ticks (240, four seconds),
 // then until every client compared a tick at or after it, and exits with
 // status 1 when a comparison differed.
 //

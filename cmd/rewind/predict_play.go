@@ -133,9 +133,9 @@ func (d *predictDemo) step() error {
 	if err != nil {
 		d.events = append(d.events, fmt.Sprintf("server tick %v: %v", d.tick, err))
 	}
-	st := map[ecs.Entity]shooter.Body{}
+	st := map[ecs.Entity]shooter.Entity{}
 	for _, k := range d.game.State(nil) {
-		st[k.E] = k.Body
+		st[k.E] = k.Entity
 	}
 	d.states[d.tick] = st
 	delete(d.states, d.tick-predictStates)
@@ -148,6 +148,9 @@ func (d *predictDemo) step() error {
 		now := time.Now()
 		n := pc.frame.Frame(now.Sub(pc.last), pc.input, pc.sim)
 		pc.last = now
+		if err := pc.game.Err(); err != nil {
+			return fmt.Errorf("client %d: %w", pc.idx, err)
+		}
 		for _, ev := range pc.rc.Events() {
 			if ev.Kind == replicate.EventConnected {
 				continue
@@ -165,10 +168,12 @@ func (d *predictDemo) step() error {
 }
 
 // check compares the client's confirmed state at every complete server
-// tick received before its last Step and older than its Now with the server's state at that
-// tick: the same entities, the same bodies (from the Timeline's history
-// for what it predicts, from the interpolation buffer for the ships it
-// interpolates). The first difference is kept.
+// tick received before its last Step and older than its Now with the
+// server's state at that tick: the same entities, the same bodies (from
+// the Timeline's history for what it predicts, from the interpolation
+// buffer for the ships it interpolates), and for each bullet the same
+// predicted Bullet (who fired it, when). The first difference is kept.
+// Predicted bullets the server did not fire are counted (ghosts).
 func (d *predictDemo) check(pc *predictClient) {
 	// Ticks at or after Now stay pending: the history of Now is saved by
 	// the next Step.
@@ -207,8 +212,8 @@ func (d *predictDemo) check(pc *predictClient) {
 
 // diffAt returns the first difference between the client's state at tick
 // tk and want, or "".
-func (pc *predictClient) diffAt(tk tick.Tick, want map[ecs.Entity]shooter.Body, interpolated bool) string {
-	for se, b := range want {
+func (pc *predictClient) diffAt(tk tick.Tick, want map[ecs.Entity]shooter.Entity, interpolated bool) string {
+	for se, w := range want {
 		ce, ok := pc.cliEnt[se]
 		if !ok {
 			return fmt.Sprintf("tick %v complete: server entity %v never reached the client", tk, se)
@@ -219,8 +224,20 @@ func (pc *predictClient) diffAt(tk tick.Tick, want map[ecs.Entity]shooter.Body, 
 		} else {
 			got, ok = pc.body.At(ce, tk)
 		}
-		if !ok || got != b {
-			return fmt.Sprintf("tick %v (client at %v), entity %v: client %+v (%v), server %+v", tk, pc.tl.Now(), se, got, ok, b)
+		if !ok || got != w.Body {
+			return fmt.Sprintf("tick %v (client at %v), entity %v: client %+v (%v), server %+v", tk, pc.tl.Now(), se, got, ok, w.Body)
+		}
+		bu, ok := pc.bullet.At(ce, tk)
+		if wb := (shooter.Bullet{Player: w.Player, Born: w.Born}); ok != w.Bullet || (ok && bu != wb) {
+			return fmt.Sprintf("tick %v (client at %v), entity %v: client bullet %+v (%v), server %+v (%v)", tk, pc.tl.Now(), se, bu, ok, wb, w.Bullet)
+		}
+	}
+	// A predicted bullet no server bullet adopted, although tk is
+	// complete (the server's spawns of tk came with it): a bullet the
+	// server did not fire, an unconfirmed prediction, counted.
+	for ce := range pc.keys.Values() {
+		if _, ok := pc.bullet.At(ce, tk); ok && !pc.repl[ce] {
+			pc.ghosts++
 		}
 	}
 	for se, ce := range pc.cliEnt {
@@ -229,6 +246,9 @@ func (pc *predictClient) diffAt(tk tick.Tick, want map[ecs.Entity]shooter.Body, 
 		}
 		if got, ok := pc.body.At(ce, tk); ok {
 			return fmt.Sprintf("tick %v: entity %v, absent on the server, is %+v on the client", tk, se, got)
+		}
+		if got, ok := pc.bullet.At(ce, tk); ok {
+			return fmt.Sprintf("tick %v: entity %v, absent on the server, is bullet %+v on the client", tk, se, got)
 		}
 	}
 	return ""
@@ -276,8 +296,9 @@ func (d *predictDemo) liveStats(w io.Writer, at time.Duration, ph phase) {
 			ping = pc.conn.Stats().RTT
 		}
 		late := d.frame.Buffer().Stats(pc.rc.ID()).Late
-		fmt.Fprintf(w, "[%5.1fs]   client %d: ping %3.0fms | ahead %2d | rollbacks %4d (%5d resimulated) | corrections %4d (max %d) | %6.0f B/s down | %4.0f B/s inputs | late %d\n",
+		fmt.Fprintf(w, "[%5.1fs]   client %d: ping %3.0fms | ahead %2d | rollbacks %4d (%5d resimulated) | corrections %4d (max %d) | bullets predicted %3d matched %3d dropped %2d | %6.0f B/s down | %4.0f B/s inputs | late %d\n",
 			at.Seconds(), i, ms(ping), pc.frame.Ahead(), st.Rollbacks, st.TicksResimulated, st.Corrections, pc.maxCorr,
+			st.PredictedSpawns, st.PredictedSpawnsMatched, st.PredictedSpawnsDropped,
 			float64(down-d.prev[i].down)/secs, float64(in-d.prev[i].input)/secs, late)
 		d.prev[i] = predictRates{down: down, input: in}
 	}

@@ -44,11 +44,30 @@ type predictSummary struct {
 	// simulated without a client's input (its last one repeated).
 	LateInputs    uint64 `json:"late_inputs"`
 	MissingInputs uint64 `json:"missing_inputs"`
-	// PredictedSpawnsMatched and PredictedSpawnsDropped count the client's
-	// predicted bullets adopted by or missing from replication. Bullets
-	// are spawned by the server only in this version, so both are 0.
-	PredictedSpawnsMatched uint64 `json:"predicted_spawns_matched"`
-	PredictedSpawnsDropped uint64 `json:"predicted_spawns_dropped"`
+	// PredictedSpawns counts the bullets the clients' simulations fired
+	// as predicted spawns (their own, and the other ships' with --others
+	// predict); PredictedSpawnsMatched those a server bullet with the
+	// same key adopted; PredictedSpawnsDropped those despawned without
+	// one, mispredictions (a re-simulation no longer fired them, or their
+	// tick left the window unconfirmed; predict.Stats). Bullets still
+	// waiting for the server at the end are in neither.
+	// ServerSpawnsUnpredicted counts the server's bullets that reached a
+	// client it had not predicted (of interpolated ships, or fired on the
+	// server with an input the client did not predict). Sums over the
+	// clients of their Timelines' counters.
+	PredictedSpawns         uint64 `json:"predicted_spawns"`
+	PredictedSpawnsMatched  uint64 `json:"predicted_spawns_matched"`
+	PredictedSpawnsDropped  uint64 `json:"predicted_spawns_dropped"`
+	ServerSpawnsUnpredicted uint64 `json:"server_spawns_unpredicted"`
+	// UnconfirmedBulletTicks counts, over the complete ticks compared,
+	// the predicted bullets a client's history held at the tick although
+	// no server bullet adopted them: bullets the server did not fire
+	// (a wrong guess of another ship's fire, or an input the server did
+	// not have in time), shown until the client's own lifetime rule
+	// despawns them (at most BulletTTL ticks) and dropped when their
+	// tick leaves the window. They are unconfirmed predictions, not part
+	// of the confirmed state Converged compares, and counted here.
+	UnconfirmedBulletTicks int `json:"unconfirmed_bullet_ticks"`
 	// BulletsFired counts the bullets the server spawned.
 	BulletsFired uint64 `json:"bullets_fired"`
 	// BytesPerSecPerClient is the mean rate of the messages the server
@@ -60,8 +79,9 @@ type predictSummary struct {
 	UDPBytesPerSecPerClient   float64 `json:"udp_bytes_per_sec_per_client"`
 	InputBytesPerSecPerClient float64 `json:"input_bytes_per_sec_per_client"`
 	// CheckedTicks counts the (client, complete tick) pairs whose state
-	// was compared with the server's. Converged: every comparison was
-	// exact, every client compared a tick at or after Ticks, and
+	// was compared with the server's: every server entity (ships and
+	// bullets: Body, and Bullet for a bullet) and every entity replicated
+	// since. Converged: every comparison was exact, every client compared a tick at or after Ticks, and
 	// ConvergedTick, the newest tick every client compared, exists.
 	CheckedTicks int `json:"checked_ticks"`
 	// ChecksumsChecked counts the clients' checksum reports of their
@@ -89,20 +109,26 @@ type predictClientSummary struct {
 	Mispredictions   uint64  `json:"mispredictions"`
 	Corrections      uint64  `json:"corrections"`
 	MaxCorrection    int32   `json:"max_correction"`
-	Steps            uint64  `json:"steps"`
-	InputsSent       uint64  `json:"inputs_sent"`
-	InputsReceived   uint64  `json:"inputs_received"`
-	LateInputs       uint64  `json:"late_inputs"`
-	MissingInputs    uint64  `json:"missing_inputs"`
-	BytesPerSec      float64 `json:"bytes_per_sec"`
-	UDPBytesPerSec   float64 `json:"udp_bytes_per_sec"`
-	InputBytesPerSec float64 `json:"input_bytes_per_sec"`
-	LostUp           uint64  `json:"lost_up"`
-	LostDown         uint64  `json:"lost_down"`
-	CheckedTicks     int     `json:"checked_ticks"`
-	LastChecked      uint32  `json:"last_checked"`
-	Unchecked        int     `json:"unchecked"`
-	Converged        bool    `json:"converged"`
+	// PredictedSpawns... are the client's Timeline counters.
+	PredictedSpawns         uint64  `json:"predicted_spawns"`
+	PredictedSpawnsMatched  uint64  `json:"predicted_spawns_matched"`
+	PredictedSpawnsDropped  uint64  `json:"predicted_spawns_dropped"`
+	ServerSpawnsUnpredicted uint64  `json:"server_spawns_unpredicted"`
+	UnconfirmedBulletTicks  int     `json:"unconfirmed_bullet_ticks"`
+	Steps                   uint64  `json:"steps"`
+	InputsSent              uint64  `json:"inputs_sent"`
+	InputsReceived          uint64  `json:"inputs_received"`
+	LateInputs              uint64  `json:"late_inputs"`
+	MissingInputs           uint64  `json:"missing_inputs"`
+	BytesPerSec             float64 `json:"bytes_per_sec"`
+	UDPBytesPerSec          float64 `json:"udp_bytes_per_sec"`
+	InputBytesPerSec        float64 `json:"input_bytes_per_sec"`
+	LostUp                  uint64  `json:"lost_up"`
+	LostDown                uint64  `json:"lost_down"`
+	CheckedTicks            int     `json:"checked_ticks"`
+	LastChecked             uint32  `json:"last_checked"`
+	Unchecked               int     `json:"unchecked"`
+	Converged               bool    `json:"converged"`
 }
 
 // ok reports a successful run.
@@ -129,7 +155,10 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 			ID: uint64(pc.rc.ID()), JitterMS: ms(pc.frame.Jitter()),
 			Rollbacks: st.Rollbacks, ResimulatedTicks: st.TicksResimulated, Corrections: st.Corrections,
 			MaxCorrection: pc.maxCorr, Steps: fs.Steps, InputsSent: fs.Inputs,
-			InputsReceived: is.Received, LateInputs: is.Late, MissingInputs: is.Missing,
+			PredictedSpawns: st.PredictedSpawns, PredictedSpawnsMatched: st.PredictedSpawnsMatched,
+			PredictedSpawnsDropped: st.PredictedSpawnsDropped, ServerSpawnsUnpredicted: st.ServerSpawnsUnpredicted,
+			UnconfirmedBulletTicks: pc.ghosts,
+			InputsReceived:         is.Received, LateInputs: is.Late, MissingInputs: is.Missing,
 			InputBytesPerSec: round3(float64(fs.InputBytes) / elapsed),
 			CheckedTicks:     pc.nChecks, LastChecked: uint32(pc.lastChk), Unchecked: pc.stale,
 		}
@@ -170,6 +199,11 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 		sum.Mispredictions += cs.Mispredictions
 		sum.Corrections += cs.Corrections
 		sum.MaxCorrection = max(sum.MaxCorrection, cs.MaxCorrection)
+		sum.PredictedSpawns += cs.PredictedSpawns
+		sum.PredictedSpawnsMatched += cs.PredictedSpawnsMatched
+		sum.PredictedSpawnsDropped += cs.PredictedSpawnsDropped
+		sum.ServerSpawnsUnpredicted += cs.ServerSpawnsUnpredicted
+		sum.UnconfirmedBulletTicks += cs.UnconfirmedBulletTicks
 		sum.LateInputs += cs.LateInputs
 		sum.MissingInputs += cs.MissingInputs
 		sum.CheckedTicks += cs.CheckedTicks
@@ -206,8 +240,10 @@ func (s *predictSummary) print(w io.Writer) {
 			i, c.RTTMS, c.AheadTicks, c.Rollbacks, c.ResimulatedTicks, c.Mispredictions, c.Corrections, c.MaxCorrection,
 			c.LateInputs, c.MissingInputs, c.BytesPerSec, c.InputBytesPerSec, c.CheckedTicks, c.LastChecked, state)
 	}
-	fmt.Fprintf(w, "%d bullets fired; %.0f B/s per client down (%.0f B/s UDP), %.0f B/s inputs up\n",
-		s.BulletsFired, s.BytesPerSecPerClient, s.UDPBytesPerSecPerClient, s.InputBytesPerSecPerClient)
+	fmt.Fprintf(w, "%d bullets fired; predicted on the clients %d (%d matched, %d dropped; %d bullet-ticks unconfirmed), %d server bullets unpredicted\n",
+		s.BulletsFired, s.PredictedSpawns, s.PredictedSpawnsMatched, s.PredictedSpawnsDropped, s.UnconfirmedBulletTicks, s.ServerSpawnsUnpredicted)
+	fmt.Fprintf(w, "%.0f B/s per client down (%.0f B/s UDP), %.0f B/s inputs up\n",
+		s.BytesPerSecPerClient, s.UDPBytesPerSecPerClient, s.InputBytesPerSecPerClient)
 	for _, e := range s.Events {
 		fmt.Fprintf(w, "  %s\n", e)
 	}

@@ -70,7 +70,7 @@ func predictFlags() (*flag.FlagSet, *predictOptions) {
 	fs.DurationVar(&o.Jitter, "jitter", 5*time.Millisecond, "latency jitter: each datagram gets ± up to this much")
 	fs.Float64Var(&o.Loss, "loss", 0, "probability that a datagram is lost (0..1)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the bots and the link conditions")
-	fs.StringVar(&o.Others, "others", "predict", "how clients show the other ships: predict (with their forwarded inputs) or interpolate")
+	fs.StringVar(&o.Others, "others", "predict", "how clients show the other ships: predict (with their forwarded inputs, their bullets fired at once too) or interpolate (their bullets arrive from the server)")
 	fs.IntVar(&o.InputDelay, "input-delay", 0, "ticks by which clients apply their own input late")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout (live stats go to stderr)")
 	fs.DurationVar(&o.MaxDrain, "max-drain", 5*time.Second, "how long the server keeps ticking at most for the clients to confirm the last tick")
@@ -82,10 +82,11 @@ func predictFlags() (*flag.FlagSet, *predictOptions) {
 Runs an authoritative server and --clients predicting clients in this
 process, over QUIC on loopback, each client's link through its own
 link-conditioning proxy. Bots steer the ships and fire; the server
-simulates with the inputs it received (and spawns the bullets), each client
-runs ahead of it (tick sync), sends its inputs with redundancy, predicts
-its own ship, predicts or interpolates the others (--others) and rolls
-back when the server disagrees. After every step, each client's confirmed
+simulates with the inputs it received, each client runs ahead of it (tick
+sync), sends its inputs with redundancy, predicts its own ship and fires
+its bullets at once (predicted spawns, adopted by the server's), predicts
+or interpolates the others (--others) and rolls back when the server
+disagrees. After every step, each client's confirmed
 state at every complete server tick is compared with the server's state at
 that tick. Exits with status 1 when one differed.
 
@@ -148,7 +149,9 @@ type predictClient struct {
 	world  *ecs.World
 	rc     *replicate.Client
 	tl     *predict.Timeline
+	game   *shooter.Client
 	body   *predict.Component[shooter.Body]
+	bullet *predict.Component[shooter.Bullet]
 	interp *predict.Interpolated[shooter.Body]
 	frame  *predict.ClientFrame[shooter.Stick]
 	ships  *ecs.Store[shooter.Ship]
@@ -157,8 +160,11 @@ type predictClient struct {
 	last   time.Time // the previous frame
 
 	cliEnt           map[ecs.Entity]ecs.Entity // every server entity replicated, even despawned since
-	pending          []tick.Tick               // complete ticks not checked yet
-	checked          []tick.Tick               // ticks checked, the newest predictStates
+	repl             map[ecs.Entity]bool       // the client entities in cliEnt
+	keys             *ecs.Store[predict.SpawnKey]
+	ghosts           int         // unconfirmed predicted bullets seen at complete ticks
+	pending          []tick.Tick // complete ticks not checked yet
+	checked          []tick.Tick // ticks checked, the newest predictStates
 	nChecks          int
 	lastChk          tick.Tick
 	stale            int    // complete ticks that left the window before a check
@@ -180,7 +186,7 @@ type predictDemo struct {
 	clients []*predictClient
 
 	tick     tick.Tick
-	states   map[tick.Tick]map[ecs.Entity]shooter.Body // the server's bodies at the end of each tick
+	states   map[tick.Tick]map[ecs.Entity]shooter.Entity // the server's entities at the end of each tick
 	runStart time.Time
 	events   []string
 	prev     []predictRates // the counters at the previous live statistics
@@ -195,7 +201,7 @@ func runPredictDemo(ctx context.Context, o predictOptions, live io.Writer) (*pre
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
-	d := &predictDemo{o: o, cancel: cancel, states: map[tick.Tick]map[ecs.Entity]shooter.Body{}}
+	d := &predictDemo{o: o, cancel: cancel, states: map[tick.Tick]map[ecs.Entity]shooter.Entity{}}
 	if err := d.start(ctx); err != nil {
 		return nil, errors.Join(err, d.close())
 	}
@@ -275,7 +281,9 @@ func (d *predictDemo) start(ctx context.Context) error {
 
 // newClient builds a client's World, replication client, Timeline and
 // frame: Body is predicted (for the other ships too with --others
-// predict, else interpolated), inputs come from the bot.
+// predict, else interpolated), and so is Bullet: the client's simulation
+// (shooter.Client) fires the bullets of the ships it predicts as predicted
+// spawns, adopted by the server's. Inputs come from the bot.
 func (d *predictDemo) newClient(pc *predictClient) error {
 	proto, err := shooter.NewProtocol(predict.InputConfig{})
 	if err != nil {
@@ -283,14 +291,17 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 	}
 	pc.world = ecs.New()
 	pc.cliEnt = map[ecs.Entity]ecs.Entity{}
+	pc.repl = map[ecs.Entity]bool{}
+	pc.keys = ecs.Register[predict.SpawnKey](pc.world)
 	if pc.rc, err = replicate.NewClient(replicate.ClientConfig{World: pc.world, Protocol: proto.Protocol,
 		ChecksumInterval: d.o.checksumInterval()}); err != nil {
 		return err
 	}
 	pc.tl = predict.New(pc.world, 0, predict.Config{Window: predictWindow})
-	if pc.body, err = predict.Register[shooter.Body](pc.tl, predict.LogCorrections()); err != nil {
+	if pc.game, err = shooter.NewClient(pc.tl, predict.LogCorrections()); err != nil {
 		return err
 	}
+	pc.body, pc.bullet = pc.game.Body(), pc.game.Bullet()
 	pc.ships = ecs.Register[shooter.Ship](pc.world)
 	pc.interp = predict.NewInterpolated[shooter.Body](predict.InterpConfig{Capacity: predictWindow},
 		func(a, b shooter.Body, f float64) shooter.Body {
@@ -304,6 +315,11 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 	if err != nil {
 		return err
 	}
+	if err = predict.AttachComponent(pc.rc, pc.bullet); err != nil {
+		return err
+	}
+	// The frame installs the Timeline's hooks and, SpawnKey being in the
+	// protocol, the adoption of predicted bullets.
 	pc.frame, err = predict.NewClientFrame(pc.rc, pc.tl, proto.Inputs, predict.ClientFrameConfig{
 		Sync: predict.SyncConfig{TickRate: serverTickRate, InputDelay: d.o.InputDelay},
 		RTT: func() time.Duration {
@@ -316,6 +332,7 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 			Spawn: func(ce ecs.Entity, _ tick.Tick) {
 				se, _ := pc.rc.ServerEntity(ce)
 				pc.cliEnt[se] = ce
+				pc.repl[ce] = true
 			},
 			TickComplete: func(t tick.Tick) {
 				pc.interp.Complete(t)
@@ -331,7 +348,6 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 	if err != nil {
 		return err
 	}
-	move := shooter.Move(pc.world)
 	steer := func(player uint64) shooter.Stick {
 		if id := replicate.ClientID(player); id != pc.rc.ID() {
 			v, _ := pc.frame.Remote().Input(id, pc.tl.Tick())
@@ -340,7 +356,7 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 		v, _ := pc.frame.Sender().Input(pc.tl.Tick())
 		return v
 	}
-	pc.sim = func(t tick.Tick) { move(t, steer) }
+	pc.sim = func(t tick.Tick) { pc.game.Step(t, steer) }
 	seed := d.o.Seed
 	pc.input = func(t tick.Tick) shooter.Stick { return shooter.Bot(seed, uint64(pc.rc.ID()), t) }
 	return nil

@@ -3,13 +3,26 @@
 // fires bullets; the server simulates the authoritative World and
 // replicates it, each client predicts it with package predict.
 //
-// The simulation is deterministic integer arithmetic on one predicted
-// component, Body (position and velocity). Ship and Bullet are replicated
-// but never change after the spawn, so clients do not predict them. A
-// ship's velocity comes from its player's input of the tick; a bullet flies
-// straight for BulletTTL ticks. The server spawns and despawns bullets
-// (World.Step); clients move the bodies they predict (Move) and never spawn:
-// their bullets arrive by replication. Whether and where a player fires is
-// decided by Shoot alone, so a client can later predict its own bullets
-// from the same function.
+// The simulation is deterministic integer arithmetic. Body (position and
+// velocity) is predicted; so is Bullet on the client, since the client
+// spawns its bullets itself; Ship is replicated only and never changes
+// after the spawn. A ship's velocity comes from its player's input of the
+// tick; a bullet flies straight for BulletTTL ticks. Whether and where a
+// player fires is decided by Shoot alone, which both sides call: the
+// server (Server.Step) spawns every bullet under BulletKey(player, tick)
+// with predict.ServerSpawn, and a client (Client.Step) spawns the bullets
+// of every ship it predicts as predicted spawns under the same key
+// (Timeline.Spawn), so replication adopts each as the server's bullet: it
+// appears when fired and is never duplicated. Bullets expire on both sides
+// at the same tick; the client's despawn is a despawn marker
+// (Timeline.Despawn), which a rollback before it undoes.
+//
+// The other players' ships, when the client predicts them, fire with the
+// input they are predicted with (the forwarded input when it arrived, the
+// last known one otherwise), so their bullets leave them as their ship is
+// shown; a wrong guess is undone when a rollback re-simulates its tick
+// with the real input, or dropped when its tick leaves the window, a
+// misprediction either way (predict's PredictedSpawnsDropped). Ships shown by interpolation have no Body on
+// the client and fire nothing there: their bullets arrive by replication
+// (predict's ServerSpawnsUnpredicted) and are predicted from then on.
 package shooter

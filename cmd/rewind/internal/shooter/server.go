@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 )
@@ -65,7 +66,8 @@ func (s *Server) Expired() uint64 { return s.expired }
 
 // Step simulates tick t: bullets past their lifetime are despawned, the
 // others fly; every ship steers with input(player) and may fire (Shoot): a
-// new bullet exists from the end of t.
+// new bullet exists from the end of t, spawned under BulletKey(player, t)
+// (predict.ServerSpawn), the key the player's client predicts it with.
 func (s *Server) Step(t tick.Tick, input func(player uint64) Stick) error {
 	s.bullets = slices.DeleteFunc(s.bullets, func(e ecs.Entity) bool {
 		b, _ := s.bullet.Get(e)
@@ -86,9 +88,8 @@ func (s *Server) Step(t tick.Tick, input func(player uint64) Stick) error {
 		if !ok {
 			continue
 		}
-		be := s.w.Spawn()
+		be := predict.ServerSpawn(s.w, BulletKey(sh.Player, t))
 		if err := errors.Join(
-			s.rep.Set(be, replicate.Replicated{}),
 			s.bullet.Set(be, Bullet{Player: sh.Player, Born: uint32(t)}),
 			s.body.Set(be, shot),
 		); err != nil {
@@ -100,12 +101,14 @@ func (s *Server) Step(t tick.Tick, input func(player uint64) Stick) error {
 	return nil
 }
 
-// Entity is one entity's state at a tick, for comparisons: its body and,
-// for a ship, its player; Bullet is true for a bullet.
+// Entity is one entity's state at a tick, for comparisons: its body and
+// its player (a ship's, or the one who fired a bullet); Bullet is true for
+// a bullet, Born its tick of birth.
 type Entity struct {
 	Body   Body
 	Player uint64
 	Bullet bool
+	Born   uint32
 }
 
 // State appends the state of every entity with a Body to dst, keyed by
@@ -116,7 +119,7 @@ func (s *Server) State(dst []Keyed) []Keyed {
 		if sh, ok := s.ship.Get(e); ok {
 			st.Player = sh.Player
 		} else if bu, ok := s.bullet.Get(e); ok {
-			st.Player, st.Bullet = bu.Player, true
+			st.Player, st.Bullet, st.Born = bu.Player, true, bu.Born
 		}
 		dst = append(dst, st)
 	}

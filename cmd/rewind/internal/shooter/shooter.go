@@ -1,7 +1,6 @@
 package shooter
 
 import (
-	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/rng"
@@ -54,7 +53,9 @@ const (
 
 // Protocol is the replication protocol of the game, the same on server
 // and clients: Ship, Bullet and Body (registered in that order, so a spawn
-// writes the marker before the body), and the Stick inputs.
+// writes the marker before the body), predict.SpawnKey (a bullet's key,
+// sent with its spawn, so a client's predicted bullet is adopted), and the
+// Stick inputs.
 type Protocol struct {
 	*replicate.Protocol
 	Inputs *predict.Inputs[Stick]
@@ -70,6 +71,9 @@ func NewProtocol(cfg predict.InputConfig) (*Protocol, error) {
 		return nil, err
 	}
 	if _, err := replicate.Component[Body](p, replicate.WithOwnRule()); err != nil {
+		return nil, err
+	}
+	if _, err := predict.RegisterSpawnKey(p); err != nil {
 		return nil, err
 	}
 	in, err := predict.RegisterInputs[Stick](p, nil, cfg)
@@ -147,24 +151,6 @@ func Bot(seed, player uint64, t tick.Tick) Stick {
 		b |= Fire
 	}
 	return Stick{Buttons: b}
-}
-
-// Move is the simulation of one tick on a client's World: every ship with
-// a Body steers with input(player) (the client's own input, or another
-// player's predicted one), every bullet with a Body flies. Entities
-// without a Body (shown by interpolation) are left alone. It is
-// deterministic and writes Body only, as predict.Timeline.Step requires.
-func Move(w *ecs.World) func(t tick.Tick, input func(player uint64) Stick) {
-	ships := ecs.NewQuery2(ecs.Register[Body](w).Write(), ecs.Register[Ship](w).Read())
-	bullets := ecs.NewQuery2(ecs.Register[Body](w).Write(), ecs.Register[Bullet](w).Read())
-	return func(_ tick.Tick, input func(player uint64) Stick) {
-		for _, r := range ships.All() {
-			Steer(r.A, input(r.B.Player))
-		}
-		for _, r := range bullets.All() {
-			Fly(r.A)
-		}
-	}
 }
 
 // Distance returns how far apart two positions are, in arena units: the

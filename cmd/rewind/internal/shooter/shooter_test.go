@@ -138,26 +138,66 @@ func TestServerStep(t *testing.T) {
 	}
 }
 
-// TestMoveMatchesServer: a client World holding the same bodies, moved by
-// Move with the same inputs, equals the server's between spawns.
-func TestMoveMatchesServer(t *testing.T) {
+// TestClientMatchesServer: a client World holding the server's ship,
+// simulated by Client.Step on a Timeline with the same inputs, equals the
+// server's World tick after tick, bullets included: each bullet the ship
+// fires is a predicted spawn under the server's key, with the server's
+// body and marker, and gets a despawn marker at the tick the server
+// despawns it.
+func TestClientMatchesServer(t *testing.T) {
 	s := NewServer()
 	e, _ := s.AddShip(5)
 	cw := ecs.New()
+	tl := predict.New(cw, 0, predict.Config{Window: 64})
+	c, err := NewClient(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ce := cw.Spawn()
 	b0, _ := ecs.StoreOf[Body](s.World()).Get(e)
 	_ = ecs.Register[Ship](cw).Set(ce, Ship{Player: 5})
-	_ = ecs.Register[Body](cw).Set(ce, b0)
-	move := Move(cw)
-	for f := tick.Tick(1); f <= 50; f++ {
-		in := func(p uint64) Stick { return Stick{Buttons: Bot(3, p, f).Buttons &^ Fire} }
-		_ = s.Step(f, in)
-		move(f, in)
+	_ = c.Body().Store().Set(ce, b0)
+	keyOf := map[ecs.Entity]predict.SpawnKey{} // server bullet -> its key
+	for f := tick.Tick(1); f <= 100; f++ {
+		in := func(p uint64) Stick { return Bot(3, p, f) }
+		if err := s.Step(f, in); err != nil {
+			t.Fatal(err)
+		}
+		tl.Step(func(t tick.Tick) { c.Step(t, in) })
+		if c.Err() != nil {
+			t.Fatal(c.Err())
+		}
+		for _, k := range s.State(nil) {
+			var got Body
+			var ok bool
+			if !k.Bullet {
+				got, ok = c.Body().Store().Get(ce)
+			} else {
+				key, _ := ecs.StoreOf[predict.SpawnKey](s.World()).Get(k.E)
+				if want := BulletKey(5, tick.Tick(k.Born)); key != want {
+					t.Fatalf("tick %v: server bullet key %+v, want %+v", f, key, want)
+				}
+				keyOf[k.E] = key
+				be, found := tl.PredictedSpawn(key)
+				if !found {
+					t.Fatalf("tick %v: no predicted bullet for %+v", f, key)
+				}
+				got, ok = c.Body().Store().Get(be)
+				if bu, _ := c.Bullet().Store().Get(be); bu != (Bullet{Player: 5, Born: k.Born}) {
+					t.Fatalf("tick %v: bullet marker %+v", f, bu)
+				}
+			}
+			if !ok || got != k.Body {
+				t.Fatalf("tick %v: client %+v (%v), server %+v", f, got, ok, k.Body)
+			}
+		}
+		if n := c.Bullet().Store().Len(); n != s.Bullets() {
+			t.Fatalf("tick %v: %d bullets on the client, %d on the server", f, n, s.Bullets())
+		}
 	}
-	sb, _ := ecs.StoreOf[Body](s.World()).Get(e)
-	cb, _ := ecs.StoreOf[Body](cw).Get(ce)
-	if sb != cb {
-		t.Fatalf("client %+v, server %+v", cb, sb)
+	st := tl.Stats()
+	if s.Fired() == 0 || s.Expired() == 0 || st.PredictedSpawns != s.Fired() || len(keyOf) != int(s.Fired()) {
+		t.Fatalf("server fired %d (expired %d), client predicted %d, %d keys seen", s.Fired(), s.Expired(), st.PredictedSpawns, len(keyOf))
 	}
 }
 

@@ -1,0 +1,127 @@
+package shooter
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/replicate"
+	"github.com/rewindgo/rewind/tick"
+)
+
+// KindBullet is the predict.SpawnKey Kind of a bullet.
+const KindBullet uint32 = 1
+
+// BulletKey returns the SpawnKey of the bullet player's ship fires at tick
+// t. A ship fires at most one bullet a tick, so Index is 0. Server and
+// clients name a bullet with it, so that a client's predicted bullet is
+// adopted as the server's.
+func BulletKey(player uint64, t tick.Tick) predict.SpawnKey {
+	return predict.SpawnKey{Client: replicate.ClientID(player), Tick: t, Kind: KindBullet}
+}
+
+// Client is the game on a client's World, predicted by a Timeline: Body
+// and Bullet are predicted components (a bullet the client fires is
+// predicted whole, its marker included, so a rollback before its spawn
+// tick leaves nothing of it), Ship is replicated only.
+type Client struct {
+	tl      *predict.Timeline
+	body    *predict.Component[Body]
+	bullet  *predict.Component[Bullet]
+	ships   *ecs.Query2[Body, Ship]
+	bullets *ecs.Query2[Body, Bullet]
+	expired []ecs.Entity
+	shots   []shot
+	err     error
+}
+
+// shot is a bullet fired in the tick being simulated, spawned after the
+// ships' loop (the World's structure does not change while a query runs).
+type shot struct {
+	player uint64
+	body   Body
+}
+
+// NewClient registers Body (with opts) and Bullet as predicted types of
+// tl and returns the client's simulation of the game. The game attaches
+// them to replication (predict.AttachComponent or AttachSplit).
+func NewClient(tl *predict.Timeline, opts ...predict.Option) (*Client, error) {
+	body, err := predict.Register[Body](tl, opts...)
+	if err != nil {
+		return nil, err
+	}
+	bullet, err := predict.Register[Bullet](tl)
+	if err != nil {
+		return nil, err
+	}
+	w := tl.World()
+	return &Client{tl: tl, body: body, bullet: bullet,
+		ships:   ecs.NewQuery2(body.Store().Write(), ecs.Register[Ship](w).Read()),
+		bullets: ecs.NewQuery2(body.Store().Write(), bullet.Store().Read()),
+	}, nil
+}
+
+// Body returns the predicted Body.
+func (c *Client) Body() *predict.Component[Body] { return c.body }
+
+// Bullet returns the predicted Bullet.
+func (c *Client) Bullet() *predict.Component[Bullet] { return c.bullet }
+
+// Step is the simulation of tick t on the client's World, the same as
+// Server.Step's: bullets past their lifetime are despawned with a despawn
+// marker (Timeline.Despawn, undone by a rollback before t), the others
+// fly; every ship with a Body (the client's own, and the others' when it
+// predicts them) steers with input(player) and, when Shoot says it fires,
+// spawns its bullet as a predicted spawn under BulletKey(player, t)
+// (Timeline.Spawn), with its Body and Bullet. Entities without a Body
+// (shown by interpolation) are left alone. Call it from the function
+// given to Timeline.Step; it is deterministic and changes the World only
+// as Step allows. An error (a Spawn or Despawn refused) is kept, the
+// first one, for Err.
+//
+// A ship exists on the client only once replicated, so its Player, which
+// names the key, is the server's id of its player: a client fires with
+// the key the server uses. The game must not give the own ship an input
+// before it knows its id (replicate.Client.ID), as the demo does by
+// adding ships once every client is connected.
+func (c *Client) Step(t tick.Tick, input func(player uint64) Stick) {
+	c.expired, c.shots = c.expired[:0], c.shots[:0]
+	for e, r := range c.bullets.All() {
+		if Expired(*r.B, t) {
+			c.expired = append(c.expired, e)
+			continue
+		}
+		Fly(r.A)
+	}
+	for _, e := range c.expired {
+		c.keep(c.tl.Despawn(e))
+	}
+	for _, r := range c.ships.All() {
+		in := input(r.B.Player)
+		Steer(r.A, in)
+		if b, ok := Shoot(*r.A, in, t); ok {
+			c.shots = append(c.shots, shot{player: r.B.Player, body: b})
+		}
+	}
+	for _, s := range c.shots {
+		e, err := c.tl.Spawn(BulletKey(s.player, t))
+		if err != nil {
+			c.keep(err)
+			continue
+		}
+		c.keep(errors.Join(
+			c.body.Store().Set(e, s.body),
+			c.bullet.Store().Set(e, Bullet{Player: s.player, Born: uint32(t)}),
+		))
+	}
+}
+
+func (c *Client) keep(err error) {
+	if err != nil && c.err == nil {
+		c.err = fmt.Errorf("shooter: client simulation: %w", err)
+	}
+}
+
+// Err returns the first error of Step, or nil.
+func (c *Client) Err() error { return c.err }
