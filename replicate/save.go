@@ -83,9 +83,25 @@ func (r *stateReader) uvarint() uint64 {
 	if r.err != nil {
 		return 0
 	}
-	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+	// Fast paths: one to three bytes (counts, ids, lengths, entity
+	// indices below 2^21), minimal (a last byte of 0 after a continuation
+	// byte takes the checked path, which refuses it).
+	if off := r.off; off+2 < len(r.b) {
+		b0, b1, b2 := r.b[off], r.b[off+1], r.b[off+2]
+		switch {
+		case b0 < 0x80:
+			r.off++
+			return uint64(b0)
+		case b1 < 0x80 && b1 != 0:
+			r.off += 2
+			return uint64(b0&0x7f) | uint64(b1)<<7
+		case b1 >= 0x80 && b2 < 0x80 && b2 != 0:
+			r.off += 3
+			return uint64(b0&0x7f) | uint64(b1&0x7f)<<7 | uint64(b2)<<14
+		}
+	} else if off < len(r.b) && r.b[off] < 0x80 {
 		r.off++
-		return uint64(r.b[r.off-1])
+		return uint64(r.b[off])
 	}
 	v, n, err := bin.Uvarint(r.b[r.off:])
 	if err != nil {
