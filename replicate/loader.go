@@ -21,13 +21,15 @@ import (
 // into the same world, emptied of the previous load's entities in
 // between (a client applying pushed checkpoints, a tool that reloads),
 // allocates nothing once the buffers, the world and its stores have grown
-// to the largest state loaded. The zero Loader is ready to use. A Loader
-// is not safe for concurrent use.
+// to the largest state loaded. (Loading into another world, or with
+// another protocol, binds again, which allocates.) The zero Loader is
+// ready to use. A Loader is not safe for concurrent use.
 type Loader struct {
 	enc   *stateEncoder // bound to the world and protocol of the last load
 	data  []byte        // LoadFrom's input
 	ents  LoadedEntities
-	check []int // by component id: the value length that needs no decoding to check, or 0
+	check []int         // by component id: the value length that needs no decoding to check, or 0
+	load  []valueLoader // by component id
 	count [MaxComponents]int
 }
 
@@ -181,13 +183,15 @@ func (l *Loader) Load(data []byte, world *ecs.World, p *Protocol) (*LoadedEntiti
 	}
 	if l.enc == nil || l.enc.w != world || l.enc.p != p {
 		l.enc = newStateEncoder(world, p)
-		l.check = l.check[:0]
+		l.check, l.load = l.check[:0], l.load[:0]
 		for _, c := range l.enc.comps {
-			l.check = append(l.check, c.(interface{ lenOnlyCheck() int }).lenOnlyCheck())
+			vl := c.(valueLoader)
+			l.check = append(l.check, vl.lenOnlyCheck())
+			l.load = append(l.load, vl)
 		}
 	}
 	enc, t := l.enc, &l.ents
-	comps, res, check := enc.comps, enc.res, l.check
+	comps, res, check, load := enc.comps, enc.res, l.check, l.load
 	body := data[13:]
 
 	// Check everything first: a refused state changes nothing.
@@ -264,9 +268,7 @@ func (l *Loader) Load(data []byte, world *ecs.World, p *Protocol) (*LoadedEntiti
 		for range rd.count(MaxComponents) {
 			id := rd.uvarint()
 			v := rd.lenBytes(maxMessageValue)
-			if err := comps[id].(interface {
-				load(ecs.Entity, []byte, ecs.EntityMapper) error
-			}).load(e, v, t); err != nil {
+			if err := load[id].load(e, v, t); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -280,6 +282,13 @@ func (l *Loader) Load(data []byte, world *ecs.World, p *Protocol) (*LoadedEntiti
 		}
 	}
 	return t, errors.Join(errs...)
+}
+
+// valueLoader is the side of a component type bound to a world that a
+// Loader uses.
+type valueLoader interface {
+	lenOnlyCheck() int
+	load(e ecs.Entity, src []byte, m ecs.EntityMapper) error
 }
 
 // lenOnlyCheck is the encoded size of T when checking a value needs no
