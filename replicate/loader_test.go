@@ -211,3 +211,62 @@ func ExampleLoader() {
 	// 1 1
 	// 1 2
 }
+
+// FuzzLoaderReuse feeds arbitrary bytes to a Loader between loads of a
+// real state into the same world: a refused input leaves the world as it
+// was (same entities, same resource), an accepted one loads as many
+// entities as its table lists, and the next load of the real state is
+// exact whatever the Loader's buffers held before.
+func FuzzLoaderReuse(f *testing.F) {
+	p := labelProto(f)
+	w, ents := resWorld(3, 5)
+	_ = ecs.Register[Label](w).Set(ents[1], Label("pawn"))
+	var buf bytes.Buffer
+	_ = replicate.SaveState(&buf, w, p)
+	good := buf.Bytes()
+	f.Add(good)
+	f.Add(handState(p, ecs.NewEntity(90000, 1), ecs.NewEntity(7, 1)))
+	var l replicate.Loader
+	cw := ecs.New()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		le, err := l.Load(good, cw, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clearLoaded(t, cw, le)
+		if le, err = l.Load(good, cw, p); err != nil || le.Len() != 3 {
+			t.Fatalf("real state: %v", err)
+		}
+		n := cw.Len()
+		score, _ := ecs.GetResource[Score](cw)
+		le, err = l.Load(b, cw, p)
+		if err != nil {
+			if s, _ := ecs.GetResource[Score](cw); cw.Len() != n || s != score {
+				t.Fatalf("refused state (%v) changed the world: %d entities, was %d", err, cw.Len(), n)
+			}
+		} else {
+			if cw.Len() != n+le.Len() {
+				t.Fatalf("%d entities loaded, world went from %d to %d", le.Len(), n, cw.Len())
+			}
+			clearLoaded(t, cw, le)
+		}
+		for cw.Len() > 0 { // empty the world for the next input
+			for e := range cw.Entities() {
+				_ = cw.Despawn(e)
+				break
+			}
+		}
+		if le, err = l.Load(good, cw, p); err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range ents {
+			got, ok := le.Lookup(e)
+			pos, _ := ecs.StoreOf[Position](cw).Get(got)
+			lb, _ := ecs.StoreOf[Label](cw).Get(got)
+			if want, _ := ecs.StoreOf[Position](w).Get(e); !ok || pos != want || (i == 1) != (string(lb) == "pawn") {
+				t.Fatalf("entity %d after %d bytes: %v %v %q", i, len(b), ok, pos, lb)
+			}
+		}
+		clearLoaded(t, cw, le)
+	})
+}
