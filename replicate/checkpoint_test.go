@@ -376,7 +376,11 @@ func TestCheckpoints(t *testing.T) {
 //   - capture: Checkpoints.Capture (the copy into reused buffers);
 //   - encode: Checkpoint.AppendState, the saved form a save or a resync
 //     sends, written from the copy when asked for;
-//   - restore: LoadState of that form into an empty world.
+//   - restore: a Loader loading that form again into the same world,
+//     cleared of the previous load's entities (Despawn, counted in the
+//     time): the steady state of a client applying pushed checkpoints;
+//   - restore-new: LoadState into a new world (a first load: the world,
+//     its stores and the tables grow, and the returned map is built).
 //
 // Metrics: ns per entity; mem-B/entity, the checkpoint's memory, and
 // wire-B/entity, its saved form.
@@ -426,6 +430,28 @@ func BenchmarkCheckpoint(b *testing.B) {
 			metrics(b)
 		})
 		b.Run(fmt.Sprintf("restore/entities=%d", n), func(b *testing.B) {
+			cw := ecs.New()
+			var l replicate.Loader
+			// Warm up: the first load grows the world and its stores,
+			// the first clear the world's free list.
+			le, err := l.Load(state, cw, rp.p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			clearLoaded(b, cw, le)
+			if le, err = l.Load(state, cw, rp.p); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				clearLoaded(b, cw, le)
+				if le, err = l.Load(state, cw, rp.p); err != nil {
+					b.Fatal(err)
+				}
+			}
+			metrics(b)
+		})
+		b.Run(fmt.Sprintf("restore-new/entities=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := replicate.LoadState(bytes.NewReader(state), ecs.New(), rp.p); err != nil {

@@ -200,9 +200,21 @@
 // replicated resources (RNG streams included), entity references remapped
 // on load (server restarts, debugging, checkpoints). LoadState checks the
 // whole input before it changes the world (a refused state spawns
-// nothing), then grows the world and each store once and writes; its
-// allocations are the input, an id table and the returned map besides the
-// world's own memory.
+// nothing), then grows the world and each store once and writes.
+//
+// Decision: repeated loads go through a Loader, which keeps its input
+// buffer, its binding of the protocol to the world and its table of
+// loaded entities (LoadedEntities: saved to loaded, held in slices, with
+// Lookup and ecs.EntityMapper; valid until the next load) from one load
+// to the next. Reloading into the same world emptied of the previous
+// load's entities (a client applying pushed checkpoints, a tool that
+// reloads) allocates nothing once the world, its stores and the Loader's
+// buffers have grown to the largest state; a first load, or a larger
+// state, grows them. LoadState is a one-off Loader whose table it copies
+// into a map, for code that loads once. The saved form interleaves each
+// entity's values, so the write pass decodes value by value (a plain-data
+// value whose canonical bytes are its memory is a copy, and is checked by
+// its length alone) rather than copying columns in bulk.
 //
 // Checkpoints captures the replicated state every CheckpointConfig.Interval
 // ticks (300 by default, 5 s at 60 Hz; the game calls Capture when Due,
@@ -366,7 +378,7 @@
 // per-entity and per-client state, grouped by concern; apply.go and refs.go
 // the client's side of applying updates and mutations; resources.go
 // replicated resources on both sides; save.go the saved state form
-// (SaveState, LoadState); checkpoint.go the checkpoint ring and the state
+// (SaveState, LoadState), loader.go its reusable Loader; checkpoint.go the checkpoint ring and the state
 // checksum, checkpoint_state.go a checkpoint's copied columns, their
 // encoding and checksum; desync.go the checksum reports and verdicts;
 // resync.go resyncs (server side, kinds, RNGState) and resync_client.go

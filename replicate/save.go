@@ -1,9 +1,6 @@
 package replicate
 
 import (
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"io"
 	"math"
 
@@ -64,61 +61,6 @@ func SaveState(w io.Writer, world *ecs.World, p *Protocol) error {
 	return err
 }
 
-// loadMapper maps saved entity ids to the entities LoadState spawned:
-// through a table by saved index when the saved indices are dense, a map
-// otherwise (so a hostile state cannot make it allocate by its largest
-// index). An id not saved maps to the zero Entity.
-type loadMapper struct {
-	saved   []ecs.Entity // in the order of the state
-	spawned []ecs.Entity // spawned[k] is the entity loaded for saved[k]
-	byIdx   []int32      // position+1 by saved index
-	byMap   map[uint32]int32
-}
-
-// index builds the lookup of m.saved; it fails when an entity index is
-// saved twice.
-func (m *loadMapper) index() error {
-	top := uint64(0)
-	for _, e := range m.saved {
-		top = max(top, uint64(e.Index())+1)
-	}
-	if top <= uint64(2*len(m.saved)+1024) {
-		m.byIdx = make([]int32, top)
-		for k, e := range m.saved {
-			if m.byIdx[e.Index()] != 0 {
-				return fmt.Errorf("%w: entity index %d saved twice", ErrMalformed, e.Index())
-			}
-			m.byIdx[e.Index()] = int32(k + 1)
-		}
-		return nil
-	}
-	m.byMap = make(map[uint32]int32, len(m.saved))
-	for k, e := range m.saved {
-		if m.byMap[e.Index()] != 0 {
-			return fmt.Errorf("%w: entity index %d saved twice", ErrMalformed, e.Index())
-		}
-		m.byMap[e.Index()] = int32(k + 1)
-	}
-	return nil
-}
-
-// MapEntity implements ecs.EntityMapper.
-func (m *loadMapper) MapEntity(e ecs.Entity) ecs.Entity {
-	var k int32
-	if m.byIdx != nil {
-		if i := int(e.Index()); i < len(m.byIdx) {
-			k = m.byIdx[i]
-		}
-	} else {
-		k = m.byMap[e.Index()]
-	}
-	if k == 0 || m.saved[k-1] != e {
-		var none ecs.Entity
-		return none
-	}
-	return m.spawned[k-1]
-}
-
 func (b *typedComponent[T]) grow(n int) { b.s.Grow(n) }
 
 // stateReader reads a saved state as bin.Reader does (minimal uvarints,
@@ -141,9 +83,25 @@ func (r *stateReader) uvarint() uint64 {
 	if r.err != nil {
 		return 0
 	}
-	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+	// Fast paths: one to three bytes (counts, ids, lengths, entity
+	// indices below 2^21), minimal (a last byte of 0 after a continuation
+	// byte takes the checked path, which refuses it).
+	if off := r.off; off+2 < len(r.b) {
+		b0, b1, b2 := r.b[off], r.b[off+1], r.b[off+2]
+		switch {
+		case b0 < 0x80:
+			r.off++
+			return uint64(b0)
+		case b1 < 0x80 && b1 != 0:
+			r.off += 2
+			return uint64(b0&0x7f) | uint64(b1)<<7
+		case b1 >= 0x80 && b2 < 0x80 && b2 != 0:
+			r.off += 3
+			return uint64(b0&0x7f) | uint64(b1&0x7f)<<7 | uint64(b2)<<14
+		}
+	} else if off < len(r.b) && r.b[off] < 0x80 {
 		r.off++
-		return uint64(r.b[r.off-1])
+		return uint64(r.b[off])
 	}
 	v, n, err := bin.Uvarint(r.b[r.off:])
 	if err != nil {
@@ -201,17 +159,6 @@ func (r *stateReader) end() error {
 	return r.err
 }
 
-// readState reads all of r, in one allocation when r tells its length
-// (bytes.Reader, bytes.Buffer, strings.Reader).
-func readState(r io.Reader) ([]byte, error) {
-	if l, ok := r.(interface{ Len() int }); ok && l.Len() <= maxSavedState {
-		data := make([]byte, l.Len())
-		_, err := io.ReadFull(r, data)
-		return data, err
-	}
-	return io.ReadAll(io.LimitReader(r, maxSavedState))
-}
-
 // LoadState reads a state written by SaveState (or Checkpoint.AppendState)
 // into world, spawning a new entity (marked Replicated) for each saved
 // one, setting the saved resources and remapping entity references between
@@ -219,107 +166,23 @@ func readState(r io.Reader) ([]byte, error) {
 // another protocol is refused (ErrProtocolMismatch); malformed input
 // (including an entity index saved twice) returns an error wrapping
 // ErrMalformed and spawns nothing. It reads the input twice: once to
-// check every value, once to write them, so it holds no per-value buffers;
-// its allocations are the input, the id table and the returned map, and
-// the world's own growth.
+// check every value, once to write them, so it holds no per-value buffers.
+//
+// LoadState is a one-off Loader whose table it copies into a map: its
+// allocations are the input, the Loader's binding and tables, the
+// returned map, and the world's own growth. Code that loads repeatedly
+// (a client applying pushed checkpoints, a tool that reloads) keeps a
+// Loader instead, which allocates nothing in steady state.
 func LoadState(r io.Reader, world *ecs.World, p *Protocol) (map[ecs.Entity]ecs.Entity, error) {
-	p.freeze()
-	data, err := readState(r)
-	if err != nil {
+	var l Loader
+	t, err := l.LoadFrom(r, world, p)
+	if t == nil {
 		return nil, err
 	}
-	if len(data) < len(saveMagic)+9 || string(data[:4]) != saveMagic {
-		return nil, fmt.Errorf("%w: not a saved replication state", ErrMalformed)
+	out := make(map[ecs.Entity]ecs.Entity, t.Len())
+	for k := range t.Len() {
+		saved, loaded := t.At(k)
+		out[saved] = loaded
 	}
-	version := data[4]
-	if version != 1 && version != saveVersion {
-		return nil, fmt.Errorf("%w: saved state version %d", ErrMalformed, version)
-	}
-	if h := binary.LittleEndian.Uint64(data[5:]); h != p.hash {
-		return nil, fmt.Errorf("%w: state saved with protocol %016x, this one is %016x", ErrProtocolMismatch, h, p.hash)
-	}
-	enc := newStateEncoder(world, p)
-	comps, res := enc.comps, enc.res
-	body := data[13:]
-
-	// Check everything first: a refused state changes nothing.
-	rd := stateReader{b: body}
-	n := rd.count(maxSavedEntity)
-	m := &loadMapper{saved: make([]ecs.Entity, 0, n)}
-	var count [MaxComponents]int // values per component
-	for i := 0; i < n && rd.err == nil; i++ {
-		m.saved = append(m.saved, rd.entity())
-		k := rd.count(MaxComponents)
-		for range k {
-			id := rd.uvarint()
-			v := rd.lenBytes(maxMessageValue)
-			if rd.err != nil {
-				break
-			}
-			if id >= uint64(len(comps)) || comps[id].decodeCheck(v) != nil {
-				rd.fail(errValue)
-				break
-			}
-			count[id]++
-		}
-	}
-	if version >= 2 {
-		nr := rd.count(MaxResources)
-		prev := -1
-		for i := 0; i < nr && rd.err == nil; i++ {
-			id := rd.uvarint()
-			v := rd.lenBytes(maxMessageValue)
-			if rd.err == nil && (id >= uint64(len(res)) || int(id) <= prev || res[id].decodeCheck(v) != nil) {
-				rd.fail(errValue)
-			}
-			prev = int(id)
-		}
-	}
-	if err := rd.end(); err != nil {
-		return nil, malformed(err)
-	}
-	if err := m.index(); err != nil {
-		return nil, err
-	}
-
-	// Spawn, then write the values with references mapped; the stores
-	// are grown once beforehand.
-	world.Grow(n)
-	enc.rep.Grow(n)
-	for i, c := range comps {
-		c.(interface{ grow(int) }).grow(count[i])
-	}
-	m.spawned = make([]ecs.Entity, n)
-	for k := range m.spawned {
-		m.spawned[k] = world.Spawn()
-	}
-	for _, e := range m.spawned {
-		_ = enc.rep.Set(e, Replicated{})
-	}
-	var errs []error
-	rd = stateReader{b: body}
-	rd.count(maxSavedEntity)
-	for i := range n {
-		rd.entity()
-		for range rd.count(MaxComponents) {
-			id := rd.uvarint()
-			v := rd.lenBytes(maxMessageValue)
-			if err := comps[id].write(m.spawned[i], 0, ValueAuthoritative, v, m); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if version >= 2 {
-		for range rd.count(MaxResources) {
-			id := rd.uvarint()
-			if err := res[id].write(0, rd.lenBytes(maxMessageValue), m); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	out := make(map[ecs.Entity]ecs.Entity, n)
-	for k, e := range m.saved {
-		out[e] = m.spawned[k]
-	}
-	return out, errors.Join(errs...)
+	return out, err
 }
