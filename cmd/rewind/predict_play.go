@@ -20,32 +20,7 @@ import (
 // after o.Ticks, or MaxDrain. It stops early when ctx is done.
 func (d *predictDemo) play(ctx context.Context, sum *predictSummary, live io.Writer, start time.Time) error {
 	o := d.o
-	period := time.Second / serverTickRate
-	next := time.Now()
-	nextStats := time.Now().Add(o.StatsEvery)
-	wait := func(ph phase) bool {
-		now := time.Now()
-		if o.StatsEvery > 0 && !now.Before(nextStats) {
-			nextStats = nextStats.Add(o.StatsEvery)
-			d.liveStats(live, now.Sub(start), ph)
-		}
-		next = next.Add(period)
-		dt := next.Sub(now)
-		if dt < -250*time.Millisecond {
-			next = now // far behind (a slow machine): do not try to catch up in a burst
-		}
-		if dt <= 0 {
-			return ctx.Err() == nil
-		}
-		t := time.NewTimer(dt)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
+	wait := newPacer(ctx, o.StatsEvery, func(ph phase) { d.liveStats(live, time.Since(start), ph) }).wait
 
 	deadline := time.Now().Add(o.ConnectTimeout)
 	for !d.allConnected() {

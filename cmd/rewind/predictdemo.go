@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/rewindgo/rewind/cmd/rewind/internal/shooter"
@@ -15,7 +14,6 @@ import (
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
-	"github.com/rewindgo/rewind/transport/quic"
 )
 
 // predictOptions are the settings of a prediction demo run.
@@ -143,11 +141,8 @@ func predictCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 // predictClient is one predicting client: its proxy and connection, its
 // World, Timeline and frame, and what its checks found.
 type predictClient struct {
-	idx    int
-	proxy  *transport.Proxy
-	conn   *quic.Conn
+	rigLink
 	world  *ecs.World
-	rc     *replicate.Client
 	tl     *predict.Timeline
 	game   *shooter.Client
 	body   *predict.Component[shooter.Body]
@@ -175,14 +170,11 @@ type predictClient struct {
 
 // predictDemo is a running prediction demo.
 type predictDemo struct {
+	quicRig
 	o       predictOptions
-	cancel  context.CancelFunc
 	proto   *shooter.Protocol
 	game    *shooter.Server
-	srv     *replicate.Server
 	frame   *predict.ServerFrame[shooter.Stick]
-	ln      *quic.Listener
-	serve   chan error
 	clients []*predictClient
 
 	tick     tick.Tick
@@ -201,7 +193,7 @@ func runPredictDemo(ctx context.Context, o predictOptions, live io.Writer) (*pre
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
-	d := &predictDemo{o: o, cancel: cancel, states: map[tick.Tick]map[ecs.Entity]shooter.Entity{}}
+	d := &predictDemo{quicRig: quicRig{cancel: cancel}, o: o, states: map[tick.Tick]map[ecs.Entity]shooter.Entity{}}
 	if err := d.start(ctx); err != nil {
 		return nil, errors.Join(err, d.close())
 	}
@@ -224,59 +216,42 @@ func runPredictDemo(ctx context.Context, o predictOptions, live io.Writer) (*pre
 // one client per client, and dials them all through their proxies.
 func (d *predictDemo) start(ctx context.Context) error {
 	o := d.o
-	srvTLS, cliTLS, err := quic.SelfSigned()
-	if err != nil {
-		return err
-	}
+	var err error
 	if d.proto, err = shooter.NewProtocol(predict.InputConfig{}); err != nil {
 		return err
 	}
 	d.game = shooter.NewServer()
-	if d.srv, err = replicate.NewServer(replicate.ServerConfig{World: d.game.World(), Protocol: d.proto.Protocol, TickRate: serverTickRate,
-		ChecksumInterval: o.checksumInterval()}); err != nil {
+	srv, err := replicate.NewServer(replicate.ServerConfig{World: d.game.World(), Protocol: d.proto.Protocol, TickRate: serverTickRate,
+		ChecksumInterval: o.checksumInterval()})
+	if err != nil {
 		return err
 	}
-	d.frame = predict.NewServerFrame(d.srv, d.proto.Inputs)
-	if d.ln, err = quic.Listen(ctx, "127.0.0.1:0", quic.Config{TLS: srvTLS}); err != nil {
+	d.frame = predict.NewServerFrame(srv, d.proto.Inputs)
+	if err := d.listen(ctx, srv); err != nil {
 		return err
 	}
-	d.serve = make(chan error, 1)
-	go func() { d.serve <- d.srv.Serve(ctx, d.ln) }()
-
-	link := transport.LinkConfig{Latency: o.Latency, Jitter: o.Jitter, Loss: o.Loss}
-	seed := o.Seed
-	for i := range o.Clients {
-		seed = seed*6364136223846793005 + 1442695040888963407 // a new seed per proxy
-		p, err := transport.NewProxy(ctx, transport.ProxyConfig{
-			Listen: "127.0.0.1:0", Upstream: "127.0.0.1:0", Target: d.ln.Addr().String(),
-			Up: link, Down: link, Seed: seed,
-		})
-		if err != nil {
-			return err
-		}
-		pc := &predictClient{idx: i, proxy: p}
-		d.clients = append(d.clients, pc)
+	proxies, err := d.proxies(ctx, o.Clients, transport.LinkConfig{Latency: o.Latency, Jitter: o.Jitter, Loss: o.Loss}, o.Seed)
+	if err != nil {
+		return err
+	}
+	for i, p := range proxies {
+		d.clients = append(d.clients, &predictClient{rigLink: rigLink{idx: i, proxy: p}})
+	}
+	for _, pc := range d.clients {
 		if err := d.newClient(pc); err != nil {
 			return err
 		}
 	}
-	errs := make([]error, len(d.clients))
-	var wg sync.WaitGroup
+	return d.connect(ctx, d.links())
+}
+
+// links returns the clients' parts of the rig.
+func (d *predictDemo) links() []*rigLink {
+	ls := make([]*rigLink, len(d.clients))
 	for i, pc := range d.clients {
-		wg.Go(func() {
-			pc.conn, errs[i] = dial(ctx, pc.proxy.Addr().String(), quic.Config{TLS: cliTLS})
-		})
+		ls[i] = &pc.rigLink
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	for _, pc := range d.clients {
-		if err := pc.rc.Connect(pc.conn); err != nil {
-			return fmt.Errorf("client %d: %w", pc.idx, err)
-		}
-	}
-	return nil
+	return ls
 }
 
 // newClient builds a client's World, replication client, Timeline and
@@ -369,30 +344,6 @@ func (pc *predictClient) remoteShip(e ecs.Entity) bool {
 	return ok && replicate.ClientID(s.Player) != pc.rc.ID()
 }
 
-// close shuts everything down: clients, server, accept loop, listener,
-// proxies. It is safe on a partly started demo.
-func (d *predictDemo) close() error {
-	for _, pc := range d.clients {
-		if pc.rc != nil {
-			pc.rc.Close()
-		}
-		if pc.conn != nil {
-			pc.conn.Close()
-		}
-	}
-	if d.srv != nil {
-		d.srv.Close()
-	}
-	d.cancel()
-	var err error
-	if d.serve != nil {
-		err = <-d.serve
-	}
-	if d.ln != nil {
-		d.ln.Close()
-	}
-	for _, pc := range d.clients {
-		pc.proxy.Close()
-	}
-	return err
-}
+// close shuts everything down (quicRig.close). It is safe on a partly
+// started demo.
+func (d *predictDemo) close() error { return d.quicRig.close(d.links()) }

@@ -6,14 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/rewindgo/rewind/cmd/rewind/internal/demo"
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/replicate"
-	"github.com/rewindgo/rewind/transport"
-	"github.com/rewindgo/rewind/transport/quic"
 )
 
 // serverOptions are the settings of a server demo run.
@@ -148,12 +145,9 @@ func serverCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 // demoClient is one client of the server demo: its proxy, QUIC conn,
 // world and replication client, and the messages it exchanged.
 type demoClient struct {
-	idx   int
-	proxy *transport.Proxy
-	conn  *quic.Conn
+	rigLink
 	world *ecs.World
 	proto *demo.ArenaProtocol
-	c     *replicate.Client
 	id    replicate.ClientID
 
 	pingsSent []time.Time // send time of each Ping, by sequence number
@@ -166,13 +160,10 @@ type demoClient struct {
 // serverDemo is a running server demo: the arena, the replication server,
 // its QUIC listener and the clients.
 type serverDemo struct {
+	quicRig
 	o       serverOptions
-	cancel  context.CancelFunc
 	arena   *demo.Arena
 	proto   *demo.ArenaProtocol
-	srv     *replicate.Server
-	ln      *quic.Listener
-	serve   chan error // the result of Server.Serve
 	clients []*demoClient
 
 	runStart  time.Time                       // when every client was connected
@@ -191,7 +182,7 @@ func runServerDemo(ctx context.Context, o serverOptions, live io.Writer) (*serve
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	start := time.Now()
-	d := &serverDemo{o: o, cancel: cancel, pingsSeen: map[replicate.ClientID][]uint32{}}
+	d := &serverDemo{quicRig: quicRig{cancel: cancel}, o: o, pingsSeen: map[replicate.ClientID][]uint32{}}
 	if err := d.start(ctx); err != nil {
 		return nil, errors.Join(err, d.close())
 	}
@@ -217,10 +208,7 @@ func runServerDemo(ctx context.Context, o serverOptions, live io.Writer) (*serve
 // proxy. Everything closes with ctx or close.
 func (d *serverDemo) start(ctx context.Context) error {
 	o := d.o
-	srvTLS, cliTLS, err := quic.SelfSigned()
-	if err != nil {
-		return err
-	}
+	var err error
 	d.arena, err = demo.NewArena(demo.ArenaConfig{Entities: o.Entities, Seed: o.Seed})
 	if err != nil {
 		return err
@@ -229,57 +217,41 @@ func (d *serverDemo) start(ctx context.Context) error {
 		return err
 	}
 	d.seedRandom()
-	d.srv, err = replicate.NewServer(replicate.ServerConfig{World: d.arena.World(), Protocol: d.proto.Protocol, TickRate: serverTickRate})
+	srv, err := replicate.NewServer(replicate.ServerConfig{World: d.arena.World(), Protocol: d.proto.Protocol, TickRate: serverTickRate})
 	if err != nil {
 		return err
 	}
+	d.srv = srv
 	d.prioritize()
-	if d.ln, err = quic.Listen(ctx, "127.0.0.1:0", quic.Config{TLS: srvTLS}); err != nil {
+	if err := d.listen(ctx, srv); err != nil {
 		return err
 	}
-	d.serve = make(chan error, 1)
-	go func() { d.serve <- d.srv.Serve(ctx, d.ln) }()
-
-	link := d.link()
-	seed := o.Seed
-	for i := range o.Clients {
-		seed = seed*6364136223846793005 + 1442695040888963407 // a new seed per proxy
-		p, err := transport.NewProxy(ctx, transport.ProxyConfig{
-			Listen: "127.0.0.1:0", Upstream: "127.0.0.1:0", Target: d.ln.Addr().String(),
-			Up: link, Down: link, Seed: seed,
-		})
-		if err != nil {
-			return err
-		}
-		dc := &demoClient{idx: i, proxy: p, world: ecs.New()}
-		d.clients = append(d.clients, dc)
+	proxies, err := d.proxies(ctx, o.Clients, d.link(), o.Seed)
+	if err != nil {
+		return err
+	}
+	for i, p := range proxies {
+		d.clients = append(d.clients, &demoClient{rigLink: rigLink{idx: i, proxy: p}, world: ecs.New()})
+	}
+	for _, dc := range d.clients {
 		if dc.proto, err = newDemoProtocol(); err != nil {
 			return err
 		}
 		ccfg := replicate.ClientConfig{World: dc.world, Protocol: dc.proto.Protocol, ResyncAfterSilence: o.ResyncAfter}
-		if dc.c, err = replicate.NewClient(ccfg); err != nil {
+		if dc.rc, err = replicate.NewClient(ccfg); err != nil {
 			return err
 		}
 	}
-	// Dial every client at once: handshakes through lossy links take a
-	// few round trips each.
-	errs := make([]error, len(d.clients))
-	var wg sync.WaitGroup
+	return d.connect(ctx, d.links())
+}
+
+// links returns the clients' parts of the rig.
+func (d *serverDemo) links() []*rigLink {
+	ls := make([]*rigLink, len(d.clients))
 	for i, dc := range d.clients {
-		wg.Go(func() {
-			dc.conn, errs[i] = dial(ctx, dc.proxy.Addr().String(), quic.Config{TLS: cliTLS})
-		})
+		ls[i] = &dc.rigLink
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	for _, dc := range d.clients {
-		if err := dc.c.Connect(dc.conn); err != nil {
-			return fmt.Errorf("client %d: %w", dc.idx, err)
-		}
-	}
-	return nil
+	return ls
 }
 
 // prioritize gives the entities the arena just spawned their replication
@@ -290,50 +262,9 @@ func (d *serverDemo) prioritize() {
 	}
 }
 
-// dial dials a QUIC server, trying again when a handshake fails (its
-// packets can all be lost on a bad link).
-func dial(ctx context.Context, addr string, cfg quic.Config) (*quic.Conn, error) {
-	var err error
-	for range dialAttempts {
-		dctx, cancel := context.WithTimeout(ctx, dialTimeout)
-		var c *quic.Conn
-		c, err = quic.Dial(dctx, addr, cfg)
-		cancel()
-		if err == nil || ctx.Err() != nil {
-			return c, err
-		}
-	}
-	return nil, err
-}
-
-// close shuts everything down in order: the clients, the server and its
-// accept loop, the listener, the proxies. It is safe on a partly started
-// demo.
-func (d *serverDemo) close() error {
-	for _, dc := range d.clients {
-		if dc.c != nil {
-			dc.c.Close()
-		}
-		if dc.conn != nil {
-			dc.conn.Close()
-		}
-	}
-	if d.srv != nil {
-		d.srv.Close()
-	}
-	d.cancel()
-	var err error
-	if d.serve != nil {
-		err = <-d.serve
-	}
-	if d.ln != nil {
-		d.ln.Close()
-	}
-	for _, dc := range d.clients {
-		dc.proxy.Close()
-	}
-	return err
-}
+// close shuts everything down (quicRig.close). It is safe on a partly
+// started demo.
+func (d *serverDemo) close() error { return d.quicRig.close(d.links()) }
 
 // phase names the stages of a run in the live statistics.
 type phase string
@@ -350,34 +281,7 @@ const (
 // clients converged (or MaxDrain). It stops early when ctx is done.
 func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Writer, start time.Time) error {
 	o := d.o
-	period := time.Second / serverTickRate
-	next := time.Now()
-	nextStats := time.Now().Add(o.StatsEvery)
-	// wait sleeps until the next tick is due; it reports false when ctx is
-	// done.
-	wait := func(ph phase) bool {
-		now := time.Now()
-		if o.StatsEvery > 0 && !now.Before(nextStats) {
-			nextStats = nextStats.Add(o.StatsEvery)
-			d.liveStats(live, now.Sub(start), ph)
-		}
-		next = next.Add(period)
-		dt := next.Sub(now)
-		if dt < -250*time.Millisecond {
-			next = now // far behind (a slow machine): do not try to catch up in a burst
-		}
-		if dt <= 0 {
-			return ctx.Err() == nil
-		}
-		t := time.NewTimer(dt)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
+	wait := newPacer(ctx, o.StatsEvery, func(ph phase) { d.liveStats(live, time.Since(start), ph) }).wait
 
 	// Connect.
 	deadline := time.Now().Add(o.ConnectTimeout)
@@ -392,7 +296,7 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 		}
 	}
 	for _, dc := range d.clients {
-		dc.id = dc.c.ID()
+		dc.id = dc.rc.ID()
 	}
 	sum.ConnectSec = round3(time.Since(start).Seconds())
 	if o.StatsEvery > 0 {
@@ -439,11 +343,11 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 	if sim && d.o.PingEvery > 0 {
 		for _, dc := range d.clients {
-			if (k+dc.idx*7)%d.o.PingEvery != 0 || dc.c.State() != replicate.Connected {
+			if (k+dc.idx*7)%d.o.PingEvery != 0 || dc.rc.State() != replicate.Connected {
 				continue
 			}
 			seq := uint32(len(dc.pingsSent))
-			if err := dc.proto.Ping.SendToServer(dc.c, demo.Ping{Seq: seq}); err != nil {
+			if err := dc.proto.Ping.SendToServer(dc.rc, demo.Ping{Seq: seq}); err != nil {
 				d.note(live, &dc.events, fmt.Sprintf("client %d: ping %d: %v", dc.idx, seq, err))
 				continue
 			}
@@ -483,8 +387,8 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 		}
 	}
 	for _, dc := range d.clients {
-		dc.c.Update()
-		for _, ev := range dc.c.Events() {
+		dc.rc.Update()
+		for _, ev := range dc.rc.Events() {
 			to := &dc.events // disconnections and rejections
 			if ev.Kind == replicate.EventResync || ev.Kind == replicate.EventDesync {
 				to = &d.events
@@ -493,7 +397,7 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 				d.note(live, to, fmt.Sprintf("client %d: %s %s", dc.idx, clientEventName(ev.Kind), ev.Reason))
 			}
 		}
-		for _, e := range dc.proto.Echo.ReceiveFromServer(dc.c) {
+		for _, e := range dc.proto.Echo.ReceiveFromServer(dc.rc) {
 			dc.echoes = append(dc.echoes, e)
 			if replicate.ClientID(e.Client) == dc.id && int(e.Seq) < len(dc.pingsSent) {
 				dc.echoRTT += time.Since(dc.pingsSent[e.Seq])
@@ -538,7 +442,7 @@ func clientEventName(k replicate.ClientEventKind) string {
 
 func (d *serverDemo) allConnected() bool {
 	for _, dc := range d.clients {
-		if dc.c.State() != replicate.Connected {
+		if dc.rc.State() != replicate.Connected {
 			return false
 		}
 	}
@@ -551,8 +455,8 @@ func (d *serverDemo) connectState() string {
 		if s != "" {
 			s += ", "
 		}
-		s += fmt.Sprintf("client %d %v", dc.idx, dc.c.State())
-		if err := dc.c.Err(); err != nil {
+		s += fmt.Sprintf("client %d %v", dc.idx, dc.rc.State())
+		if err := dc.rc.Err(); err != nil {
 			s += fmt.Sprintf(" (%v)", err)
 		}
 	}
@@ -565,7 +469,7 @@ func (d *serverDemo) connectState() string {
 func (d *serverDemo) diff() string {
 	want := demo.ArenaView(d.arena.World(), nil)
 	for _, dc := range d.clients {
-		if s := demo.DiffArenaViews(want, demo.ArenaView(dc.world, dc.c.ServerEntity)); s != "" {
+		if s := demo.DiffArenaViews(want, demo.ArenaView(dc.world, dc.rc.ServerEntity)); s != "" {
 			return fmt.Sprintf("client %d: %s", dc.idx, s)
 		}
 		if s := d.rngDiff(dc); s != "" {
@@ -581,12 +485,12 @@ func (d *serverDemo) liveStats(w io.Writer, at time.Duration, ph phase) {
 	fmt.Fprintf(w, "[%5.1fs] %-10s server tick %5d | %4d entities (%d spawned, %d destroyed) | %d echoes\n",
 		at.Seconds(), ph, d.srv.Tick(), d.arena.Entities(), st.Spawned, st.Despawned, len(d.echoes))
 	for _, dc := range d.clients {
-		cs, err := d.srv.Stats(dc.c.ID())
+		cs, err := d.srv.Stats(dc.rc.ID())
 		if err != nil {
-			fmt.Fprintf(w, "[%5.1fs]   client %d: %v\n", at.Seconds(), dc.idx, dc.c.State())
+			fmt.Fprintf(w, "[%5.1fs]   client %d: %v\n", at.Seconds(), dc.idx, dc.rc.State())
 			continue
 		}
 		fmt.Fprintf(w, "[%5.1fs]   client %d: rtt %4.0fms | %8.0f B/s out | %4d entities | %5d mutation msgs | resent %5d | acked tick %5d\n",
-			at.Seconds(), dc.idx, ms(cs.RTT), cs.OutPerSec, dc.c.Entities(), cs.MutationMessages, cs.Resent, cs.AckedTick)
+			at.Seconds(), dc.idx, ms(cs.RTT), cs.OutPerSec, dc.rc.Entities(), cs.MutationMessages, cs.Resent, cs.AckedTick)
 	}
 }

@@ -77,7 +77,7 @@ func (d *serverDemo) rngDiff(dc *demoClient) string {
 	cdice := ecs.Register[Dice](dc.world)
 	q := ecs.NewQuery1(ecs.Register[Dice](sw).Read())
 	for e, r := range q.All() {
-		ce, ok := dc.c.ClientEntity(e)
+		ce, ok := dc.rc.ClientEntity(e)
 		if !ok {
 			return fmt.Sprintf("entity %v missing", e)
 		}

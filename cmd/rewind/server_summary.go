@@ -152,8 +152,8 @@ func (d *serverDemo) finish(sum *serverSummary, start time.Time) {
 		cs.UDPBytesPerSec = round3(float64(ps.Down.SentBytes) / elapsed)
 		cs.LostUp, cs.LostDown = ps.Up.Lost, ps.Down.Lost
 		cs.CutUp, cs.CutDown = ps.Up.DroppedDown, ps.Down.DroppedDown
-		ct := dc.c.Stats()
-		cs.Entities = dc.c.Entities()
+		ct := dc.rc.Stats()
+		cs.Entities = dc.rc.Entities()
 		cs.Updates, cs.Mutations, cs.Stale = ct.Updates, ct.Mutations, ct.Stale
 		cs.Resyncs, cs.ResyncRequests = ct.Resyncs, ct.ResyncRequests
 		if dc.echoN > 0 {
@@ -162,11 +162,11 @@ func (d *serverDemo) finish(sum *serverSummary, start time.Time) {
 		cs.Disconnects = len(dc.events)
 		sum.Events = append(sum.Events, dc.events...)
 
-		diff := demo.DiffArenaViews(want, demo.ArenaView(dc.world, dc.c.ServerEntity))
-		cs.Converged = diff == "" && dc.c.State() == replicate.Connected
+		diff := demo.DiffArenaViews(want, demo.ArenaView(dc.world, dc.rc.ServerEntity))
+		cs.Converged = diff == "" && dc.rc.State() == replicate.Connected
 		if !cs.Converged && sum.FirstDifference == "" {
 			if diff == "" {
-				diff = "client " + dc.c.State().String()
+				diff = "client " + dc.rc.State().String()
 			}
 			sum.FirstDifference = fmt.Sprintf("client %d: %s", dc.idx, diff)
 		}
