@@ -107,8 +107,8 @@
 //
 // Values older than the window are applied to the current state as a snap
 // and counted (Stats.RangeFaults, LastRangeFault), and reported to the
-// OnRangeFault function: Attach's asks the server for a resync (see RNG
-// and resyncs). An authoritative component value or removal older than
+// OnRangeFault function: the one Attach and NewClientFrame install asks
+// the server for a resync (see RNG and resyncs). An authoritative component value or removal older than
 // the window waits for the next Step first: a newer one of the same
 // entity and type arriving before it (replication delivers a held-up
 // batch at once, oldest first) supersedes it, and it is dropped and
@@ -442,8 +442,8 @@
 // T ahead of Now applies when simulated; a T older than the window is a
 // snap at Now. Stats.Resyncs counts them.
 //
-// Triggers: a range fault (Attach's OnRangeFault function sends
-// replicate.Client.RequestResync, at most one unanswered request a
+// Triggers: a range fault (the OnRangeFault function of Attach and
+// NewClientFrame sends replicate.Client.RequestResync, at most one unanswered request a
 // second; the server rate-limits too); a network interruption
 // (replicate.ClientConfig.ResyncAfterSilence: a client that received
 // nothing for that long asks with the first message after it); a desync
