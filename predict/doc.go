@@ -409,8 +409,11 @@
 // "rewind demo predict" runs it all over QUIC, bullets included: each
 // client fires the bullets of the ships it predicts as predicted spawns
 // under the key the server spawns them with (its own ship's from its
-// inputs, the others' from their forwarded or last known inputs), and
-// expires them with Timeline.Despawn at the server's tick.
+// inputs, the others' from their forwarded or last known inputs),
+// expires them with Timeline.Despawn at the server's tick, and does not
+// fire a bullet Spawn refuses (ErrSpawnRefused: a wrong guess of
+// another ship's fire, or an input the server lacked, known once the
+// tick completes).
 //
 // # RNG and resyncs
 //
