@@ -92,11 +92,13 @@ type ClientFrame[T any] struct {
 }
 
 // NewClientFrame returns the frame of client rc predicting with tl and
-// sending inputs of in. It replaces rc's client hooks with the
-// Timeline's (Hooks, its Resync hook included) chained with cfg.Hooks,
-// makes rc's checksum reports describe tl's confirmed state
-// (AttachChecksum) and, when the protocol replicates SpawnKey, installs
-// the adoption of predicted spawns (AttachSpawns), as Attach does.
+// sending inputs of in. As Attach does, it replaces rc's client hooks
+// with the Timeline's (Hooks, its Resync hook included) chained with
+// cfg.Hooks, makes tl's range faults ask the server for a resync
+// (Timeline.OnRangeFault, replicate.Client.RequestResync), makes rc's
+// checksum reports describe tl's confirmed state (AttachChecksum) and,
+// when the protocol replicates SpawnKey, installs the adoption of
+// predicted spawns (AttachSpawns).
 func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cfg ClientFrameConfig) (*ClientFrame[T], error) {
 	if cfg.RTT == nil {
 		return nil, ErrNoRTT
@@ -110,6 +112,7 @@ func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cf
 		rtt: cfg.RTT, after: cfg.AfterStep, step: time.Second / time.Duration(sync.Config().TickRate)}
 	AttachChecksum(rc, tl)
 	_ = AttachSpawns(rc, tl) // replicate.ErrUnknownType: no predicted spawns
+	attachResync(rc, tl)
 	own, game := Hooks(tl), cfg.Hooks
 	rc.SetClientHooks(replicate.ClientHooks{
 		Spawn: game.Spawn,

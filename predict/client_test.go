@@ -3,11 +3,13 @@ package predict_test
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/transport"
 )
 
@@ -69,5 +71,69 @@ func TestClientFrameRunsAhead(t *testing.T) {
 		if c.checked < 250 || c.frame.Jitter() != 0 {
 			t.Fatalf("checked %d ticks through the game's TickComplete hook; jitter %v on a link without", c.checked, c.frame.Jitter())
 		}
+	})
+}
+
+// TestClientFrameResyncOnRangeFault: NewClientFrame, like Attach, makes
+// the Timeline's range faults ask the server for a resync. The client's
+// link to the server is cut for 200 ticks (its window is 120) while both
+// keep ticking and the ships keep firing; when it heals, the server's
+// updates held up in the meantime bring values older than the window:
+// range faults, one resync request naming the first (the next ones are
+// within the request interval), one full resync, and the client's
+// history at complete ticks equals the server's again.
+func TestClientFrameResyncOnRangeFault(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const step = time.Second / 60
+		net := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 5})
+		defer net.Close()
+		s := newFrameServer(t)
+		defer s.srv.Close()
+		r := &frameRig{t: t, server: s, clients: connectMem(t, net, s, 1, transport.LinkConfig{Latency: 20 * time.Millisecond}, 5)}
+		r.connect(step)
+		c := r.clients[0]
+		for range 60 {
+			r.frame(step)
+			time.Sleep(step)
+		}
+		srvAddr := c.conn.RemoteAddr()
+		net.Partition(c.conn.LocalAddr(), srvAddr)
+		var reasons []string
+		run := func(n int) {
+			for range n {
+				r.tick++
+				if err := s.step(r.tick); err != nil {
+					t.Fatal(err)
+				}
+				c.frame.Frame(step, c.input, c.sim)
+				for _, ev := range s.srv.Events() {
+					if ev.Kind == replicate.ClientResync {
+						reasons = append(reasons, ev.Reason)
+					}
+				}
+				time.Sleep(step)
+			}
+		}
+		run(200)
+		if st := c.tl.Stats(); st.RangeFaults != 0 || len(reasons) != 0 {
+			t.Fatalf("during the cut: %d range faults, resyncs %q", st.RangeFaults, reasons)
+		}
+		net.Heal(c.conn.LocalAddr(), srvAddr)
+		run(120)
+		st := c.tl.Stats()
+		if st.RangeFaults == 0 || st.Resyncs != 1 || c.rc.Stats().ResyncRequests != 1 || len(reasons) != 1 || !strings.HasPrefix(reasons[0], "client request: range fault at tick ") {
+			t.Fatalf("after the cut: timeline %+v, %d requests sent, server resyncs %q; want range faults, one request, one resync", st, c.rc.Stats().ResyncRequests, reasons)
+		}
+		// Compare again from the resync on (the range faults are known).
+		c.pending, c.faults = c.pending[:0], st.RangeFaults
+		before := c.checked
+		for range 60 {
+			r.frame(step)
+			time.Sleep(step)
+		}
+		if c.checked < before+50 {
+			t.Fatalf("%d complete ticks compared after the resync, want at least 50", c.checked-before)
+		}
+		t.Logf("range faults %d (last %v), resync at %v, %d ticks compared after", st.RangeFaults, st.LastRangeFault, st.LastResync, c.checked-before)
 	})
 }

@@ -107,8 +107,8 @@
 //
 // Values older than the window are applied to the current state as a snap
 // and counted (Stats.RangeFaults, LastRangeFault), and reported to the
-// OnRangeFault function: Attach's asks the server for a resync (see RNG
-// and resyncs). An authoritative component value or removal older than
+// OnRangeFault function: the one Attach and NewClientFrame install asks
+// the server for a resync (see RNG and resyncs). An authoritative component value or removal older than
 // the window waits for the next Step first: a newer one of the same
 // entity and type arriving before it (replication delivers a held-up
 // batch at once, oldest first) supersedes it, and it is dropped and
@@ -187,10 +187,36 @@
 // The Timeline keeps the keys whose tick is within the window, in a slice
 // (a few per tick; looked up linearly, never iterated as a map). Decisions:
 //
+//   - Refused at completion. The server spawns key F while simulating
+//     tick F, so its spawn travels in F's update; replicate's updates are
+//     reliable and ordered, and a tick's mutation messages apply only
+//     after the update carrying the newest spawns, so once tick F, or any
+//     later tick, is complete (Complete, replicate's TickComplete) every
+//     server spawn of F has reached the client and been adopted. A
+//     predicted spawn of F still unclaimed then is one the server did not
+//     make (it lacked the input, or guessed another player's differently):
+//     the next Step despawns its entity and rolls back to F-1 (to F when
+//     F is the oldest tick held; consolidated with the Step's other
+//     reasons, one rollback), and the re-simulation's Spawn of the key
+//     fails with ErrSpawnRefused, making nothing, so tick F and those
+//     after it are simulated again without the spawn and its effects (a
+//     bullet not fired keeps its round). Counted in
+//     PredictedSpawnsRefused and PredictedSpawnsDropped. The key is
+//     remembered as refused until F leaves the window: every later
+//     re-simulation of F is refused too. A later tick's completion
+//     counts because a tick whose mutation message was lost never
+//     completes: under loss F itself may never be complete. A client
+//     behind the server that simulates F after it completed gets
+//     ErrSpawnRefused at once (no entity, counted as refused only). A
+//     server spawn for a refused key cannot arrive through replicate (its
+//     update came before the completion); for a game that reports
+//     completeness itself too early, it is spawned as unpredicted.
 //   - Unconfirmed. A predicted spawn no server spawn claimed when its tick
-//     leaves the window is despawned and counted (PredictedSpawnsDropped):
-//     the window is how long replication may take to confirm anything, so
-//     the same bound serves. A spawn arriving later is spawned normally.
+//     leaves the window without a tick at or after it having completed
+//     (the link stalled for the whole window) is despawned and counted
+//     (PredictedSpawnsDropped): the window is how long replication may
+//     take to confirm anything, so the same bound serves. A spawn
+//     arriving later is spawned normally.
 //   - Rollback before F. The predicted entity keeps its identity, but has
 //     no predicted components before F in the re-simulation (its history
 //     starts at F). When the re-simulation spawns the key again, Spawn
@@ -211,7 +237,13 @@
 //     one. Keys of other clients (remote players' bullets) take this path
 //     too, unless the client predicts them under their key.
 //   - Errors. Spawning a key twice in one simulation of its tick, a key of
-//     another tick, or outside Step is ErrSpawnKey.
+//     another tick, or outside Step is ErrSpawnKey; a refused key is
+//     ErrSpawnRefused, which the game handles by not making the spawn.
+//   - Resyncs. A full resync (Timeline.Resync) keeps the keys; a refusal
+//     never rolls back to before the resync's tick (the resync's state
+//     replaces that history), the entity is despawned all the same.
+//     Completeness is not undone by a resync: a tick complete before it
+//     stays complete.
 //
 // A predicted spawn the simulation despawns (Timeline.Despawn) before the
 // server's spawn arrives is still matched: the server's values of the
@@ -377,8 +409,11 @@
 // "rewind demo predict" runs it all over QUIC, bullets included: each
 // client fires the bullets of the ships it predicts as predicted spawns
 // under the key the server spawns them with (its own ship's from its
-// inputs, the others' from their forwarded or last known inputs), and
-// expires them with Timeline.Despawn at the server's tick.
+// inputs, the others' from their forwarded or last known inputs),
+// expires them with Timeline.Despawn at the server's tick, and does not
+// fire a bullet Spawn refuses (ErrSpawnRefused: a wrong guess of
+// another ship's fire, or an input the server lacked, known once the
+// tick completes).
 //
 // # RNG and resyncs
 //
@@ -410,8 +445,8 @@
 // T ahead of Now applies when simulated; a T older than the window is a
 // snap at Now. Stats.Resyncs counts them.
 //
-// Triggers: a range fault (Attach's OnRangeFault function sends
-// replicate.Client.RequestResync, at most one unanswered request a
+// Triggers: a range fault (the OnRangeFault function of Attach and
+// NewClientFrame sends replicate.Client.RequestResync, at most one unanswered request a
 // second; the server rate-limits too); a network interruption
 // (replicate.ClientConfig.ResyncAfterSilence: a client that received
 // nothing for that long asks with the first message after it); a desync

@@ -26,6 +26,11 @@ var (
 	// spawned in this simulation of the tick, or with a key whose entity
 	// left the World.
 	ErrSpawnKey = errors.New("predict: bad predicted spawn")
+	// ErrSpawnRefused: Timeline.Spawn of a key the server did not spawn:
+	// a server tick at or after the key's is complete without the
+	// server's spawn of it. No entity is made; the simulation goes on
+	// without the spawn (a bullet is not fired).
+	ErrSpawnRefused = errors.New("predict: predicted spawn refused by the server")
 	// ErrObsolete: a value, removal or despawn names a tick older than the
 	// Timeline's last resync (Timeline.Resync), whose state replaced it.
 	// Nothing is stored.

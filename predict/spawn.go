@@ -3,7 +3,9 @@ package predict
 // Predicted spawns: an entity the client's simulation spawns at once under
 // a deterministic key, which becomes the server's entity when the server's
 // spawn with the same key arrives (replicate's adopt hook), and is
-// despawned when no such spawn comes within the window.
+// refused (despawned, its tick re-simulated without it) once a tick at or
+// after its own is complete without that spawn, or despawned when its
+// tick leaves the window unconfirmed.
 
 import (
 	"fmt"
@@ -68,6 +70,11 @@ type prespawn struct {
 	// rollback before its tick clears it until the re-simulation spawns
 	// it again).
 	live bool
+	// refused: a tick at or after the key's completed without the
+	// server's spawn (refuseSpawns): the entity is gone (e is 0) and Spawn
+	// of the key fails with ErrSpawnRefused until the tick leaves the
+	// window.
+	refused bool
 }
 
 // Spawn spawns a predicted entity under key k from the simulation (inside
@@ -80,8 +87,14 @@ type prespawn struct {
 //     installed by Attach or AttachSpawns): the server's entity is this
 //     one, its history is kept, and the server's values flow into it as
 //     for any replicated entity (Stats.PredictedSpawnsMatched);
-//   - without one by the time k.Tick leaves the window, it is despawned
-//     (Stats.PredictedSpawnsDropped);
+//   - once server tick k.Tick, or a later one, is complete (Complete)
+//     without that spawn, the server did not spawn k: the next Step
+//     despawns the entity and rolls back to k.Tick-1, and the
+//     re-simulation's Spawn of k fails with ErrSpawnRefused, so the tick
+//     is simulated again without the spawn (Stats.PredictedSpawnsRefused,
+//     also counted as dropped);
+//   - without one by the time k.Tick leaves the window (its ticks never
+//     completed), it is despawned (Stats.PredictedSpawnsDropped);
 //   - a rollback to a tick before k.Tick takes it out of the predicted
 //     state (its predicted components are not in the history before
 //     k.Tick) but keeps its identity: when the re-simulation spawns k
@@ -93,7 +106,13 @@ type prespawn struct {
 //
 // Spawn returns the entity already known for k when the server's spawn
 // with key k arrived first (a client behind, or a prediction that did not
-// spawn k before a correction made it), so nothing is duplicated. Spawning
+// spawn k before a correction made it), so nothing is duplicated. It
+// fails with ErrSpawnRefused, making no entity, for a key refused (see
+// above), and for a new key whose tick, or a later one, is already
+// complete (a client behind the server, or a re-simulation that now
+// spawns a key the first simulation did not): the server's spawn would
+// have arrived with it. The simulation then does not make the spawn (a
+// bullet is not fired), and the key is remembered as refused. Spawning
 // the same key twice in one simulation of a tick is an error (ErrSpawnKey),
 // as is a key of another tick, or a key whose entity left the World.
 func (tl *Timeline) Spawn(k SpawnKey) (ecs.Entity, error) {
@@ -105,6 +124,9 @@ func (tl *Timeline) Spawn(k SpawnKey) (ecs.Entity, error) {
 	}
 	if i := tl.findSpawn(k); i >= 0 {
 		p := &tl.spawns[i]
+		if p.refused {
+			return 0, fmt.Errorf("%w: %+v", ErrSpawnRefused, k)
+		}
 		if p.live {
 			return 0, fmt.Errorf("%w: %+v spawned twice", ErrSpawnKey, k)
 		}
@@ -113,6 +135,11 @@ func (tl *Timeline) Spawn(k SpawnKey) (ecs.Entity, error) {
 		}
 		p.live = true
 		return p.e, nil
+	}
+	if tl.settled(k.Tick) {
+		tl.spawns = append(tl.spawns, prespawn{key: k, refused: true})
+		tl.stats.PredictedSpawnsRefused++
+		return 0, fmt.Errorf("%w: %+v, tick %v complete", ErrSpawnRefused, k, tl.done)
 	}
 	e := tl.w.Spawn()
 	_ = ecs.Register[SpawnKey](tl.w).Set(e, k)
@@ -123,9 +150,10 @@ func (tl *Timeline) Spawn(k SpawnKey) (ecs.Entity, error) {
 
 // PredictedSpawn returns the entity the Timeline holds for key k: the
 // simulation's predicted spawn (matched or not) or the server's entity
-// adopted for k, while k.Tick is within the window.
+// adopted for k, while k.Tick is within the window. A refused key has
+// none.
 func (tl *Timeline) PredictedSpawn(k SpawnKey) (ecs.Entity, bool) {
-	if i := tl.findSpawn(k); i >= 0 {
+	if i := tl.findSpawn(k); i >= 0 && !tl.spawns[i].refused {
 		return tl.spawns[i].e, true
 	}
 	return 0, false
@@ -142,14 +170,24 @@ func (tl *Timeline) PredictedSpawn(k SpawnKey) (ecs.Entity, bool) {
 // the window or ahead of it, gives a new World entity that the Timeline
 // remembers (Stats.ServerSpawnsUnpredicted), so that a later simulation
 // spawning the same key gets the server's entity instead of a duplicate;
-// for replicate this is a spawn like any other. A key older than the
-// window gives false: replicate spawns the entity itself.
+// for replicate this is a spawn like any other. A refused key is treated
+// the same way (replicate delivers a tick's spawns before the tick, or any
+// later one, completes, so this happens only to a game that reports
+// completeness itself too early): a new entity, counted as unpredicted,
+// which the key names from then on and a re-simulation's Spawn returns.
+// A key older than the window gives false: replicate spawns the entity
+// itself.
 func (tl *Timeline) AdoptSpawn(t tick.Tick, k SpawnKey) (ecs.Entity, bool) {
 	if tl.inStep {
 		return 0, false
 	}
 	if i := tl.findSpawn(k); i >= 0 {
 		p := &tl.spawns[i]
+		if p.refused {
+			p.e, p.server, p.refused = tl.w.Spawn(), true, false
+			tl.stats.ServerSpawnsUnpredicted++
+			return p.e, true
+		}
 		if !p.server && tl.w.Alive(p.e) {
 			p.server = true
 			tl.stats.PredictedSpawnsMatched++
@@ -203,7 +241,7 @@ func (tl *Timeline) unliveSpawns(from tick.Tick) {
 func (tl *Timeline) undoSpawns(t tick.Tick) {
 	k := 0
 	for _, p := range tl.spawns {
-		if p.key.Tick == t && !p.live && !p.server {
+		if p.key.Tick == t && !p.live && !p.server && !p.refused {
 			if tl.w.Alive(p.e) {
 				_ = tl.w.Despawn(p.e)
 			}
@@ -223,7 +261,7 @@ func (tl *Timeline) expireSpawns(low tick.Tick) {
 	k := 0
 	for _, p := range tl.spawns {
 		if p.key.Tick.Before(low) {
-			if !p.server {
+			if !p.server && !p.refused {
 				if tl.w.Alive(p.e) {
 					_ = tl.w.Despawn(p.e)
 				}
@@ -235,4 +273,52 @@ func (tl *Timeline) expireSpawns(low tick.Tick) {
 		k++
 	}
 	tl.spawns = tl.spawns[:k]
+}
+
+// settled reports whether the server's spawns of tick t are all known: a
+// tick at or after t is complete (Complete). replicate's updates, which
+// carry the spawns, are reliable and ordered, and a tick's mutation
+// messages wait for the newest update with structure (spawns included)
+// before they apply, so a tick completes only after the spawns of every
+// tick up to it were applied, and adopted.
+func (tl *Timeline) settled(t tick.Tick) bool {
+	return tl.hasDone && !t.After(tl.done)
+}
+
+// refuseSpawns runs at the start of Step: a predicted spawn no server
+// spawn claimed, whose tick F is settled, is a spawn the server did not
+// make. Its entity is despawned at once and a rollback to F-1 requested
+// (consolidated with the Step's others), whose re-simulation of F gets
+// ErrSpawnRefused from Spawn, so F and the ticks after it are simulated
+// again without the spawn and whatever it caused. With F the oldest tick
+// of the history the rollback is to F: the restore skips the despawned
+// entity. A rollback to before the last resync is not requested: the
+// resync's state replaces the predicted one.
+func (tl *Timeline) refuseSpawns() {
+	if !tl.hasDone {
+		return
+	}
+	low := tl.low()
+	for i := range tl.spawns {
+		p := &tl.spawns[i]
+		if p.server || p.refused || !tl.settled(p.key.Tick) {
+			continue
+		}
+		if tl.w.Alive(p.e) {
+			_ = tl.w.Despawn(p.e)
+		}
+		p.e, p.refused, p.live = 0, true, false
+		tl.stats.PredictedSpawnsRefused++
+		tl.stats.PredictedSpawnsDropped++
+		to := p.key.Tick - 1
+		if to.Before(low) {
+			to = low
+		}
+		if to.After(tl.now) || (tl.rs.has && to.Before(tl.rs.at)) {
+			continue
+		}
+		if !tl.hasReq || to.Before(tl.req) {
+			tl.req, tl.hasReq = to, true
+		}
+	}
 }

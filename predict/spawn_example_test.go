@@ -2,6 +2,7 @@ package predict_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 
@@ -107,4 +108,41 @@ func ExampleTimeline_Spawn() {
 	// server bullet is the predicted one: true
 	// server tick 8 x 108 - client tick 11 x 114
 	// matched 1 dropped 0
+}
+
+// A predicted bullet the server did not fire: server tick 2 completes
+// (replicate's TickComplete, through Attach) without the server's spawn
+// of the key, so the next Step despawns the bullet and rolls back to
+// tick 1; re-simulating tick 2, Spawn returns ErrSpawnRefused and the
+// simulation does not fire.
+func ExampleTimeline_Spawn_refused() {
+	w := ecs.New()
+	tl := predict.New(w, 0, predict.Config{Window: 8})
+	pos, _ := predict.Register[RPos](tl)
+	key := predict.SpawnKey{Client: 1, Tick: 2, Kind: 1}
+	var bullet ecs.Entity
+	sim := func(t tick.Tick) {
+		if t != key.Tick {
+			return
+		}
+		e, err := tl.Spawn(key)
+		if errors.Is(err, predict.ErrSpawnRefused) {
+			fmt.Println("tick", t, "re-simulated: not fired")
+			return
+		}
+		_ = pos.Store().Set(e, RPos{X: 100})
+		bullet = e
+		fmt.Println("tick", t, "fired")
+	}
+	for range 4 {
+		tl.Step(sim)
+	}
+	_ = tl.Complete(2) // no server spawn of the key came with tick 2
+	tl.Step(sim)
+	st := tl.Stats()
+	fmt.Println("bullet alive:", w.Alive(bullet), "- refused", st.PredictedSpawnsRefused, "dropped", st.PredictedSpawnsDropped, "rollbacks", st.Rollbacks)
+	// Output:
+	// tick 2 fired
+	// tick 2 re-simulated: not fired
+	// bullet alive: false - refused 1 dropped 1 rollbacks 1
 }

@@ -196,3 +196,95 @@ func TestAdoptSpawn(t *testing.T) {
 		t.Fatalf("stats %+v, want 1 matched, 1 unpredicted, none dropped", st)
 	}
 }
+
+// fireOrRefuse is fireAt for a spawn the server may refuse: a refused
+// Spawn (ErrSpawnRefused) fires nothing and is appended to refused with
+// whether it was in a rollback.
+func fireOrRefuse(g *game, f tick.Tick, got *[]spawned, refused *[]bool) {
+	g.extra = func(tk tick.Tick) {
+		if tk != f {
+			return
+		}
+		e, err := g.tl.Spawn(bulletKey(f))
+		if errors.Is(err, predict.ErrSpawnRefused) {
+			*refused = append(*refused, g.tl.InRollback())
+			return
+		}
+		g.must(err)
+		g.must(g.hs.Set(e, 100))
+		*got = append(*got, spawned{e, g.tl.InRollback()})
+	}
+}
+
+// A predicted spawn whose tick completes without the server's spawn is
+// refused at the next Step, long before its tick leaves the window: the
+// bullet of tick 5 vanishes in the Step that makes 9 Now, right after
+// Complete(5) (or Complete of a later tick: the server's spawns of 5
+// would have come before it), which rolls back to 4 and re-simulates
+// 5 .. 8 with Spawn refused. The key stays refused while tick 5 is in the
+// window (a later rollback before 5 does not fire again) and is counted
+// once.
+func TestSpawnRefusedAtCompletion(t *testing.T) {
+	for _, done := range []tick.Tick{5, 7} {
+		g := newGame(t, predict.Config{})
+		var got []spawned
+		var refused []bool
+		fireOrRefuse(g, 5, &got, &refused)
+		g.stepTo(8)
+		b := got[0].e
+		g.must(g.tl.Complete(done))
+		if !g.w.Alive(b) {
+			t.Fatalf("complete %v: the bullet vanished before the Step", done)
+		}
+		g.tl.Step(g.sim) // Now 9
+		st := g.tl.Stats()
+		if g.w.Alive(b) || len(got) != 1 || len(refused) != 1 || !refused[0] {
+			t.Fatalf("complete %v: bullet alive %v, spawns %v, refusals %v; want gone, the first spawn only, one refusal in the rollback", done, g.w.Alive(b), got, refused)
+		}
+		if st.Rollbacks != 1 || st.TicksResimulated != 4 {
+			t.Fatalf("complete %v: %d rollbacks, %d resimulated; want 1 to tick 4, 4", done, st.Rollbacks, st.TicksResimulated)
+		}
+		if g.at(b, 5) != -1 || g.at(b, 8) != -1 {
+			t.Fatalf("complete %v: history of the bullet at 5, 8: %d %d; want none", done, g.at(b, 5), g.at(b, 8))
+		}
+		if st.PredictedSpawns != 1 || st.PredictedSpawnsDropped != 1 || st.PredictedSpawnsRefused != 1 || st.PredictedSpawnsUndone != 0 {
+			t.Fatalf("complete %v: stats %+v; want 1 spawned, dropped and refused", done, st)
+		}
+		g.tl.Request(3) // a later rollback before the spawn tick
+		g.stepTo(20)    // tick 5 leaves the window at Now 16
+		st = g.tl.Stats()
+		if len(got) != 1 || len(refused) != 2 || !refused[1] || st.Rollbacks != 2 || st.PredictedSpawnsDropped != 1 || st.PredictedSpawnsRefused != 1 {
+			t.Fatalf("complete %v: spawns %v, refusals %v, stats %+v; want the replay refused too, counted once", done, got, refused, st)
+		}
+	}
+}
+
+// A client behind the server: tick 9 is complete before the client
+// simulates it, without the server's spawn of 9, so the simulation's
+// Spawn of 9 is refused at once and makes no entity.
+func TestSpawnRefusedBehind(t *testing.T) {
+	g := newGame(t, predict.Config{})
+	var got []spawned
+	var refused []bool
+	fireOrRefuse(g, 9, &got, &refused)
+	g.stepTo(6)
+	g.must(g.tl.Complete(9))
+	entities := g.w.Len()
+	g.stepTo(10)
+	st := g.tl.Stats()
+	if len(got) != 0 || len(refused) != 1 || refused[0] || g.w.Len() != entities {
+		t.Fatalf("spawns %v, refusals %v, %d entities; want none, one outside rollbacks, %d", got, refused, g.w.Len(), entities)
+	}
+	if st.PredictedSpawns != 0 || st.PredictedSpawnsRefused != 1 || st.PredictedSpawnsDropped != 0 || st.Rollbacks != 0 {
+		t.Fatalf("stats %+v; want 1 refused, nothing spawned or dropped, no rollback", st)
+	}
+	// The server's spawn of a refused key (only a game reporting
+	// completeness too early can see one) is spawned normally.
+	e, ok := g.tl.AdoptSpawn(9, bulletKey(9))
+	if !ok || !g.w.Alive(e) {
+		t.Fatalf("adopt of the refused key: %v %v, want a new entity", e, ok)
+	}
+	if k, ok := g.tl.PredictedSpawn(bulletKey(9)); !ok || k != e || g.tl.Stats().ServerSpawnsUnpredicted != 1 {
+		t.Fatalf("the key names %v %v, unpredicted %d; want %v, 1", k, ok, g.tl.Stats().ServerSpawnsUnpredicted, e)
+	}
+}

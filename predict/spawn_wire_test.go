@@ -2,6 +2,7 @@ package predict_test
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"testing"
 	"testing/synctest"
@@ -46,7 +47,15 @@ type spawnRig struct {
 	id                       replicate.ClientID       // the key's client (the client's id once connected)
 	bullets                  map[tick.Tick]ecs.Entity // server bullets by spawn tick
 	spawned                  []spawned                // what Timeline.Spawn returned, in order
+	refused                  []refusal                // the Spawn calls refused, in order
 	states                   map[tick.Tick][2][]int64 // server bullets (entity, x) at the end of each tick
+}
+
+// refusal is a Spawn refused (ErrSpawnRefused): the key's tick, the frame
+// it happened in, and whether in a rollback.
+type refusal struct {
+	f, frame tick.Tick
+	rb       bool
 }
 
 func spawnProtocol(t testing.TB) *replicate.Protocol {
@@ -137,11 +146,17 @@ func newSpawnRigLink(t *testing.T, seed uint64, link transport.LinkConfig, lead,
 		if !r.clientFires[f] || a.N == 0 {
 			return
 		}
-		_ = r.ammo.Store().Set(r.gun, Ammo{N: a.N - 1})
 		e, err := r.tl.Spawn(r.key(f))
+		if errors.Is(err, predict.ErrSpawnRefused) {
+			// The server did not fire: neither does the client, its round
+			// is not spent.
+			r.refused = append(r.refused, refusal{f: f, frame: r.frame, rb: r.tl.InRollback()})
+			return
+		}
 		if err != nil {
 			r.t.Fatal(err)
 		}
+		_ = r.ammo.Store().Set(r.gun, Ammo{N: a.N - 1})
 		_ = r.pos.Store().Set(e, RPos{1000 + int64(f)})
 		_ = r.vel.Store().Set(e, RVel{2})
 		r.spawned = append(r.spawned, spawned{e, r.tl.InRollback()})
@@ -289,26 +304,55 @@ func TestPredictedSpawnMatched(t *testing.T) {
 }
 
 // TestPredictedSpawnNeverConfirmed: the client fires at 12, the server
-// never does (it missed the input). The bullet lives while tick 12 is in
-// the window (30 ticks), is despawned by the Step that makes tick 43 Now
-// (frame 39), and is counted as dropped.
+// never does (it missed the input). The bullet lives until tick 12 is
+// complete on the client: frame 14 (Now 17 before its Step; 30 ms of
+// latency). That frame's Step refuses the spawn: the bullet is despawned,
+// the Step rolls back to 11 and re-simulates 12 .. 17 (6 ticks), where
+// Spawn of the key fails with ErrSpawnRefused, so the client does not
+// fire and keeps its round. The bullet is counted as dropped and refused
+// once, not again when tick 12 leaves the window.
 func TestPredictedSpawnNeverConfirmed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newSpawnRig(t, 30*time.Millisecond, 4)
 		defer r.close()
 		r.clientFires[12] = true
-		r.stepTo(38)
+		r.stepTo(13)
 		pb := r.spawned[0].e
-		if r.tl.Now() != 42 || !r.cw.Alive(pb) || r.tl.Stats().PredictedSpawnsDropped != 0 {
-			t.Fatalf("at %v: bullet alive %v dropped %d; want 42, alive, 0", r.tl.Now(), r.cw.Alive(pb), r.tl.Stats().PredictedSpawnsDropped)
-		}
-		r.step()
-		if r.cw.Alive(pb) || len(r.bulletsOnClient()) != 0 {
-			t.Fatalf("at %v: the unconfirmed bullet is still there", r.tl.Now())
-		}
 		st := r.tl.Stats()
-		if st.PredictedSpawns != 1 || st.PredictedSpawnsDropped != 1 || st.PredictedSpawnsMatched != 0 || r.client.Entities() != 0 {
-			t.Fatalf("stats %+v, %d replicated; want 1 spawned, 1 dropped, none replicated", st, r.client.Entities())
+		if r.tl.Now() != 17 || !r.cw.Alive(pb) || r.client.TickComplete(12) || st.PredictedSpawnsDropped != 0 || st.Rollbacks != 0 {
+			t.Fatalf("at %v: bullet alive %v, tick 12 complete %v, stats %+v; want 17, alive, incomplete, nothing dropped", r.tl.Now(), r.cw.Alive(pb), r.client.TickComplete(12), st)
+		}
+		if a, _ := r.ammo.Store().Get(r.gun); a.N != 0 {
+			t.Fatalf("ammo %d after firing, want 0", a.N)
+		}
+		r.step() // frame 14: tick 12 completes
+		st = r.tl.Stats()
+		if !r.client.TickComplete(12) || r.cw.Alive(pb) || len(r.bulletsOnClient()) != 0 || r.cw.Len() != 1 {
+			t.Fatalf("frame 14: tick 12 complete %v, bullet alive %v, bullets %v, %d entities; want complete, gone, none, the gun",
+				r.client.TickComplete(12), r.cw.Alive(pb), r.bulletsOnClient(), r.cw.Len())
+		}
+		if st.Rollbacks != 1 || st.TicksResimulated != 6 || len(r.refused) != 1 || r.refused[0] != (refusal{f: 12, frame: 14, rb: true}) {
+			t.Fatalf("frame 14: %d rollbacks, %d resimulated, refusals %v; want 1, 6, tick 12 refused in the rollback of frame 14", st.Rollbacks, st.TicksResimulated, r.refused)
+		}
+		if a, _ := r.ammo.Store().Get(r.gun); a.N != 1 {
+			t.Fatalf("ammo %d after the refusal, want the round back", a.N)
+		}
+		for tk := tick.Tick(12); tk <= 17; tk++ {
+			if a, _ := r.ammo.At(r.gun, tk); a.N != 1 {
+				t.Fatalf("ammo at %v: %d, want 1", tk, a.N)
+			}
+		}
+		if _, ok := r.tl.PredictedSpawn(r.key(12)); ok {
+			t.Fatal("a refused key still names an entity")
+		}
+		if st.PredictedSpawns != 1 || st.PredictedSpawnsDropped != 1 || st.PredictedSpawnsRefused != 1 || st.PredictedSpawnsUndone != 0 || st.PredictedSpawnsMatched != 0 {
+			t.Fatalf("frame 14: stats %+v; want 1 spawned, dropped and refused", st)
+		}
+		r.stepTo(50) // tick 12 left the window at Now 43
+		st = r.tl.Stats()
+		if st.Rollbacks != 1 || len(r.refused) != 1 || st.PredictedSpawnsDropped != 1 || st.PredictedSpawnsRefused != 1 || r.client.Entities() != 0 || r.cw.Len() != 1 {
+			t.Fatalf("at %v: %d rollbacks, refusals %v, stats %+v, %d replicated, %d entities; want nothing more",
+				r.tl.Now(), st.Rollbacks, r.refused, st, r.client.Entities(), r.cw.Len())
 		}
 	})
 }
@@ -513,6 +557,74 @@ func TestPredictedSpawnsUnderLoss(t *testing.T) {
 			// The newest bullets still have complete ticks in the window.
 			r.checkBullet(r.bullets[200], first[r.key(200)], 200)
 			t.Logf("seed %d: %d bullets matched, rollbacks %d, resimulated %d", seed, fired, st.Rollbacks, st.TicksResimulated)
+		})
+	}
+}
+
+// TestRefusedSpawnsUnderLoss: the client fires every 5 ticks from 30 to
+// 200, the server only every 10 (it missed every other input), on links
+// losing 20% of their datagrams with jitter and reordering, so many
+// ticks never complete (a window of 60 ticks: with 30, seed 3 has an
+// update held up past the window, whose bullet the window rule drops
+// and the server's spawn brings back later, unpredicted). After every frame, each bullet the server did
+// not fire is alive exactly while no server tick at or after its own is
+// complete on the client: it vanishes at the Step after the first such
+// tick completes, well within the window. Every such bullet is refused
+// (none waits for the window), every other one matched, and the client
+// ends with the server's bullets only.
+func TestRefusedSpawnsUnderLoss(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		synctest.Test(t, func(t *testing.T) {
+			link := transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.2, Reorder: 0.1}
+			r := newSpawnRigLink(t, seed, link, 8, 60)
+			defer r.close()
+			_ = r.ammo.Store().Set(r.gun, Ammo{N: 1000})
+			both, ghosts := 0, 0
+			for f := tick.Tick(30); f <= 200; f += 5 {
+				r.clientFires[f] = true
+				if f%10 == 0 {
+					r.serverFires[f] = true
+					both++
+				} else {
+					ghosts++
+				}
+			}
+			ghost := map[tick.Tick]ecs.Entity{} // the client's bullets the server did not fire
+			lived := 0                          // the most frames one of them lived
+			for r.frame < 260 {
+				r.step()
+				for _, s := range r.spawned {
+					k, _ := ecs.StoreOf[predict.SpawnKey](r.cw).Get(s.e)
+					if !r.serverFires[k.Tick] && k.Tick != 0 {
+						if _, ok := ghost[k.Tick]; !ok {
+							ghost[k.Tick] = s.e
+						}
+					}
+				}
+				for f, e := range ghost {
+					settled := false
+					for tk := f; !tk.After(r.frame); tk++ {
+						settled = settled || r.client.TickComplete(tk)
+					}
+					if r.cw.Alive(e) == settled {
+						t.Fatalf("seed %d frame %d: bullet of %v alive %v, a tick at or after it complete %v", seed, r.frame, f, r.cw.Alive(e), settled)
+					}
+					if r.cw.Alive(e) {
+						lived = max(lived, int(r.tl.Now().Sub(f)))
+					}
+				}
+			}
+			st := r.tl.Stats()
+			if len(ghost) != ghosts || st.PredictedSpawnsRefused != uint64(ghosts) || st.PredictedSpawnsDropped != uint64(ghosts) || st.PredictedSpawnsMatched != uint64(both) || st.PredictedSpawnsUndone != 0 {
+				t.Fatalf("seed %d: %d ghosts seen, stats %+v; want %d refused and dropped, %d matched", seed, len(ghost), st, ghosts, both)
+			}
+			if n := len(r.bulletsOnClient()); n != both || r.client.Entities() != both || r.cw.Len() != both+1 {
+				t.Fatalf("seed %d: %d bullets, %d replicated, %d entities; want %d, %d, %d", seed, n, r.client.Entities(), r.cw.Len(), both, both, both+1)
+			}
+			if lived >= 30 {
+				t.Fatalf("seed %d: a refused bullet lived %d ticks, want under 30", seed, lived)
+			}
+			t.Logf("seed %d: %d refused, %d matched, longest a refused bullet lived %d ticks, rollbacks %d", seed, ghosts, both, lived, st.Rollbacks)
 		})
 	}
 }

@@ -61,13 +61,19 @@ type Stats struct {
 	// Spawn (a re-simulation spawning a key again reuses its entity and
 	// does not count); PredictedSpawnsMatched those a server spawn with
 	// the same key adopted; PredictedSpawnsDropped those despawned without
-	// one, mispredictions: when their tick left the window, or when a
-	// rollback's re-simulation no longer spawned them
-	// (PredictedSpawnsUndone counts these as well). ServerSpawnsUnpredicted
-	// counts server spawns with a key the client had not spawned, spawned
-	// normally.
+	// one, mispredictions: when their tick, or a later one, completed
+	// without the server's spawn (refused: PredictedSpawnsRefused counts
+	// these as well), when their tick left the window unconfirmed (it
+	// never completed), or when a rollback's re-simulation no longer
+	// spawned them (PredictedSpawnsUndone counts these as well).
+	// PredictedSpawnsRefused also counts the Spawn calls refused before
+	// any entity was made (a key of a tick already complete without the
+	// server's spawn: no entity, not in PredictedSpawns or Dropped).
+	// ServerSpawnsUnpredicted counts server spawns with a key the client
+	// had not spawned, spawned normally.
 	PredictedSpawns, PredictedSpawnsMatched, PredictedSpawnsDropped uint64
-	PredictedSpawnsUndone, ServerSpawnsUnpredicted                  uint64
+	PredictedSpawnsUndone, PredictedSpawnsRefused                   uint64
+	ServerSpawnsUnpredicted                                         uint64
 	// Resyncs counts resyncs (Resync), LastResync is the tick of the
 	// newest, and Obsolete counts values, changes and requests refused
 	// because their tick is older than it (resync.go).
@@ -155,6 +161,8 @@ type Timeline struct {
 	spawns  []prespawn // spawn keys within the window (spawn.go)
 	req     tick.Tick  // oldest requested rollback tick, when hasReq
 	hasReq  bool
+	done    tick.Tick // newest complete server tick, when hasDone (Complete)
+	hasDone bool
 	deaths  uint64 // World despawns seen (see layoutBuf.deaths)
 	started bool
 	unsaved bool // during decide: the state of Now is the World's, not yet saved
@@ -329,12 +337,20 @@ func (tl *Timeline) Request(t tick.Tick) {
 }
 
 // Complete reports that server tick t is complete: every authoritative
-// value of t has arrived (replicate's TickComplete hook). Only complete
-// ticks are compared with the prediction. Ticks older than the window are
-// ignored; ticks more than the window ahead give ErrTooFarAhead.
+// value of t has arrived (replicate's TickComplete hook), and the server's
+// spawns of t and of every tick before it have been applied (replicate
+// applies a tick's mutations only after the update carrying the newest
+// spawns, and its updates are reliable and ordered). Only complete ticks
+// are compared with the prediction, and a predicted spawn of a tick at or
+// before t that no server spawn adopted is refused (see Spawn). Ticks
+// older than the window are not compared; ticks more than the window
+// ahead give ErrTooFarAhead.
 func (tl *Timeline) Complete(t tick.Tick) error {
 	if t.Sub(tl.now) > int32(tl.window) {
 		return fmt.Errorf("%w: tick %v, newest %v, window %d", ErrTooFarAhead, t, tl.now, tl.window)
+	}
+	if !tl.hasDone || t.After(tl.done) {
+		tl.done, tl.hasDone = t, true
 	}
 	if t.Before(tl.low()) {
 		return nil
@@ -487,9 +503,11 @@ func (tl *Timeline) decide() (tick.Tick, bool) {
 // deterministic (see the package documentation), write only the World's
 // predicted components and resources, and must not spawn or despawn
 // entities of the World except through Spawn and Despawn. Predicted
-// spawns after the tick rolled back to that the re-simulation no longer
-// makes are despawned (see Spawn), and those whose tick leaves the window
-// unmatched.
+// spawns whose tick, or a later one, completed without the server's
+// spawn are despawned and their tick re-simulated without them (refused,
+// a rollback consolidated with the others), those after the tick rolled
+// back to that the re-simulation no longer makes are despawned (see
+// Spawn), and those whose tick leaves the window unmatched.
 func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	tl.started = true
 	for _, h := range tl.types {
@@ -499,6 +517,7 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	// Decide before saving Now: a rollback to an earlier tick saves Now
 	// again anyway, so the save is skipped then (ticks at Now are checked
 	// against the World itself).
+	tl.refuseSpawns()
 	tl.unsaved = true
 	from, ok := tl.decide()
 	tl.unsaved = false

@@ -69,7 +69,8 @@
 // rollbacks, corrections, bytes/s); --json prints the summary (rollbacks,
 // resimulated_ticks, mispredictions, max_correction, ahead_ticks,
 // late_inputs, predicted_spawns_matched, predicted_spawns_dropped,
-// bytes_per_sec_per_client, input_bytes_per_sec_per_client, converged,
+// predicted_spawns_refused, unconfirmed_bullet_ticks, range_faults,
+// superseded, resyncs, bytes_per_sec_per_client, input_bytes_per_sec_per_client, converged,
 // converged_tick ...). It runs --ticks (240, four seconds),
 // then until every client compared a tick at or after it, and exits with
 // status 1 when a comparison differed.

@@ -209,7 +209,10 @@ func (pc *predictClient) diffAt(tk tick.Tick, want map[ecs.Entity]shooter.Entity
 	}
 	// A predicted bullet no server bullet adopted, although tk is
 	// complete (the server's spawns of tk came with it): a bullet the
-	// server did not fire, an unconfirmed prediction, counted.
+	// server did not fire, an unconfirmed prediction, counted. The Step
+	// after tk completed refused such bullets (predict's refusal at
+	// completion), so one is seen only when that could not reach back to
+	// its tick.
 	for ce := range pc.keys.Values() {
 		if _, ok := pc.bullet.At(ce, tk); ok && !pc.repl[ce] {
 			pc.ghosts++

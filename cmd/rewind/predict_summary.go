@@ -48,8 +48,11 @@ type predictSummary struct {
 	// as predicted spawns (their own, and the other ships' with --others
 	// predict); PredictedSpawnsMatched those a server bullet with the
 	// same key adopted; PredictedSpawnsDropped those despawned without
-	// one, mispredictions (a re-simulation no longer fired them, or their
-	// tick left the window unconfirmed; predict.Stats). Bullets still
+	// one, mispredictions (a re-simulation no longer fired them, their
+	// tick or a later one completed without the server's bullet, or their
+	// tick left the window unconfirmed; predict.Stats), and
+	// PredictedSpawnsRefused the bullets refused at completion (of those
+	// dropped, plus the shots refused before being fired). Bullets still
 	// waiting for the server at the end are in neither.
 	// ServerSpawnsUnpredicted counts the server's bullets that reached a
 	// client it had not predicted (of interpolated ships, or fired on the
@@ -58,16 +61,27 @@ type predictSummary struct {
 	PredictedSpawns         uint64 `json:"predicted_spawns"`
 	PredictedSpawnsMatched  uint64 `json:"predicted_spawns_matched"`
 	PredictedSpawnsDropped  uint64 `json:"predicted_spawns_dropped"`
+	PredictedSpawnsRefused  uint64 `json:"predicted_spawns_refused"`
 	ServerSpawnsUnpredicted uint64 `json:"server_spawns_unpredicted"`
 	// UnconfirmedBulletTicks counts, over the complete ticks compared,
 	// the predicted bullets a client's history held at the tick although
 	// no server bullet adopted them: bullets the server did not fire
 	// (a wrong guess of another ship's fire, or an input the server did
-	// not have in time), shown until the client's own lifetime rule
-	// despawns them (at most BulletTTL ticks) and dropped when their
-	// tick leaves the window. They are unconfirmed predictions, not part
-	// of the confirmed state Converged compares, and counted here.
+	// not have in time). The Step after their tick (or a later one)
+	// completes refuses them and re-simulates without them, so a
+	// comparison, made after that Step, sees one only when the refusal
+	// could not reach back to its tick. They are unconfirmed predictions,
+	// not part of the confirmed state Converged compares, and counted
+	// here.
 	UnconfirmedBulletTicks int `json:"unconfirmed_bullet_ticks"`
+	// RangeFaults counts the values older than the clients' rollback
+	// window (applied as a snap; each asks the server for a resync),
+	// Superseded those a newer value replaced before they applied, and
+	// Resyncs the full resyncs the clients' Timelines took (predict.Stats,
+	// summed).
+	RangeFaults uint64 `json:"range_faults"`
+	Superseded  uint64 `json:"superseded"`
+	Resyncs     uint64 `json:"resyncs"`
 	// BulletsFired counts the bullets the server spawned.
 	BulletsFired uint64 `json:"bullets_fired"`
 	// BytesPerSecPerClient is the mean rate of the messages the server
@@ -110,25 +124,31 @@ type predictClientSummary struct {
 	Corrections      uint64  `json:"corrections"`
 	MaxCorrection    int32   `json:"max_correction"`
 	// PredictedSpawns... are the client's Timeline counters.
-	PredictedSpawns         uint64  `json:"predicted_spawns"`
-	PredictedSpawnsMatched  uint64  `json:"predicted_spawns_matched"`
-	PredictedSpawnsDropped  uint64  `json:"predicted_spawns_dropped"`
-	ServerSpawnsUnpredicted uint64  `json:"server_spawns_unpredicted"`
-	UnconfirmedBulletTicks  int     `json:"unconfirmed_bullet_ticks"`
-	Steps                   uint64  `json:"steps"`
-	InputsSent              uint64  `json:"inputs_sent"`
-	InputsReceived          uint64  `json:"inputs_received"`
-	LateInputs              uint64  `json:"late_inputs"`
-	MissingInputs           uint64  `json:"missing_inputs"`
-	BytesPerSec             float64 `json:"bytes_per_sec"`
-	UDPBytesPerSec          float64 `json:"udp_bytes_per_sec"`
-	InputBytesPerSec        float64 `json:"input_bytes_per_sec"`
-	LostUp                  uint64  `json:"lost_up"`
-	LostDown                uint64  `json:"lost_down"`
-	CheckedTicks            int     `json:"checked_ticks"`
-	LastChecked             uint32  `json:"last_checked"`
-	Unchecked               int     `json:"unchecked"`
-	Converged               bool    `json:"converged"`
+	PredictedSpawns         uint64 `json:"predicted_spawns"`
+	PredictedSpawnsMatched  uint64 `json:"predicted_spawns_matched"`
+	PredictedSpawnsDropped  uint64 `json:"predicted_spawns_dropped"`
+	PredictedSpawnsRefused  uint64 `json:"predicted_spawns_refused"`
+	ServerSpawnsUnpredicted uint64 `json:"server_spawns_unpredicted"`
+	UnconfirmedBulletTicks  int    `json:"unconfirmed_bullet_ticks"`
+	// RangeFaults, Superseded and Resyncs are the client's Timeline
+	// counters.
+	RangeFaults      uint64  `json:"range_faults"`
+	Superseded       uint64  `json:"superseded"`
+	Resyncs          uint64  `json:"resyncs"`
+	Steps            uint64  `json:"steps"`
+	InputsSent       uint64  `json:"inputs_sent"`
+	InputsReceived   uint64  `json:"inputs_received"`
+	LateInputs       uint64  `json:"late_inputs"`
+	MissingInputs    uint64  `json:"missing_inputs"`
+	BytesPerSec      float64 `json:"bytes_per_sec"`
+	UDPBytesPerSec   float64 `json:"udp_bytes_per_sec"`
+	InputBytesPerSec float64 `json:"input_bytes_per_sec"`
+	LostUp           uint64  `json:"lost_up"`
+	LostDown         uint64  `json:"lost_down"`
+	CheckedTicks     int     `json:"checked_ticks"`
+	LastChecked      uint32  `json:"last_checked"`
+	Unchecked        int     `json:"unchecked"`
+	Converged        bool    `json:"converged"`
 }
 
 // ok reports a successful run.
@@ -156,9 +176,11 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 			Rollbacks: st.Rollbacks, ResimulatedTicks: st.TicksResimulated, Corrections: st.Corrections,
 			MaxCorrection: pc.maxCorr, Steps: fs.Steps, InputsSent: fs.Inputs,
 			PredictedSpawns: st.PredictedSpawns, PredictedSpawnsMatched: st.PredictedSpawnsMatched,
-			PredictedSpawnsDropped: st.PredictedSpawnsDropped, ServerSpawnsUnpredicted: st.ServerSpawnsUnpredicted,
-			UnconfirmedBulletTicks: pc.ghosts,
-			InputsReceived:         is.Received, LateInputs: is.Late, MissingInputs: is.Missing,
+			PredictedSpawnsDropped: st.PredictedSpawnsDropped, PredictedSpawnsRefused: st.PredictedSpawnsRefused,
+			ServerSpawnsUnpredicted: st.ServerSpawnsUnpredicted,
+			UnconfirmedBulletTicks:  pc.ghosts,
+			RangeFaults:             st.RangeFaults, Superseded: st.Superseded, Resyncs: st.Resyncs,
+			InputsReceived: is.Received, LateInputs: is.Late, MissingInputs: is.Missing,
 			InputBytesPerSec: round3(float64(fs.InputBytes) / elapsed),
 			CheckedTicks:     pc.nChecks, LastChecked: uint32(pc.lastChk), Unchecked: pc.stale,
 		}
@@ -202,6 +224,10 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 		sum.PredictedSpawns += cs.PredictedSpawns
 		sum.PredictedSpawnsMatched += cs.PredictedSpawnsMatched
 		sum.PredictedSpawnsDropped += cs.PredictedSpawnsDropped
+		sum.PredictedSpawnsRefused += cs.PredictedSpawnsRefused
+		sum.RangeFaults += cs.RangeFaults
+		sum.Superseded += cs.Superseded
+		sum.Resyncs += cs.Resyncs
 		sum.ServerSpawnsUnpredicted += cs.ServerSpawnsUnpredicted
 		sum.UnconfirmedBulletTicks += cs.UnconfirmedBulletTicks
 		sum.LateInputs += cs.LateInputs
@@ -240,8 +266,9 @@ func (s *predictSummary) print(w io.Writer) {
 			i, c.RTTMS, c.AheadTicks, c.Rollbacks, c.ResimulatedTicks, c.Mispredictions, c.Corrections, c.MaxCorrection,
 			c.LateInputs, c.MissingInputs, c.BytesPerSec, c.InputBytesPerSec, c.CheckedTicks, c.LastChecked, state)
 	}
-	fmt.Fprintf(w, "%d bullets fired; predicted on the clients %d (%d matched, %d dropped; %d bullet-ticks unconfirmed), %d server bullets unpredicted\n",
-		s.BulletsFired, s.PredictedSpawns, s.PredictedSpawnsMatched, s.PredictedSpawnsDropped, s.UnconfirmedBulletTicks, s.ServerSpawnsUnpredicted)
+	fmt.Fprintf(w, "%d bullets fired; predicted on the clients %d (%d matched, %d dropped, %d refused; %d bullet-ticks unconfirmed), %d server bullets unpredicted\n",
+		s.BulletsFired, s.PredictedSpawns, s.PredictedSpawnsMatched, s.PredictedSpawnsDropped, s.PredictedSpawnsRefused, s.UnconfirmedBulletTicks, s.ServerSpawnsUnpredicted)
+	fmt.Fprintf(w, "%d range faults, %d late values superseded, %d resyncs\n", s.RangeFaults, s.Superseded, s.Resyncs)
 	fmt.Fprintf(w, "%.0f B/s per client down (%.0f B/s UDP), %.0f B/s inputs up\n",
 		s.BytesPerSecPerClient, s.UDPBytesPerSecPerClient, s.InputBytesPerSecPerClient)
 	for _, e := range s.Events {

@@ -74,11 +74,13 @@ func (c *Client) Bullet() *predict.Component[Bullet] { return c.bullet }
 // fly; every ship with a Body (the client's own, and the others' when it
 // predicts them) steers with input(player) and, when Shoot says it fires,
 // spawns its bullet as a predicted spawn under BulletKey(player, t)
-// (Timeline.Spawn), with its Body and Bullet. Entities without a Body
-// (shown by interpolation) are left alone. Call it from the function
-// given to Timeline.Step; it is deterministic and changes the World only
-// as Step allows. An error (a Spawn or Despawn refused) is kept, the
-// first one, for Err.
+// (Timeline.Spawn), with its Body and Bullet; a bullet the Timeline
+// refuses (predict.ErrSpawnRefused: its tick is complete on the client
+// and the server did not fire it) is simply not fired. Entities without
+// a Body (shown by interpolation) are left alone. Call it from the
+// function given to Timeline.Step; it is deterministic and changes the
+// World only as Step allows. Any other error (a bad key, a Despawn
+// refused) is kept, the first one, for Err.
 //
 // A ship exists on the client only once replicated, so its Player, which
 // names the key, is the server's id of its player: a client fires with
@@ -106,6 +108,9 @@ func (c *Client) Step(t tick.Tick, input func(player uint64) Stick) {
 	}
 	for _, s := range c.shots {
 		e, err := c.tl.Spawn(BulletKey(s.player, t))
+		if errors.Is(err, predict.ErrSpawnRefused) {
+			continue // the server did not fire it (its tick is complete without it)
+		}
 		if err != nil {
 			c.keep(err)
 			continue

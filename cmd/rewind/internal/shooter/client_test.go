@@ -104,7 +104,9 @@ func (c *netClient) bulletsByKey() map[predict.SpawnKey][]ecs.Entity {
 // moving and firing for 600 ticks. Each client fires its bullets as
 // predicted spawns; every server bullet of its own key reaches it as the
 // entity it predicted (adopted, never a second entity), every key is held
-// by exactly one live entity at every frame, and at the end every server
+// by exactly one live entity at every frame, a bullet the server did not
+// fire (another ship's, predicted with its last known input) is gone as
+// soon as a tick at or after its own is complete, and at the end every server
 // bullet in flight is exactly one client entity with the server's body
 // and marker at the newest complete tick.
 func TestPredictedBulletsOverNetwork(t *testing.T) {
@@ -185,9 +187,15 @@ func TestPredictedBulletsOverNetwork(t *testing.T) {
 				if err := c.game.Err(); err != nil {
 					t.Fatal(err)
 				}
+				newest, done := c.frame.Newest()
 				for k, es := range c.bulletsByKey() {
 					if len(es) != 1 {
 						t.Fatalf("tick %v: client %d holds %d bullets for key %+v", f, c.rc.ID(), len(es), k)
+					}
+					// A bullet the server did not fire is gone once a
+					// tick at or after its own is complete.
+					if _, adopted := c.rc.ServerEntity(es[0]); done && !adopted && !k.Tick.After(newest) {
+						t.Fatalf("tick %v: client %d shows bullet %+v unconfirmed although tick %v is complete", f, c.rc.ID(), k, newest)
 					}
 				}
 			}
@@ -206,8 +214,8 @@ func TestPredictedBulletsOverNetwork(t *testing.T) {
 					own++
 				}
 			}
-			t.Logf("client %d: predicted %d, matched %d, dropped %d, unpredicted %d, adopted own %d of %d fired by tick %v; rollbacks %d",
-				c.rc.ID(), st.PredictedSpawns, st.PredictedSpawnsMatched, st.PredictedSpawnsDropped,
+			t.Logf("client %d: predicted %d, matched %d, dropped %d (refused %d), unpredicted %d, adopted own %d of %d fired by tick %v; rollbacks %d",
+				c.rc.ID(), st.PredictedSpawns, st.PredictedSpawnsMatched, st.PredictedSpawnsDropped, st.PredictedSpawnsRefused,
 				st.ServerSpawnsUnpredicted, c.adopted, own, newest, st.Rollbacks)
 			// Every bullet of the client's own, the server's spawn of which
 			// arrived, was the one it had predicted (no late input here).
@@ -215,9 +223,12 @@ func TestPredictedBulletsOverNetwork(t *testing.T) {
 				t.Fatalf("client %d: %d own bullets adopted, %d fired", c.rc.ID(), c.adopted, own)
 			}
 			// The others' bullets are predicted with their last known
-			// input: a few are wrong, and dropped.
-			if st.PredictedSpawnsMatched < uint64(own) || 5*st.PredictedSpawnsDropped > st.PredictedSpawnsMatched {
-				t.Fatalf("client %d: %d matched, %d dropped", c.rc.ID(), st.PredictedSpawnsMatched, st.PredictedSpawnsDropped)
+			// input: a few are wrong, and dropped: undone by the rollback
+			// the real input causes, or refused as soon as their tick
+			// completes; none is left for the window to drop.
+			if st.PredictedSpawnsMatched < uint64(own) || 5*st.PredictedSpawnsDropped > st.PredictedSpawnsMatched ||
+				st.PredictedSpawnsRefused == 0 || st.PredictedSpawnsRefused+st.PredictedSpawnsUndone != st.PredictedSpawnsDropped {
+				t.Fatalf("client %d: %d matched, %d dropped, %d refused, %d undone", c.rc.ID(), st.PredictedSpawnsMatched, st.PredictedSpawnsDropped, st.PredictedSpawnsRefused, st.PredictedSpawnsUndone)
 			}
 			// Every server bullet in flight at the newest complete tick:
 			// one client entity, the one the Timeline holds for its key,
