@@ -1,7 +1,6 @@
 package predict_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -72,15 +71,7 @@ func newSumRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predict
 		}
 	}
 	r.csim = moveQuery(r.cw)
-	conn, err := r.net.Dial(context.Background(), r.ln.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sconn, err := r.ln.Accept(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.srv.AddConn(sconn)
+	conn := dialMem(t, r.net, r.ln, r.srv)
 	if err := r.client.Connect(conn); err != nil {
 		t.Fatal(err)
 	}

@@ -183,8 +183,7 @@ func (r *deckRig) connect(link transport.LinkConfig) *deckClient {
 	if err := dc.c.Connect(conn); err != nil {
 		r.t.Fatal(err)
 	}
-	r.net.SetLink(dc.addr, r.ln.Addr(), link)
-	r.net.SetLink(r.ln.Addr(), dc.addr, link)
+	setLinks(r.net, dc.addr, r.ln.Addr(), link)
 	r.clients = append(r.clients, dc)
 	return dc
 }

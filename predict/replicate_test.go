@@ -1,7 +1,6 @@
 package predict_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -137,15 +136,7 @@ func newWireRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predic
 		t.Fatal(err)
 	}
 	r.csim = moveQuery(r.cw)
-	conn, err := r.net.Dial(context.Background(), r.ln.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sconn, err := r.ln.Accept(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.srv.AddConn(sconn)
+	conn := dialMem(t, r.net, r.ln, r.srv)
 	if err := r.client.Connect(conn); err != nil {
 		t.Fatal(err)
 	}
@@ -155,8 +146,7 @@ func newWireRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predic
 }
 
 func (r *wireRig) setLink(link transport.LinkConfig) {
-	r.net.SetLink(r.caddr, r.ln.Addr(), link)
-	r.net.SetLink(r.ln.Addr(), r.caddr, link)
+	setLinks(r.net, r.caddr, r.ln.Addr(), link)
 }
 
 func (r *wireRig) close() {

@@ -1,7 +1,6 @@
 package predict_test
 
 import (
-	"context"
 	"errors"
 	"net/netip"
 	"testing"
@@ -161,20 +160,11 @@ func newSpawnRigLink(t *testing.T, seed uint64, link transport.LinkConfig, lead,
 		_ = r.vel.Store().Set(e, RVel{2})
 		r.spawned = append(r.spawned, spawned{e, r.tl.InRollback()})
 	}
-	conn, err := r.net.Dial(context.Background(), r.ln.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sconn, err := r.ln.Accept(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.srv.AddConn(sconn)
+	conn := dialMem(t, r.net, r.ln, r.srv)
 	if err := r.client.Connect(conn); err != nil {
 		t.Fatal(err)
 	}
-	r.net.SetLink(conn.LocalAddr(), r.ln.Addr(), link)
-	r.net.SetLink(r.ln.Addr(), conn.LocalAddr(), link)
+	setLinks(r.net, conn.LocalAddr(), r.ln.Addr(), link)
 	return r
 }
 
