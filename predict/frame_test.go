@@ -1,7 +1,6 @@
 package predict_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -294,17 +293,8 @@ func connectMem(t testing.TB, net *transport.MessageNetwork, s *frameServer, n i
 	t.Cleanup(func() { ln.Close() })
 	var cs []*frameClient
 	for i := range n {
-		conn, err := net.Dial(context.Background(), ln.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		sconn, err := ln.Accept(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.srv.AddConn(sconn)
-		net.SetLink(conn.LocalAddr(), ln.Addr(), link)
-		net.SetLink(ln.Addr(), conn.LocalAddr(), link)
+		conn := dialMem(t, net, ln, s.srv)
+		setLinks(net, conn.LocalAddr(), ln.Addr(), link)
 		c := newFrameClient(t, i, conn, randomInputs(seed*100+uint64(i)), opts...)
 		t.Cleanup(func() { c.rc.Close() })
 		cs = append(cs, c)

@@ -1,7 +1,6 @@
 package predict_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -71,15 +70,7 @@ func newInputRig(t *testing.T, seed uint64, n, lead int, link transport.LinkConf
 		if err != nil {
 			t.Fatal(err)
 		}
-		conn, err := r.net.Dial(context.Background(), r.ln.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		sconn, err := r.ln.Accept(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.srv.AddConn(sconn)
+		conn := dialMem(t, r.net, r.ln, r.srv)
 		if err := c.Connect(conn); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package predict_test
 
 import (
-	"context"
 	"net/netip"
 	"testing"
 	"testing/synctest"
@@ -97,21 +96,12 @@ func runRemotePrediction(t *testing.T, leadA, leadB, ticks int) remoteRun {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		conn, err := net.Dial(context.Background(), ln.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		sconn, err := ln.Accept(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.AddConn(sconn)
+		conn := dialMem(t, net, ln, srv)
 		if err := c.Connect(conn); err != nil {
 			t.Fatal(err)
 		}
 		link := transport.LinkConfig{Latency: latency}
-		net.SetLink(conn.LocalAddr(), ln.Addr(), link)
-		net.SetLink(ln.Addr(), conn.LocalAddr(), link)
+		setLinks(net, conn.LocalAddr(), ln.Addr(), link)
 		cl[i] = side{c: c, w: w, sender: cin.NewSender(), remote: cin.NewRemote()}
 	}
 	for range 20 {
