@@ -194,7 +194,7 @@ type compSummer[T any] struct {
 	c     *Component[T]
 	s     *replicate.ComponentSummer[T]
 	srv   func(ecs.Entity) (ecs.Entity, bool) // replicate's mapping now
-	split [maxDue + 1]splitSum // the buffer's sums of the held reports
+	split [maxDue + 1]splitSum                // the buffer's sums of the held reports
 }
 
 // splitSum is the sum of an AttachSplit buffer's values at tick t.
