@@ -23,6 +23,9 @@ type summer interface {
 	// part returns the type's part at t, false when the history does not
 	// hold t.
 	part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, bool)) (replicate.Part, bool)
+	// hold notes what the type's part at t needs beyond the history, at
+	// t's completion (replicate's report moment).
+	hold(t tick.Tick)
 }
 
 // dueSum is a held report of tick t, due once a Step ran after it
@@ -47,7 +50,6 @@ type checksums struct {
 	due    []dueSum
 	gone   []goneEnt
 	sums   []summer // by registered type, built at the first report
-	built  bool
 	parts  []replicate.Part
 	server func(ecs.Entity) (ecs.Entity, bool)
 	at     tick.Tick // the tick being summed, for server
@@ -83,6 +85,25 @@ func (s *checksums) held(t tick.Tick) {
 		s.due = append(s.due[:0], s.due[1:]...)
 	}
 	s.due = append(s.due, dueSum{t: t, step: s.tl.nowAbs})
+	s.build()
+	for _, sm := range s.sums {
+		if sm != nil {
+			sm.hold(t)
+		}
+	}
+}
+
+// build makes the summers of the registered types not summed yet.
+func (s *checksums) build() {
+	for _, h := range s.tl.types[len(s.sums):] {
+		var sm summer
+		if hs, ok := h.(interface {
+			summer(*replicate.Client) summer
+		}); ok {
+			sm = hs.summer(s.c)
+		}
+		s.sums = append(s.sums, sm)
+	}
 }
 
 // despawned notes a server despawn of client entity e at tick t (Hooks'
@@ -118,17 +139,7 @@ func (s *checksums) flush() {
 	if len(s.due) == 0 {
 		return
 	}
-	if !s.built {
-		s.built = true
-		s.sums = make([]summer, len(tl.types))
-		for i, h := range tl.types {
-			if hs, ok := h.(interface {
-				summer(*replicate.Client) summer
-			}); ok {
-				s.sums[i] = hs.summer(s.c)
-			}
-		}
-	}
+	s.build()
 	k := 0
 	for _, d := range s.due {
 		switch {
@@ -177,10 +188,20 @@ func (s *checksums) flush() {
 	s.gone = s.gone[:k]
 }
 
-// compSummer sums a predicted component type's history.
+// compSummer sums a predicted component type's history, and the values
+// of its AttachSplit buffer.
 type compSummer[T any] struct {
-	c *Component[T]
-	s *replicate.ComponentSummer[T]
+	c     *Component[T]
+	s     *replicate.ComponentSummer[T]
+	srv   func(ecs.Entity) (ecs.Entity, bool) // replicate's mapping now
+	split [maxDue + 1]splitSum                // the buffer's sums of the held reports
+}
+
+// splitSum is the sum of an AttachSplit buffer's values at tick t.
+type splitSum struct {
+	t    tick.Tick
+	sum  uint64
+	used bool
 }
 
 // summer returns the component's summer for client c, nil when c's
@@ -190,7 +211,55 @@ func (c *Component[T]) summer(rc *replicate.Client) summer {
 	if err != nil {
 		return nil
 	}
-	return &compSummer[T]{c: c, s: s}
+	return &compSummer[T]{c: c, s: s, srv: rc.ServerEntity}
+}
+
+// hold sums the values of the AttachSplit buffer's entities at t, at t's
+// completion: replicate reports t when it is the newest tick seen and
+// complete, so the buffer then holds every value up to t and none newer,
+// and replicate still maps the entities alive at t. Each entity counts
+// its newest value at or before t (unchanged since: the server's value
+// at t), under its server id; an entity replicate no longer maps (gone
+// at or before t, not yet removed from the buffer) does not count.
+func (cs *compSummer[T]) hold(t tick.Tick) {
+	b := cs.c.split
+	if b == nil {
+		return
+	}
+	var sum uint64
+	for i := range b.bufs {
+		v, ok := b.held(i, t)
+		if !ok {
+			continue
+		}
+		if se, ok := cs.srv(b.ents[i]); ok {
+			sum += cs.s.Term(se, v)
+		}
+	}
+	k := 0 // the slot of t, else a free one, else the oldest
+	for i := range cs.split {
+		x := &cs.split[i]
+		if x.used && x.t == t {
+			k = i
+			break
+		}
+		if y := &cs.split[k]; y.used && (!x.used || x.t.Before(y.t)) {
+			k = i
+		}
+	}
+	cs.split[k] = splitSum{t: t, sum: sum, used: true}
+}
+
+// splitAt returns (and forgets) the AttachSplit buffer's sum at t; false
+// when hold did not note t.
+func (cs *compSummer[T]) splitAt(t tick.Tick) (uint64, bool) {
+	for i := range cs.split {
+		if x := &cs.split[i]; x.used && x.t == t {
+			x.used = false
+			return x.sum, true
+		}
+	}
+	return 0, false
 }
 
 // part sums the history of t over the replicated entities. A type with a
@@ -203,6 +272,12 @@ func (cs *compSummer[T]) part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, 
 		return replicate.Part{}, false
 	}
 	var sum uint64
+	if c.split != nil {
+		var ok bool
+		if sum, ok = cs.splitAt(t); !ok {
+			return replicate.Part{}, false
+		}
+	}
 	vals := f.buf.vals
 	for p, e := range f.layout.ents {
 		if se, ok := server(e); ok {
@@ -272,3 +347,6 @@ func (rs *resSummer[T]) part(t tick.Tick, _ func(ecs.Entity) (ecs.Entity, bool))
 	}
 	return replicate.Part{Name: rs.s.Name(), Sum: rs.s.Sum(v)}, true
 }
+
+// hold does nothing: a resource's part is its history's.
+func (rs *resSummer[T]) hold(tick.Tick) {}

@@ -78,6 +78,7 @@ type Component[T any] struct {
 	cur     T           // check's copy of a live value
 	late    []lateOp[T] // authoritative changes older than the window (late.go)
 	ts      TypeStats
+	split   *Interpolated[T] // AttachSplit's buffer, for the checksum reports
 }
 
 // Register registers component type T as predicted: the Timeline keeps its

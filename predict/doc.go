@@ -469,7 +469,11 @@
 //     stepped once more;
 //   - everything else (the set of replicated entities, non-predicted
 //     types and resources): the World when T completed, with nothing
-//     newer applied, as without prediction.
+//     newer applied, as without prediction;
+//   - a type split by AttachSplit: the predicted entities' history at T
+//     plus, for each entity of its Interpolated buffer, the value the
+//     buffer holds for T (its newest value at or before T: the entity
+//     was unchanged since, so that is the server's value at T).
 //
 // replicate computes the report at T's completion and holds it
 // (replicate.Client.HoldChecksums); after each Step, the Timeline sums
@@ -490,6 +494,16 @@
 //   - An entity the server despawned after T is still counted at T under
 //     its server id: Hooks' Despawn hook notes the id while replicate
 //     still maps it.
+//   - The interpolated values of a split type are summed when T
+//     completes (the HoldChecksums callback), not after the Step: replicate
+//     reports T only when T is the newest tick seen and complete, so each
+//     buffer then holds every value up to T and none newer, and replicate
+//     still maps every entity alive at T. The Interpolated buffer needs
+//     no capacity for the reports beyond its newest value (any Capacity
+//     works); the sum waits with its report, at most 16 held reports
+//     (one per report tick). An entity replicate no longer maps (gone at
+//     or before T, not yet removed from the buffer) does not count. The
+//     sum allocates nothing (TestSplitSummer).
 //   - A report whose tick leaves the window before a Step makes it final,
 //     or that a full resync made obsolete, is not sent
 //     (Stats.ChecksumsDropped); Stats.ChecksumsReported counts the others.
@@ -500,8 +514,10 @@
 // roll back there like any correction (TestChecksumPredictingDesyncRepaired:
 // a corrupted predicted velocity the server never sends again, or a
 // corrupted non-predicted tag, is named at the next report tick, resynced
-// partially, and later reports are clean). Limits: values of entities an
-// AttachSplit client interpolates rather than predicts live in their
-// Interpolated buffer, not in the World or the history, so such a client
-// reports a desync for their type.
+// partially, and later reports are clean). An interpolated value is never
+// simulated, so it differs from the server's only if it was never sent:
+// TestChecksumSplitDesyncNamed pushes one into the buffer, and it is
+// named, resynced and clean after like a predicted one;
+// TestChecksumSplitNoFalseDesync runs a split client under loss with no
+// false desync.
 package predict

@@ -96,6 +96,7 @@ type Interpolated[T any] struct {
 	lerp     func(a, b T, f float64) T
 	slots    map[ecs.Entity]int32
 	bufs     [][]interpEntry[T] // by slot, each sorted by tick, capacity cfg.Capacity
+	ents     []ecs.Entity       // by slot: the entity whose values bufs holds
 	free     []int32
 	latest   tick.Tick
 	complete tick.Tick
@@ -148,8 +149,10 @@ func (b *Interpolated[T]) Push(e ecs.Entity, t tick.Tick, v T) {
 		} else {
 			s = int32(len(b.bufs))
 			b.bufs = append(b.bufs, make([]interpEntry[T], 0, b.cfg.Capacity))
+			b.ents = append(b.ents, 0)
 		}
 		b.slots[e] = s
+		b.ents[s] = e
 	}
 	buf := b.bufs[s]
 	if n := len(buf); n > 0 && buf[n-1].t.Before(t) && b.hasDone {
@@ -265,6 +268,20 @@ func (b *Interpolated[T]) At(e ecs.Entity, t tick.Tick, frac float64) (v T, ok b
 	a, c := buf[i], buf[i+1]
 	f := (float64(t.Sub(a.t)) + min(max(frac, 0), 1)) / float64(c.t.Sub(a.t))
 	return b.lerp(a.v, c.v, f), true
+}
+
+// held returns the value of slot s's entity held at tick t: its newest
+// value at or before t; false when every value kept is newer (or none).
+func (b *Interpolated[T]) held(s int, t tick.Tick) (*T, bool) {
+	buf := b.bufs[s]
+	i := len(buf) - 1
+	for i >= 0 && buf[i].t.After(t) {
+		i--
+	}
+	if i < 0 {
+		return nil, false
+	}
+	return &buf[i].v, true
 }
 
 // Stats returns the counters.

@@ -22,6 +22,14 @@ import (
 // writes it first, or from the entity's owner). The game reports complete
 // ticks to buf (Interpolated.Complete, for example from the TickComplete
 // hook of ClientFrameConfig.Hooks) and removes despawned entities from it.
+//
+// The checksum reports of c (AttachChecksum) then count buf's entities in
+// T's part: the value buf holds for the report's tick, read when the tick
+// completes (see the package documentation, section "Desync detection").
 func AttachSplit[T any](c *replicate.Client, comp *Component[T], buf *Interpolated[T], interpolated func(e ecs.Entity) bool) error {
-	return replicate.SetHooks(c, componentHooks(comp, buf, interpolated))
+	if err := replicate.SetHooks(c, componentHooks(comp, buf, interpolated)); err != nil {
+		return err
+	}
+	comp.split = buf
+	return nil
 }

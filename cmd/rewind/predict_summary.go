@@ -99,8 +99,8 @@ type predictSummary struct {
 	// ConvergedTick, the newest tick every client compared, exists.
 	CheckedTicks int `json:"checked_ticks"`
 	// ChecksumsChecked counts the clients' checksum reports of their
-	// confirmed state the server compared with its own (every 30 ticks,
-	// with --others predict only) and Desyncs those that differed.
+	// confirmed state the server compared with its own (every 30 ticks)
+	// and Desyncs those that differed.
 	ChecksumsChecked uint64                 `json:"checksums_checked"`
 	Desyncs          uint64                 `json:"desyncs"`
 	Converged        bool                   `json:"converged"`

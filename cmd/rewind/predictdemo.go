@@ -45,17 +45,14 @@ const (
 	// comparisons.
 	predictStates = 256
 	// predictChecksumInterval is the desync detection's report interval
-	// (replicate's ChecksumInterval): half a second. Only with --others
-	// predict: an interpolated ship's values are in no client's World or
-	// history, so a split client's checksum cannot match.
+	// (replicate's ChecksumInterval): half a second. With --others
+	// interpolate, a client's report counts the other ships' bodies from
+	// its Interpolated buffer (predict.AttachSplit).
 	predictChecksumInterval = 30
 )
 
-// checksumInterval is the run's ChecksumInterval (0: off).
+// checksumInterval is the run's ChecksumInterval, with either --others.
 func (o *predictOptions) checksumInterval() int {
-	if o.Others != "predict" {
-		return 0
-	}
 	return predictChecksumInterval
 }
 

@@ -134,7 +134,8 @@ func TestPredictDemoDefaults(t *testing.T) {
 
 // TestPredictDemoInterpolated: with --others interpolate, the other
 // ships are shown from interpolation buffers, which hold the server's
-// values at every complete tick compared, and the run converges.
+// values at every complete tick compared, the clients' checksum reports
+// (counting those buffers' values) all match, and the run converges.
 func TestPredictDemoInterpolated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a 2-second demo in real time")
@@ -146,7 +147,8 @@ func TestPredictDemoInterpolated(t *testing.T) {
 		t.Fatal(err)
 	}
 	js, _ := json.Marshal(sum)
-	if !sum.ok() || sum.ConvergedTick < 90 || sum.CheckedTicks < 100 || sum.Others != "interpolate" {
+	if !sum.ok() || sum.ConvergedTick < 90 || sum.CheckedTicks < 100 || sum.Others != "interpolate" ||
+		sum.ChecksumsChecked < 2 || sum.Desyncs != 0 || sum.Resyncs != 0 {
 		t.Fatalf("%s", js)
 	}
 	var out bytes.Buffer
