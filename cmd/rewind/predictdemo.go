@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -187,26 +186,10 @@ type predictRates struct{ down, input uint64 }
 // runPredictDemo runs a prediction demo as configured and returns its
 // summary. Live statistics go to live.
 func runPredictDemo(ctx context.Context, o predictOptions, live io.Writer) (*predictSummary, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	start := time.Now()
-	d := &predictDemo{quicRig: quicRig{cancel: cancel}, o: o, states: map[tick.Tick]map[ecs.Entity]shooter.Entity{}}
-	if err := d.start(ctx); err != nil {
-		return nil, errors.Join(err, d.close())
-	}
+	d := &predictDemo{o: o, states: map[tick.Tick]map[ecs.Entity]shooter.Entity{}}
 	sum := &predictSummary{Mode: "predict", Clients: o.Clients, Ticks: o.Ticks, Others: o.Others, InputDelay: o.InputDelay,
 		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss}}
-	err := d.play(ctx, sum, live, start)
-	if err == nil {
-		d.finish(sum, start)
-	}
-	if cerr := d.close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	return sum, nil
+	return runRig(ctx, d, sum, live)
 }
 
 // start opens the listener, the server and its accept loop, one proxy and

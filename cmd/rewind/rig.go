@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -24,6 +25,9 @@ type quicRig struct {
 	serve  chan error  // the result of Server.Serve
 	cliTLS *tls.Config // the clients' side of the listener's self-signed TLS
 }
+
+// rig returns r, for runRig.
+func (r *quicRig) rig() *quicRig { return r }
 
 // rigLink is one client's part of a quicRig. A demo's client type embeds
 // it and sets rc before connect.
@@ -141,6 +145,41 @@ func dial(ctx context.Context, addr string, cfg quic.Config) (*quic.Conn, error)
 		}
 	}
 	return nil, err
+}
+
+// rigDemo is a QUIC demo runRig drives: it embeds a quicRig (rig), start
+// builds the rig, play runs the ticks, finish fills the summary sum of
+// type S, close shuts down.
+type rigDemo[S any] interface {
+	rig() *quicRig
+	start(ctx context.Context) error
+	play(ctx context.Context, sum S, live io.Writer, start time.Time) error
+	finish(sum S, start time.Time)
+	close() error
+}
+
+// runRig runs d and returns sum filled; live statistics go to live. The
+// run's context ends with close.
+func runRig[S any](ctx context.Context, d rigDemo[S], sum S, live io.Writer) (S, error) {
+	var none S
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d.rig().cancel = cancel
+	start := time.Now()
+	if err := d.start(ctx); err != nil {
+		return none, errors.Join(err, d.close())
+	}
+	err := d.play(ctx, sum, live, start)
+	if err == nil {
+		d.finish(sum, start)
+	}
+	if cerr := d.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return none, err
+	}
+	return sum, nil
 }
 
 // pacer paces a demo's loop at the server's tick rate, printing live

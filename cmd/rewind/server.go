@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -179,28 +178,12 @@ type serverDemo struct {
 // runServerDemo runs a server demo as configured and returns its summary.
 // Live statistics and notable events go to live.
 func runServerDemo(ctx context.Context, o serverOptions, live io.Writer) (*serverSummary, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	start := time.Now()
-	d := &serverDemo{quicRig: quicRig{cancel: cancel}, o: o, pingsSeen: map[replicate.ClientID][]uint32{}}
-	if err := d.start(ctx); err != nil {
-		return nil, errors.Join(err, d.close())
-	}
+	d := &serverDemo{o: o, pingsSeen: map[replicate.ClientID][]uint32{}}
 	sum := &serverSummary{
 		Mode: "server", Ticks: o.Ticks, Priority: o.Priority, Clients: o.Clients, TargetEntities: o.Entities,
 		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss, Dup: o.Dup},
 	}
-	err := d.play(ctx, sum, live, start)
-	if err == nil {
-		d.finish(sum, start)
-	}
-	if cerr := d.close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	return sum, nil
+	return runRig(ctx, d, sum, live)
 }
 
 // start opens the QUIC listener, the server and its accept loop, then one
