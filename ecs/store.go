@@ -146,7 +146,8 @@ func SetIfChanged[T comparable](s *Store[T], e Entity, v T) (bool, error) {
 }
 
 // Grow makes room for n more values, so that the next n inserts do not
-// reallocate the Store's arrays: for loaders that insert many values at
+// reallocate the Store's dense arrays (values, entities, change ticks;
+// the sparse index grows with the entities' indices): for loaders that insert many values at
 // once. It changes nothing else.
 func (s *Store[T]) Grow(n int) {
 	if n <= 0 {

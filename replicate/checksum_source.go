@@ -75,7 +75,8 @@ func (c *Client) holdReport(t tick.Tick) {
 // with the parts of the same names replaced by sums (a ComponentSummer
 // or ResourceSummer sum over the caller's values of t); a part whose name
 // the report lacks (a type replicated Once, an absent resource) is
-// ignored. It reports whether a report of t was held.
+// ignored. It reports whether a report of t was held and the client is
+// still connected (a disconnected client drops it and sends nothing).
 func (c *Client) ReportChecksum(t tick.Tick, sums []Part) bool {
 	d := &c.desync
 	for i := range d.held {
@@ -149,6 +150,7 @@ type ResourceSummer[T any] struct {
 	c    *Client
 	b    *typedResource[T]
 	name string
+	tmp  T // v with its entity references mapped
 	buf  []byte
 }
 
@@ -169,10 +171,10 @@ func (s *ResourceSummer[T]) Name() string { return s.name }
 
 // Sum returns the part of the resource holding v.
 func (s *ResourceSummer[T]) Sum(v *T) uint64 {
-	s.b.tmp = *v
+	s.tmp = *v
 	if s.b.isMap {
-		any(&s.b.tmp).(ecs.MapEntitieser).MapEntities(s.c.toServer())
+		any(&s.tmp).(ecs.MapEntitieser).MapEntities(s.c.toServer())
 	}
-	s.buf = s.b.codec.Append(s.buf[:0], &s.b.tmp)
+	s.buf = s.b.codec.Append(s.buf[:0], &s.tmp)
 	return xxh64.Sum64(s.buf)
 }

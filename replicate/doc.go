@@ -307,7 +307,7 @@
 //
 // A resync replaces a client's replicated state, or part of it, with the
 // server's at one tick, atomically with the update of that tick. It comes
-// in the three kinds of seed 003:
+// in three kinds:
 //
 //   - ResyncFull (Server.Resync): the server forgets what it believes the
 //     client has (visibility kept) and builds the client's next update as

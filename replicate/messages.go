@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/internal/typename"
@@ -200,11 +201,7 @@ func typedOf[M any](slot *any) *typedScratch[M] {
 // grow extends s by one element, reusing the one already there if any:
 // the caller overwrites it.
 func grow[E any](s []E) []E {
-	if len(s) < cap(s) {
-		return s[:len(s)+1]
-	}
-	var zero E
-	return append(s, zero)
+	return slices.Grow(s, 1)[:len(s)+1]
 }
 
 // FromClient is a message received by the server.

@@ -1,9 +1,8 @@
 package replicate
 
 // Resync: the server sends a client the replicated state again and the
-// client replaces its own with it, atomically with an update. Three kinds
-// (seed 003's rollback types): full, partial (named entities) and
-// RNG-only.
+// client replaces its own with it, atomically with an update. Three kinds:
+// full, partial (named entities) and RNG-only.
 //
 // Decision (full): the server forgets what it believes the client has
 // (its view of every entity slot and resource, visibility kept) and marks
@@ -39,7 +38,7 @@ import (
 	"github.com/rewindgo/rewind/transport"
 )
 
-// ResyncKind is the kind of a resync (seed 003's rollback types).
+// ResyncKind is the kind of a resync.
 type ResyncKind uint8
 
 const (
@@ -338,7 +337,7 @@ func (s *Server) appendPartial(c *serverClient, t tick.Tick) (b []byte, ok bool)
 		en.mask = s.ents[idx].mask & scope
 	}
 	b = appendResync(s.scratch[:0], t, c.reason, c.kind, scope, entries)
-	if len(b) > s.cfg.MaxMessageSize {
+	if len(entries) > maxResyncEntities || len(b) > s.cfg.MaxMessageSize {
 		return b, false
 	}
 	for _, en := range entries {

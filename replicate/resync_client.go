@@ -138,8 +138,8 @@ func (c *Client) RequestResync(reason string) error {
 // received notes, after an Update's receive loop, whether anything
 // arrived; with ClientConfig.ResyncAfterSilence, something arriving after
 // a silence that long requests a resync.
-func (c *Client) received(any bool) {
-	if !any {
+func (c *Client) received(got bool) {
+	if !got || c.cfg.ResyncAfterSilence <= 0 {
 		return
 	}
 	now := c.cfg.Now()

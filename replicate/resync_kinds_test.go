@@ -301,3 +301,29 @@ func TestResyncAfterPartition(t *testing.T) {
 		}
 	})
 }
+
+// TestResyncRNGTooManyEntities: an RNG-only resync naming more entities
+// than a Resync message may carry (the client refuses more than 65,536)
+// falls back to a full resync, which the client applies, instead of a
+// message the client drops as malformed.
+func TestResyncRNGTooManyEntities(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, _ := newRNGRig(t, 14, 1, replicate.ServerConfig{})
+		defer r.close()
+		dice := ecs.StoreOf[Dice](r.sw)
+		for i := range 1<<16 + 1 {
+			e := r.sw.Spawn()
+			_ = ecs.StoreOf[replicate.Replicated](r.sw).Set(e, replicate.Replicated{})
+			_ = dice.Set(e, Dice{R: rng.Stream(14, uint64(100+i))})
+		}
+		checkConverged(t, r)
+		c := r.clients[0]
+		if err := r.srv.ResyncRNG(c.ID(), "many dice"); err != nil {
+			t.Fatal(err)
+		}
+		checkConverged(t, r)
+		if st := c.Stats(); st.ResyncKinds != (replicate.ResyncCounts{Full: 1}) || st.Malformed != 0 {
+			t.Fatalf("client counters %+v", st)
+		}
+	})
+}
