@@ -110,9 +110,7 @@ func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cf
 	}
 	f := &ClientFrame[T]{rc: rc, tl: tl, sync: sync, clock: clock, sender: in.NewSender(), remote: in.NewRemote(),
 		rtt: cfg.RTT, after: cfg.AfterStep, step: time.Second / time.Duration(sync.Config().TickRate)}
-	AttachChecksum(rc, tl)
-	_ = AttachSpawns(rc, tl) // replicate.ErrUnknownType: no predicted spawns
-	attachResync(rc, tl)
+	Attach(rc, tl) // its client hooks are replaced by the chain below
 	own, game := Hooks(tl), cfg.Hooks
 	rc.SetClientHooks(replicate.ClientHooks{
 		Spawn: game.Spawn,

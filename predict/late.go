@@ -13,7 +13,7 @@ package predict
 //   - a newer authoritative value or removal of the same entity and type
 //     arriving before that Step supersedes it: it is dropped and counted
 //     in Stats.Superseded (and so is a late one arriving after a newer
-//     one);
+//     late one);
 //   - at the Step, the values left are range faults as before: applied as
 //     a snap at Now (the Now they arrived at: nothing simulates in
 //     between) and counted in Stats.RangeFaults.

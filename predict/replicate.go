@@ -94,7 +94,10 @@ func componentHooks[T any](comp *Component[T], buf *Interpolated[T], interpolate
 			case replicate.ValueRemapped:
 				err = comp.Insert(e, t, v)
 			case replicate.ValueInserted:
-				if err = comp.Authoritative(e, t, v); err == nil && !comp.predicted(e, t, &v) {
+				// A late one (older than the window) waits for the next Step,
+				// which snaps it at Now unless a newer value supersedes it
+				// (late.go): no rollback to request, no range fault yet.
+				if err = comp.Authoritative(e, t, v); err == nil && !t.Before(tl.low()) && !comp.predicted(e, t, &v) {
 					tl.Request(t)
 				}
 			default:
@@ -112,7 +115,7 @@ func componentHooks[T any](comp *Component[T], buf *Interpolated[T], interpolate
 			}
 			if err := comp.AuthoritativeRemove(e, t); err != nil {
 				tl.stats.Refused++
-			} else {
+			} else if !t.Before(tl.low()) { // a late one waits (late.go)
 				tl.Request(t)
 			}
 			return true
