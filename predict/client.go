@@ -77,6 +77,7 @@ type ClientFrame[T any] struct {
 	tl     *Timeline
 	sync   *TickSync
 	clock  *tick.Clock
+	in     *Inputs[T]
 	sender *InputSender[T]
 	remote *RemoteInputs[T]
 	rtt    func() time.Duration
@@ -108,7 +109,7 @@ func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cf
 	if err != nil {
 		return nil, err
 	}
-	f := &ClientFrame[T]{rc: rc, tl: tl, sync: sync, clock: clock, sender: in.NewSender(), remote: in.NewRemote(),
+	f := &ClientFrame[T]{rc: rc, tl: tl, sync: sync, clock: clock, in: in, sender: in.NewSender(), remote: in.NewRemote(),
 		rtt: cfg.RTT, after: cfg.AfterStep, step: time.Second / time.Duration(sync.Config().TickRate)}
 	Attach(rc, tl) // its client hooks are replaced by the chain below
 	own, game := Hooks(tl), cfg.Hooks
@@ -167,6 +168,10 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 	f.now += max(elapsed, 0)
 	f.rc.Update()
 	f.remote.Receive(f.rc)
+	reps := f.in.Reports(f.rc)
+	for i := range reps {
+		f.sync.Report(&reps[i])
+	}
 	if f.fresh {
 		f.fresh = false
 		f.stats.Samples++
@@ -183,11 +188,13 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 		if last, ok := f.sender.last, f.sender.any; !ok || it.After(last) {
 			v := input(it)
 			before := f.rc.Stats().BytesOut
+			f.sender.SetRedundancy(f.sync.Redundancy(f.in.cfg.Redundancy))
 			if err := f.sender.Add(f.rc, it, v); err != nil {
 				f.stats.InputErrors++
 			} else {
 				f.stats.Inputs++
 				f.stats.InputBytes += f.rc.Stats().BytesOut - before
+				f.sync.Sent(it, f.now)
 			}
 		}
 		f.tl.Step(sim)
@@ -221,6 +228,16 @@ func (f *ClientFrame[T]) Newest() (tick.Tick, bool) { return f.newest, f.hasNewe
 
 // Jitter returns the measured jitter of the server ticks' arrival.
 func (f *ClientFrame[T]) Jitter() time.Duration { return f.dev }
+
+// PresentLead returns the estimated lead of the client's newest simulated
+// tick over the server's present, the newest tick the server has
+// simulated (TickSync.PresentLead): the measure that says whether the
+// client predicts at all (positive) and how far. Ahead, the lead over the
+// newest complete tick received, adds the round trip and the wait for
+// lost messages to it.
+func (f *ClientFrame[T]) PresentLead() time.Duration {
+	return f.sync.PresentLead(f.tl.Now(), f.now)
+}
 
 // Ahead returns how many ticks the client's newest simulated tick is
 // ahead of the newest complete server tick it received.

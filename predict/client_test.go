@@ -21,12 +21,13 @@ func TestClientFrameNeedsRTT(t *testing.T) {
 }
 
 // TestClientFrameRunsAhead: a client steps nothing (and sends no input)
-// before the first complete server tick; then it catches up and holds
-// the TickSync's lead over the newest complete tick: 30 ms each way with
-// no jitter is an RTT of 60 ms, a target of 60 ms + one tick = 4.6 ticks
-// over a tick received, so it runs 4 to 5 ticks ahead. It sends one input
-// per tick simulated, and the game's hooks are called after the
-// Timeline's.
+// before the first complete server tick; then it catches up and, steered
+// by the server's input reports, holds its inputs' arrival margin at the
+// target: one tick of Safety and one of loss margin (none measured) with
+// no jitter, 2 ticks. 30 ms each way is 1.8 ticks up and 1.8 down, so it
+// runs 4 ticks ahead of the server's present and 6 of the newest
+// complete tick, every frame. It sends one input per tick simulated, and
+// the game's hooks are called after the Timeline's.
 func TestClientFrameRunsAhead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const step = time.Second / 60
@@ -46,18 +47,32 @@ func TestClientFrameRunsAhead(t *testing.T) {
 		if st := c.frame.Stats(); st.Steps != 0 || st.Inputs != 0 || st.Frames != 5 || c.tl.Now() != 0 {
 			t.Fatalf("before the server ticks: %+v, now %v", st, c.tl.Now())
 		}
-		var aheads []int32
+		var aheads, leads []int32
+		var settled predict.SyncStats
 		for r.tick < 300 {
 			r.frame(step)
+			if r.tick == 120 {
+				settled = c.frame.Sync().Stats()
+			}
 			if r.tick > 120 {
 				aheads = append(aheads, c.frame.Ahead())
+				leads = append(leads, c.tl.Now().Sub(r.tick))
+				est := c.frame.PresentLead() - time.Duration(c.tl.Now().Sub(r.tick))*step
+				if est < -step || est > step {
+					t.Fatalf("tick %v: PresentLead off by %v", r.tick, est)
+				}
 			}
 			time.Sleep(step)
 		}
-		for _, a := range aheads {
-			if a < 4 || a > 5 {
-				t.Fatalf("ahead %v of the newest complete tick, want 4..5 (all: %v)", a, aheads)
+		for i, a := range aheads {
+			if a != 6 || leads[i] != 4 {
+				t.Fatalf("ahead %v of the newest complete tick and %v of the server, want 6 and 4 (all: %v, %v)", a, leads[i], aheads, leads)
 			}
+		}
+		// The inputs sent while catching up at the start are late (the
+		// server simulated their ticks already); none after that.
+		if ss := c.frame.Sync().Stats(); !c.frame.Sync().Steering() || ss.Missing != settled.Missing || ss.Missing > 8 || ss.Lost != 0 || ss.SnapsAhead+ss.SnapsBack != 1 {
+			t.Fatalf("sync stats %+v (at tick 120: %+v): want steering by reports, one snap (the first sample), nothing lost, nothing missing after the start", ss, settled)
 		}
 		st := c.frame.Stats()
 		if st.Inputs != st.Steps || uint64(c.tl.Now()) != st.Steps || st.InputErrors != 0 || st.Samples < 250 {
