@@ -183,6 +183,7 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 	}
 	f.clock.SetRate(f.sync.Rate())
 	n := f.sync.Steps(f.clock.Advance(elapsed))
+	since := time.Duration(f.clock.Alpha() * float64(f.step))
 	for range n {
 		it := f.sync.InputTick(f.tl.Now() + 1)
 		if last, ok := f.sender.last, f.sender.any; !ok || it.After(last) {
@@ -194,7 +195,7 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 			} else {
 				f.stats.Inputs++
 				f.stats.InputBytes += f.rc.Stats().BytesOut - before
-				f.sync.Sent(it, f.now)
+				f.sync.Sent(it, since, f.now)
 			}
 		}
 		f.tl.Step(sim)
@@ -203,6 +204,7 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 		}
 	}
 	f.stats.Steps += uint64(n)
+	f.sync.Position(f.tl.Now(), since, f.now)
 	return n
 }
 

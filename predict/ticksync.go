@@ -163,9 +163,13 @@ type feedback struct {
 	ref      tick.Tick     // the first input tick sent
 	at0      time.Duration // when it was sent
 	hasRef   bool
-	ell      time.Duration // the last message sent: (tick-ref)*step - (at-at0)
+	lam      time.Duration // the client's position: (tick+InputDelay-ref)*step + since - (at-at0)
+	hasPos   bool
+	sinceAvg time.Duration // mean time into the next step when a message is sent
 	n        int           // arrivals measured
 	mu, dev  time.Duration // mean arrival offset and its mean deviation
+	jumpN    int           // consecutive arrivals far from mu, on one side
+	jumpSum  time.Duration // their sum
 	report   tick.Tick     // the newest report's Tick
 	hasRep   bool
 	resolved tick.Tick // messages up to this tick are acked or lost
@@ -298,18 +302,34 @@ func (s *TickSync) snap(e time.Duration) {
 
 // Sent notes that the input message whose newest input is for tick t
 // (InputBatch.Last) was sent at time at, on the caller's clock (any
-// monotonic time base, the same for every call; ClientFrame uses the sum
-// of the elapsed times of its frames). Reports about the message are
+// monotonic time base, the same for every call and for Position;
+// ClientFrame uses the sum of the elapsed times of its frames), since
+// being the time the client's clock was into its next step then
+// (Clock.Alpha() times the step length). Reports about the message are
 // matched to it.
-func (s *TickSync) Sent(t tick.Tick, at time.Duration) {
+func (s *TickSync) Sent(t tick.Tick, since, at time.Duration) {
 	f := &s.fb
 	if !f.hasRef {
 		f.ref, f.at0, f.hasRef = t, at, true
 		f.resolved, f.hasRes = t-1, true
+		f.sinceAvg = since
 	}
-	f.ell = s.ellOf(t, at)
+	f.sinceAvg += (since - f.sinceAvg) / 16
 	f.sent[uint32(t)%sentRing] = sentInput{t: t, at: at, ok: true}
 	s.stats.Sent++
+}
+
+// Position tells the TickSync where the client is at time at (the clock
+// of Sent): its newest simulated tick, and the time since into its next
+// step. Once the reports steer, the error (and Rate) follow from it: call
+// it every frame, after the steps. Before the first Sent it does nothing.
+func (s *TickSync) Position(client tick.Tick, since, at time.Duration) {
+	f := &s.fb
+	if !f.hasRef {
+		return
+	}
+	f.lam = s.ellOf(client.Add(int32(s.cfg.InputDelay)), at) + since
+	f.hasPos = true
 	if s.Steering() {
 		s.err = s.feedbackError()
 	}
@@ -327,8 +347,8 @@ func (s *TickSync) ellOf(t tick.Tick, at time.Duration) time.Duration {
 // the acknowledged and lost messages the loss, and the report's counters
 // say whether inputs were missing or late. A report not newer than one
 // already used is ignored (Stats().StaleReports). Once the reports have
-// measured MinArrivals arrivals they steer the lead, and a report is
-// where a snap is decided.
+// measured MinArrivals arrivals they steer the lead (from the client's
+// last Position), and a report is where a snap is decided.
 func (s *TickSync) Report(r *InputReport) {
 	f := &s.fb
 	if f.hasRep && !r.Tick.After(f.report) {
@@ -355,19 +375,10 @@ func (s *TickSync) Report(r *InputReport) {
 		if !e.ok || e.t != a.Last {
 			continue
 		}
-		y := time.Duration(a.Margin)*s.step - s.ellOf(e.t, e.at)
-		f.n++
-		s.stats.Arrivals++
-		if f.n == 1 {
-			f.mu, f.dev = y, s.step/2
-		} else {
-			d := y - f.mu
-			f.mu += d / 16
-			f.dev += (max(d, -d) - f.dev) / 16
-		}
+		s.addArrival(time.Duration(a.Margin)*s.step - s.ellOf(e.t, e.at))
 	}
 	s.resolve(r.Newest.Add(-lossLag))
-	if !s.Steering() {
+	if !s.Steering() || !f.hasPos {
 		return
 	}
 	s.synced = true
@@ -382,6 +393,45 @@ func (s *TickSync) Report(r *InputReport) {
 		s.far = 0
 	}
 	s.err = e
+}
+
+// jumpArrivals is how many arrivals in a row, all more than SnapTicks
+// from the mean offset on the same side, make the offset jump to their
+// mean: the server's clock moved (a stall, a restart), and the average
+// would take a second to follow, snapping several times on the way.
+const jumpArrivals = 6
+
+// addArrival adds one arrival's offset sample y: the client's clock at
+// the send less the server's tick at the arrival (both as durations from
+// the first message).
+func (s *TickSync) addArrival(y time.Duration) {
+	f := &s.fb
+	f.n++
+	s.stats.Arrivals++
+	if f.n == 1 {
+		f.mu, f.dev = y, s.step/2
+		return
+	}
+	d := y - f.mu
+	far := time.Duration(s.cfg.SnapTicks) * s.step
+	if d > far || d < -far {
+		if f.jumpN > 0 && (d > 0) != (f.jumpSum/time.Duration(f.jumpN) > f.mu) {
+			f.jumpN, f.jumpSum = 0, 0
+		}
+		f.jumpN++
+		f.jumpSum += y
+		if f.jumpN >= jumpArrivals {
+			f.mu = f.jumpSum / time.Duration(f.jumpN)
+			f.jumpN, f.jumpSum = 0, 0
+		}
+		return
+	}
+	f.jumpN, f.jumpSum = 0, 0
+	f.mu += d / 16
+	// A deviation counts at most twice the jitter and a tick, so that a
+	// transient (the ramp of offsets of the messages sent while the
+	// server stalled) does not inflate the margin for seconds.
+	f.dev += (min(max(d, -d), 2*f.dev+s.step) - f.dev) / 16
 }
 
 // resolve counts the messages sent up to tick upTo as received or lost.
@@ -420,7 +470,7 @@ func (s *TickSync) resolve(upTo tick.Tick) {
 
 // Steering reports whether input reports steer the lead: they have
 // measured at least MinArrivals arrivals.
-func (s *TickSync) Steering() bool { return s.fb.n >= s.cfg.MinArrivals }
+func (s *TickSync) Steering() bool { return s.fb.n >= s.cfg.MinArrivals && s.fb.hasPos }
 
 // Loss returns the fraction of the client's newest input messages (up to
 // 256) that the reports say never reached the server, and how many that
@@ -477,10 +527,13 @@ func (s *TickSync) targetMargin() time.Duration {
 // (the mean; the target keeps JitterMultiple jitters and the loss margin
 // of it beyond Safety). False before the reports steer.
 func (s *TickSync) Margin() (time.Duration, bool) {
-	if !s.Steering() {
+	if !s.Steering() || !s.fb.hasPos {
 		return 0, false
 	}
-	return s.fb.ell + time.Duration(s.pending)*s.step + s.fb.mu, true
+	// The next message goes when the client steps, lam less the time into
+	// the step it usually is then, later by the pending wait (or earlier
+	// by the pending catch-up).
+	return s.fb.lam - s.fb.sinceAvg + time.Duration(s.pending)*s.step + s.fb.mu, true
 }
 
 // feedbackError is the error of the inputs' expected arrival margin over
@@ -501,7 +554,7 @@ func (s *TickSync) PresentLead(client tick.Tick, at time.Duration) time.Duration
 	if !s.Steering() {
 		return s.down - time.Duration(s.pending)*s.step - s.rtt/2
 	}
-	return s.ellOf(client, at) + s.fb.mu + s.rtt/2 + s.step/2
+	return s.ellOf(client, at) - s.fb.sinceAvg + s.fb.mu + s.rtt/2 + s.step
 }
 
 // Rate returns the rate factor in thousandths for tick.Clock.SetRate:

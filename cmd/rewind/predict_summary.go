@@ -66,6 +66,15 @@ type predictSummary struct {
 	// SettledRefusedPct the same after the first second.
 	RefusedPct        float64 `json:"predicted_spawns_refused_pct"`
 	SettledRefusedPct float64 `json:"predicted_spawns_refused_after_1s_pct"`
+	// OwnShots counts the shots the clients' own ships fired (their
+	// players' inputs, predicted at once), OwnShotsRefused those the
+	// server did not fire (the input that fired it reached the server
+	// too late), OwnShotsRefusedPct in percent: the refusals a player
+	// feels. The rest of the refusals are other ships' shots predicted
+	// with a guessed input (--others predict).
+	OwnShots           uint64  `json:"own_shots"`
+	OwnShotsRefused    uint64  `json:"own_shots_refused"`
+	OwnShotsRefusedPct float64 `json:"own_shots_refused_pct"`
 	// PredictedSpawns counts the bullets the clients' simulations fired
 	// as predicted spawns (their own, and the other ships' with --others
 	// predict); PredictedSpawnsMatched those a server bullet with the
@@ -182,7 +191,10 @@ type predictClientSummary struct {
 	// InputLossPct is the loss of the client's input messages its tick
 	// sync measured (percent), Redundancy the inputs per message it sent
 	// last, InputJitterMS the jitter of their arrival.
-	InputLossPct     float64 `json:"input_loss_pct"`
+	InputLossPct float64 `json:"input_loss_pct"`
+	// OwnShots and OwnShotsRefused: see predictSummary.
+	OwnShots         uint64  `json:"own_shots"`
+	OwnShotsRefused  uint64  `json:"own_shots_refused"`
 	Redundancy       int     `json:"redundancy"`
 	InputJitterMS    float64 `json:"input_jitter_ms"`
 	BytesPerSec      float64 `json:"bytes_per_sec"`
@@ -276,6 +288,11 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 			spawns += float64(st.PredictedSpawns - b.spawns)
 			refused += float64(st.PredictedSpawnsRefused - b.refused)
 		}
+		own := uint64(pc.rc.ID())
+		cs.OwnShots = pc.game.FiredShots(own)
+		cs.OwnShotsRefused, _ = pc.game.RefusedShots(own)
+		sum.OwnShots += cs.OwnShots
+		sum.OwnShotsRefused += cs.OwnShotsRefused
 		leads = append(leads, pc.leads...)
 		sum.SnapsAhead += cs.SnapsAhead
 		sum.SnapsBack += cs.SnapsBack
@@ -346,6 +363,9 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 	}
 	if spawns > 0 {
 		sum.SettledRefusedPct = round3(100 * refused / spawns)
+	}
+	if sum.OwnShots > 0 {
+		sum.OwnShotsRefusedPct = round3(100 * float64(sum.OwnShotsRefused) / float64(sum.OwnShots))
 	}
 	if tk, ok := d.commonTick(); ok {
 		sum.ConvergedTick = uint32(tk)
