@@ -166,6 +166,8 @@ type feedback struct {
 	lam      time.Duration // the client's position: (tick+InputDelay-ref)*step + since - (at-at0)
 	hasPos   bool
 	sinceAvg time.Duration // mean time into the next step when a message is sent
+	posAt    time.Duration // the time of the last Position
+	gap      time.Duration // the time between Positions (frames) beyond a tick, peak-held
 	n        int           // arrivals measured
 	mu, dev  time.Duration // mean arrival offset and its mean deviation
 	jumpN    int           // consecutive arrivals far from mu, on one side
@@ -329,7 +331,18 @@ func (s *TickSync) Position(client tick.Tick, since, at time.Duration) {
 		return
 	}
 	f.lam = s.ellOf(client.Add(int32(s.cfg.InputDelay)), at) + since
-	f.hasPos = true
+	// A frame slower than a tick sends the inputs of several ticks at
+	// once, the first of them late by about the frame's length beyond a
+	// tick: the margin keeps it, its peaks held and decaying over about
+	// 32 frames.
+	if f.hasPos {
+		if g := at - f.posAt - s.step; g > f.gap {
+			f.gap = g
+		} else {
+			f.gap += (max(g, 0) - f.gap) / 32
+		}
+	}
+	f.posAt, f.hasPos = at, true
 	if s.Steering() {
 		s.err = s.feedbackError()
 	}
@@ -515,7 +528,7 @@ func (s *TickSync) Jitter() time.Duration {
 
 // targetMargin is how early the inputs aim to arrive.
 func (s *TickSync) targetMargin() time.Duration {
-	m := s.cfg.Safety + time.Duration(s.cfg.JitterMultiple)*s.fb.dev + time.Duration(s.LossMargin())*s.step
+	m := s.cfg.Safety + time.Duration(s.cfg.JitterMultiple)*s.fb.dev + time.Duration(s.LossMargin())*s.step + s.fb.gap
 	// The client never simulates the server's present or earlier: its
 	// newest tick at least one ahead of the server's, with the uplink
 	// estimated as half the round trip.
@@ -575,6 +588,8 @@ func (s *TickSync) Rate() uint32 {
 // to MaxCatchUp extra steps per call, each an ordinary tick (its input is
 // sent late and the server predicts it). A client further behind than
 // its rollback window is better restarted at Start's tick (see Pending).
+// A frame slower than a tick sends the inputs of its steps at once, the
+// first late: the target margin keeps that lateness (see Position).
 func (s *TickSync) Steps(due int) int {
 	due = max(due, 0)
 	switch {

@@ -92,6 +92,7 @@ type Timeline struct {
 	stats   Stats
 	rs      resyncState // the last resync (resync.go)
 	sums    *checksums  // held checksum reports (checksum.go)
+	hold    bool        // HoldRollbacks: Steps check nothing and roll back nothing
 }
 
 // New returns a Timeline for w whose newest tick is start: w holds the
@@ -442,7 +443,11 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	// against the World itself).
 	tl.refuseSpawns()
 	tl.unsaved = true
-	from, ok := tl.decide()
+	var from tick.Tick
+	var ok bool
+	if !tl.hold {
+		from, ok = tl.decide()
+	}
 	tl.unsaved = false
 	if !ok || from == tl.now {
 		tl.saveAll(tl.now)
@@ -458,10 +463,21 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	tl.inStep = false
 	tl.applyTick(tl.now)
 	tl.expire()
-	if tl.sums != nil {
+	if tl.sums != nil && !tl.hold {
 		tl.sums.flush()
 	}
 }
+
+// HoldRollbacks holds (true) or releases (false) the Steps' rollbacks:
+// while held, a Step simulates the next tick and saves it but neither
+// compares server values with the history nor rolls back; requests and
+// refused spawns wait, and so do the checksum reports of the ticks they
+// concern. The first Step after the release checks everything that
+// arrived and rolls back once to the oldest tick that needs it. It is
+// how ClientFrame keeps an overloaded client from spending every frame
+// on re-simulation (see ClientFrameConfig.SlowFrame); a hold longer than
+// the window loses corrections to range faults.
+func (tl *Timeline) HoldRollbacks(hold bool) { tl.hold = hold }
 
 // rollback restores tick from and re-simulates up to now.
 func (tl *Timeline) rollback(from tick.Tick, sim func(t tick.Tick)) {
