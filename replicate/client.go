@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -302,7 +303,10 @@ func (c *Client) Update() {
 			reason = text
 			rejected = fmt.Errorf("%w: %s", ErrRejected, text)
 			if code == rejectProtocol {
-				rejected = fmt.Errorf("%w: %s", ErrProtocolMismatch, text)
+				// The server says "protocol mismatch: client H, server H";
+				// the sentinel says the first part already.
+				rejected = fmt.Errorf("%w: %s (client and server registered different components, resources, messages or rules, or registered them in another order)",
+					ErrProtocolMismatch, strings.TrimPrefix(text, "protocol mismatch: "))
 			}
 		}
 		c.disconnected(reason, rejected)

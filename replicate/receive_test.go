@@ -2,6 +2,7 @@ package replicate_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -242,6 +243,11 @@ func TestProtocolMismatchAndAuth(t *testing.T) {
 	}
 	if !errors.Is(bad.Err(), replicate.ErrProtocolMismatch) || bad.State() != replicate.Disconnected {
 		t.Fatalf("mismatched client: %v %v", bad.State(), bad.Err())
+	}
+	// Said once, with both hashes and what can differ.
+	if msg := bad.Err().Error(); strings.Count(msg, "protocol mismatch") != 1 ||
+		!strings.Contains(msg, fmt.Sprintf("client %016x, server %016x", other.p.Hash(), tp.p.Hash())) || !strings.Contains(msg, "registered different") {
+		t.Errorf("mismatched client's error %q", msg)
 	}
 	if !errors.Is(wrongToken.Err(), replicate.ErrRejected) || wrongToken.Entities() != 0 {
 		t.Fatalf("wrong token: %v, %d entities", wrongToken.Err(), wrongToken.Entities())
