@@ -363,10 +363,10 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 	d.ticks++
 	for _, ev := range d.srv.Events() {
 		if ev.Kind == replicate.ClientResync {
-			d.resyncs = append(d.resyncs, fmt.Sprintf("client %d (%v): %s", d.index(ev.Client), ev.Resync, ev.Reason))
+			d.resyncs = append(d.resyncs, fmt.Sprintf("%s (%v): %s", d.label(ev.Client), ev.Resync, ev.Reason))
 		}
 		if ev.Kind != replicate.ClientConnected {
-			d.note(live, &d.events, fmt.Sprintf("server: client %d %v: %s", ev.Client, ev.Kind, ev.Reason))
+			d.note(live, &d.events, fmt.Sprintf("server: %s %v: %s", d.label(ev.Client), ev.Kind, ev.Reason))
 		}
 	}
 	for _, dc := range d.clients {
@@ -391,14 +391,16 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 	return nil
 }
 
-// index is the demo's index of client id (-1: unknown).
-func (d *serverDemo) index(id replicate.ClientID) int {
+// label names client id as the rest of the demo's output does: by the
+// demo's index ("client 2"), or by the server's id while it is not known
+// yet ("client id 7").
+func (d *serverDemo) label(id replicate.ClientID) string {
 	for _, dc := range d.clients {
-		if dc.id == id {
-			return dc.idx
+		if id != 0 && (dc.id == id || dc.rc.ID() == id) {
+			return fmt.Sprintf("client %d", dc.idx)
 		}
 	}
-	return -1
+	return fmt.Sprintf("client id %d", id)
 }
 
 // note records a notable event and prints it.
@@ -407,21 +409,7 @@ func (d *serverDemo) note(live io.Writer, to *[]string, s string) {
 	fmt.Fprintln(live, s)
 }
 
-func clientEventName(k replicate.ClientEventKind) string {
-	switch k {
-	case replicate.EventConnected:
-		return "connected"
-	case replicate.EventRejected:
-		return "rejected"
-	case replicate.EventDisconnected:
-		return "disconnected"
-	case replicate.EventDesync:
-		return "desync"
-	case replicate.EventResync:
-		return "resync"
-	}
-	return fmt.Sprintf("event %d", k)
-}
+func clientEventName(k replicate.ClientEventKind) string { return k.String() }
 
 func (d *serverDemo) allConnected() bool {
 	for _, dc := range d.clients {
