@@ -24,9 +24,9 @@ type demoOptions struct {
 	// Record is the file peer 0 records the match to ("" for none).
 	Record string
 	JSON   bool
-	// Drain is ignored: a match ends when every peer has confirmed its
-	// last frame (rollback.Config.EndFrame). The flag is kept so that
-	// existing scripts still run.
+	// Drain is how long a peer of "rewind peer" keeps answering the others
+	// after finishing. The in-process demo has none: a match ends when
+	// every peer has confirmed its last frame (rollback.Config.EndFrame).
 	Drain time.Duration
 	// Timeout aborts a match that does not finish (0: from Frames).
 	Timeout time.Duration
@@ -50,7 +50,6 @@ func demoFlags() (*flag.FlagSet, *demoOptions) {
 	fs.IntVar(&o.DesyncInterval, "desync-interval", 30, "frames between desync checks (0: off)")
 	fs.StringVar(&o.Record, "record", "", "record peer 0's match to `FILE` (play it with rewind replay)")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout (live stats go to stderr)")
-	fs.DurationVar(&o.Drain, "drain", 0, "ignored (kept for old scripts): a match ends once every peer confirmed every frame")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "abort a match that takes longer (0: 3x its length plus 30s)")
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")
 	fs.Usage = func() {

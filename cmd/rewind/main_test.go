@@ -127,6 +127,13 @@ func TestUsage(t *testing.T) {
 		{[]string{"replay", filepath.Join(t.TempDir(), "missing")}, 1, "no such file"},
 		{[]string{"netsim"}, 2, "--target is required"},
 		{[]string{"netsim", "--target", "127.0.0.1:9", "--loss", "2"}, 2, "probabilities"},
+		// A duration without a unit says which unit to add, for every command.
+		{[]string{"demo", "--latency", "30"}, 2, `invalid value "30" for flag --latency: a duration needs a unit, e.g. 30ms`},
+		{[]string{"demo", "predict", "--jitter", "5"}, 2, "--jitter: a duration needs a unit, e.g. 5ms"},
+		{[]string{"peer", "--remote", "127.0.0.1:9", "--timeout", "fast"}, 2, "--timeout: want a duration such as 30ms"},
+		{[]string{"demo", "--peers", "x"}, 2, "-peers: parse error"},
+		// The in-process demo has no --drain (it never waited): not offered.
+		{[]string{"demo", "--drain", "1s"}, 2, "flag provided but not defined: -drain"},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer
@@ -136,12 +143,17 @@ func TestUsage(t *testing.T) {
 			t.Errorf("rewind %q: exit %d (want %d), output %q (want %q)", c.args, code, c.code, all, c.want)
 		}
 	}
+	var help bytes.Buffer
+	run(context.Background(), []string{"help", "demo"}, &help, &help)
+	if strings.Contains(help.String(), "-drain") {
+		t.Errorf("help demo offers --drain:\n%s", help.String())
+	}
 }
 
 // TestDemoOnePeer: a match of one peer (no network) still runs and checks.
 func TestDemoOnePeer(t *testing.T) {
 	var out bytes.Buffer
-	code := run(context.Background(), []string{"demo", "p2p", "--peers", "1", "--frames", "30", "--drain", "0", "--json"}, &out, io.Discard)
+	code := run(context.Background(), []string{"demo", "p2p", "--peers", "1", "--frames", "30", "--json"}, &out, io.Discard)
 	var sum demoSummary
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil || code != 0 {
 		t.Fatalf("exit %d, output %q: %v", code, out.String(), err)
