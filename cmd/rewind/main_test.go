@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"io"
 	"net"
 	"os"
@@ -88,6 +90,7 @@ func TestDemo(t *testing.T) {
 		t.Fatal("no demo metadata in the recording")
 	}
 	b[i+len("rwdemo")+3] ^= 1 // magic, version, players, NPCs, then the seed
+	resealHeader(t, b)        // a recording of another game, not a damaged one
 	bad := filepath.Join(t.TempDir(), "bad.rwnd")
 	if err := os.WriteFile(bad, b, 0o600); err != nil {
 		t.Fatal(err)
@@ -243,5 +246,52 @@ func TestCompareChecksums(t *testing.T) {
 	}
 	if _, _, first := compareChecksums([][]frameSum{a}, [][]frameSum{{{2, 7}}}); first != 2 {
 		t.Fatalf("spectator mismatch at %d, want 2", first)
+	}
+}
+
+// resealHeader rewrites the CRC-32C that ends the header of recording b
+// (see rollback's recording format) after the test changed the header.
+func resealHeader(t *testing.T, b []byte) {
+	t.Helper()
+	n := 5 // magic, version
+	uv := func() uint64 {
+		v, k := binary.Uvarint(b[n:])
+		if k <= 0 {
+			t.Fatal("bad recording header")
+		}
+		n += k
+		return v
+	}
+	for range 4 {
+		uv() // players, input size, FPS, checksum interval
+	}
+	n += int(uv()) // meta
+	n += int(uv()) // default input
+	binary.LittleEndian.PutUint32(b[n:], crc32.Checksum(b[:n], crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// TestReplayDamaged: "rewind replay" of a recording with one bit flipped
+// in a block exits 1 with an error that says the file is damaged and
+// where, instead of replaying it.
+func TestReplayDamaged(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "match.rwnd")
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"demo", "--peers", "1", "--frames", "120", "--stats", "0", "--record", rec}, &out, &errOut); code != 0 {
+		t.Fatalf("demo --record: exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)*2/3] ^= 0x04
+	if err := os.WriteFile(rec, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	code := run(context.Background(), []string{"replay", rec}, &out, &errOut)
+	if msg := errOut.String(); code != 1 || !strings.Contains(msg, "rewind replay: ") || !strings.Contains(msg, "damaged") ||
+		!strings.Contains(msg, "fails its CRC-32C check") || strings.Contains(out.String(), "match") {
+		t.Errorf("replay of a damaged recording: exit %d, stdout %q, stderr %q", code, out.String(), msg)
 	}
 }
