@@ -39,9 +39,11 @@ func demoFlags() (*flag.FlagSet, *demoOptions) {
 	fs := flag.NewFlagSet("rewind demo", flag.ContinueOnError)
 	fs.IntVar(&o.Peers, "peers", 2, "number of peers, one player each (1..8)")
 	fs.IntVar(&o.Frames, "frames", 600, "frames every peer plays (60 per second)")
-	fs.DurationVar(&o.Latency, "latency", 30*time.Millisecond, "one-way latency of every link")
-	fs.DurationVar(&o.Jitter, "jitter", 0, "latency jitter: each datagram gets ± up to this much")
-	fs.Float64Var(&o.Loss, "loss", 0, "probability that a datagram is lost (0..1)")
+	// The defaults make rollbacks happen (30 ms and no loss against a
+	// 2-frame input delay gave none): the demo shows the headline feature.
+	fs.DurationVar(&o.Latency, "latency", 60*time.Millisecond, "one-way latency of every link")
+	fs.DurationVar(&o.Jitter, "jitter", 20*time.Millisecond, "latency jitter: each datagram gets ± up to this much")
+	fs.Float64Var(&o.Loss, "loss", 0.05, "probability that a datagram is lost (0..1)")
 	fs.Float64Var(&o.Dup, "dup", 0, "probability that a datagram is duplicated (0..1)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the game, the bots and the link conditions")
 	fs.IntVar(&o.Spectators, "spectators", 0, "number of spectators following peer 0")

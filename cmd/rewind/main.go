@@ -121,6 +121,9 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	fs.SetOutput(stdout)
 	fs.Usage()
+	if l := legendFor(fs.Name()); l != "" {
+		fmt.Fprint(stdout, "\n"+l)
+	}
 	return 0
 }
 
@@ -146,6 +149,9 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	io.WriteString(stderr, msg)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			if l := legendFor(fs.Name()); l != "" {
+				fmt.Fprint(stderr, "\n"+l)
+			}
 			return err
 		}
 		return fmt.Errorf("%w: %w", errFlags, err)

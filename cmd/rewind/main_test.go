@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,11 @@ func TestUsage(t *testing.T) {
 		{[]string{"help", "demo"}, 0, "-peers"},
 		{[]string{"help", "netsim"}, 0, "-bandwidth"},
 		{[]string{"help", "demo", "server"}, 0, "-entities"},
+		// --help and help end with a legend of the summary's terms.
+		{[]string{"help", "demo"}, 0, "confirmed_tail in --json"},
+		{[]string{"demo", "--help"}, 0, "wait recommendation"},
+		{[]string{"help", "demo", "predict"}, 0, "corrections    moves of a shown entity caused by a rollback; max in arena\n                 units"},
+		{[]string{"demo", "predict", "--help"}, 0, "late           inputs that reached the server after"},
 		{[]string{"demo", "server", "--clients", "0"}, 2, "--clients 0"},
 		{[]string{"demo", "server", "--priority", "2"}, 2, "--priority 2"},
 		{[]string{"demo", "server", "extra"}, 2, "unexpected arguments"},
@@ -293,5 +299,20 @@ func TestReplayDamaged(t *testing.T) {
 	if msg := errOut.String(); code != 1 || !strings.Contains(msg, "rewind replay: ") || !strings.Contains(msg, "damaged") ||
 		!strings.Contains(msg, "fails its CRC-32C check") || strings.Contains(out.String(), "match") {
 		t.Errorf("replay of a damaged recording: exit %d, stdout %q, stderr %q", code, out.String(), msg)
+	}
+}
+
+// TestDemoDefaults: "rewind demo" at its defaults shows the headline
+// feature, rollbacks, and ends with OK and the legend of its terms.
+func TestDemoDefaults(t *testing.T) {
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"demo", "--frames", "300", "--stats", "0"}, &out, &out)
+	s := out.String()
+	m := regexp.MustCompile(`\nrollbacks (\d+) \(`).FindStringSubmatch(s)
+	if code != 0 || m == nil || m[1] == "0" || !strings.Contains(s, "\nOK\n") {
+		t.Errorf("exit %d, want 0, OK and rollbacks:\n%s", code, s)
+	}
+	if !strings.Contains(s, "(latency 60ms ±20ms, loss 5%") || !strings.Contains(s, "Terms:\n") || !strings.Contains(s, "stalls         frames") {
+		t.Errorf("defaults or legend missing:\n%s", s)
 	}
 }

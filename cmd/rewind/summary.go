@@ -405,6 +405,7 @@ func report(w io.Writer, asJSON bool, sum summaryReport) error {
 		}
 	} else {
 		sum.print(w)
+		printLegend(w, sum)
 	}
 	if !sum.ok() {
 		return errFailed
