@@ -31,8 +31,8 @@ func TestInterruptedVerdicts(t *testing.T) {
 			cancel()
 			code := <-done
 			s := out.String()
-			if code != 1 || !strings.HasSuffix(s, "\nINTERRUPTED\n") {
-				t.Errorf("exit %d, want 1 and INTERRUPTED last:\n%s", code, s)
+			if code != 1 || !strings.Contains(s, "\nINTERRUPTED\n") {
+				t.Errorf("exit %d, want 1 and INTERRUPTED:\n%s", code, s)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(s, w) {
