@@ -264,9 +264,16 @@ func (m *match) stats() rollback.SessionStats {
 	if m.p2p != nil {
 		return m.p2p.Stats()
 	}
+	// SyncTest: every load is a check, which goes back CheckDistance
+	// frames (fewer at the start) and re-simulates them: the frames
+	// simulated beyond the current one are the re-simulated ones.
 	st := rollback.SessionStats{Frame: m.currentFrame(), Rollbacks: m.run.Loads()}
+	st.RollbackFrames = max(0, m.run.Frames()-int(st.Frame))
 	if m.sync != nil {
 		st.Confirmed = m.sync.ConfirmedFrame()
+		if st.Rollbacks > 0 {
+			st.MaxRollback = min(m.o.CheckDistance, int(st.Frame))
+		}
 	}
 	return st
 }

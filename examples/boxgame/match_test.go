@@ -162,6 +162,13 @@ func TestSyncTestMode(t *testing.T) {
 	if !s.OK || s.Rollbacks < 100 || len(s.Local) != 4 {
 		t.Fatalf("%+v", s)
 	}
+	// The HUD's "rollbacks N (F frames, deepest D)": every check goes back
+	// --check-distance (7) frames and re-simulates them.
+	st := m.stats()
+	if st.MaxRollback != 7 || st.RollbackFrames < 6*st.Rollbacks || st.RollbackFrames > 7*st.Rollbacks {
+		t.Errorf("SyncTest stats: %d rollbacks, %d frames re-simulated, deepest %d; want 7 deep, about 7 frames each",
+			st.Rollbacks, st.RollbackFrames, st.MaxRollback)
+	}
 }
 
 func TestOptions(t *testing.T) {
