@@ -83,7 +83,7 @@ func newMatch(ctx context.Context, o options) (*match, error) {
 			pl := rollback.Player{Handle: rollback.PlayerHandle(h), Kind: rollback.Local}
 			if p.IsValid() {
 				pl.Kind, pl.Addr = rollback.Remote, p
-				m.remotes = append(m.remotes, peerInfo{fmt.Sprintf("p%d", h), pl.Handle, p})
+				m.remotes = append(m.remotes, peerInfo{fmt.Sprintf("P%d", h+1), pl.Handle, p}) // as its box is labelled
 			} else {
 				m.local = append(m.local, pl.Handle)
 			}
@@ -258,6 +258,9 @@ func (m *match) bytesSent() uint64 {
 	}
 	return m.conn.Stats().BytesSent
 }
+
+// isLocal reports whether this process plays handle h.
+func (m *match) isLocal(h rollback.PlayerHandle) bool { return slices.Contains(m.local, h) }
 
 // stats are the session's counters (zero for a spectator).
 func (m *match) stats() rollback.SessionStats {
