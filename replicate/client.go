@@ -303,10 +303,10 @@ func (c *Client) Update() {
 			reason = text
 			rejected = fmt.Errorf("%w: %s", ErrRejected, text)
 			if code == rejectProtocol {
-				// The server says "protocol mismatch: client H, server H";
-				// the sentinel says the first part already.
-				rejected = fmt.Errorf("%w: %s (client and server registered different components, resources, messages or rules, or registered them in another order)",
-					ErrProtocolMismatch, strings.TrimPrefix(text, "protocol mismatch: "))
+				// The server says "protocol mismatch: client H, server H"
+				// and what it registers; the sentinel says the first part
+				// already, and the client names the first difference.
+				rejected = fmt.Errorf("%w: %s", ErrProtocolMismatch, c.p.explainMismatch(strings.TrimPrefix(text, "protocol mismatch: ")))
 			}
 		}
 		c.disconnected(reason, rejected)
