@@ -93,6 +93,8 @@ type Timeline struct {
 	rs      resyncState // the last resync (resync.go)
 	sums    *checksums  // held checksum reports (checksum.go)
 	hold    bool        // HoldRollbacks: Steps check nothing and roll back nothing
+	// attachChecked: warnUnattached ran (unattached.go).
+	attachChecked bool
 }
 
 // New returns a Timeline for w whose newest tick is start: w holds the
@@ -270,6 +272,7 @@ func (tl *Timeline) Request(t tick.Tick) {
 // older than the window are not compared; ticks more than the window
 // ahead give ErrTooFarAhead.
 func (tl *Timeline) Complete(t tick.Tick) error {
+	tl.warnUnattached()
 	if t.Sub(tl.now) > int32(tl.window) {
 		return fmt.Errorf("%w: tick %v, newest %v, window %d", ErrTooFarAhead, t, tl.now, tl.window)
 	}

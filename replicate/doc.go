@@ -12,7 +12,9 @@
 // in either direction on a reliable-ordered, reliable-unordered or
 // unreliable channel, and replicated resources (ReplicateResource, with the
 // same codecs and modes). Its Hash is checked when a client connects: a client
-// built with another protocol is refused with ErrProtocolMismatch. An
+// built with another protocol is refused with ErrProtocolMismatch, whose
+// message names the first component, resource or message type that
+// differs (the rejection carries an outline of the server's protocol). An
 // Authenticate hook checks a token before anything is replicated.
 //
 // Rules filter as in bevy_replicon: a component replicates only through the

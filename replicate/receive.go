@@ -88,7 +88,7 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			return
 		}
 		if hash != s.p.hash {
-			s.reject(c, rejectProtocol, fmt.Sprintf("protocol mismatch: client %016x, server %016x", hash, s.p.hash))
+			s.reject(c, rejectProtocol, s.p.mismatchReason(hash))
 			return
 		}
 		if s.cfg.Authenticate != nil {

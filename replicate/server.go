@@ -129,6 +129,8 @@ type Server struct {
 	evs   []ServerEvent
 	// received: Receive ran since the last send phase.
 	received bool
+	// unmarkedChecked: warnUnmarked ran (once, with the first client).
+	unmarkedChecked bool
 
 	serverTicks                // server ticks and the world ticks they saw
 	entityTable                // per-entity and per-client-and-entity state (state.go)
@@ -342,6 +344,7 @@ func (s *Server) SendTick(t tick.Tick) error {
 	s.tick = t
 	wt := s.w.Tick()
 	s.worldTicks[int(t)%tickRing] = wt
+	s.warnUnmarked()
 	s.structural(t)
 	s.valueChanges(t)
 	s.cacheStamp = t

@@ -381,7 +381,9 @@ func (s *predictSummary) print(w io.Writer) {
 		s.Clients, s.Ticks, s.ServerTicks, s.DurationSec, s.Others, s.Link.LatencyMS, s.Link.JitterMS, 100*s.Link.Loss)
 	for i, c := range s.ClientStats {
 		state := "converged"
-		if !c.Converged {
+		if s.Interrupted {
+			state = "not compared"
+		} else if !c.Converged {
 			state = "DIFFERENT"
 		}
 		fmt.Fprintf(w, "  client %d: rtt %.0fms, ahead %.1f ticks, %d rollbacks (%d resimulated), %d mispredictions, %d corrections (max %d), inputs %d late %d missing, %.0f B/s down, %.0f B/s inputs, %d ticks compared (last %d), %s\n",
@@ -399,7 +401,9 @@ func (s *predictSummary) print(w io.Writer) {
 	if s.ChecksumsChecked > 0 {
 		fmt.Fprintf(w, "desync detection: %d checksum reports checked, %d desyncs\n", s.ChecksumsChecked, s.Desyncs)
 	}
-	if s.Converged {
+	if s.Interrupted {
+		fmt.Fprintln(w, "confirmed state: not compared (interrupted)")
+	} else if s.Converged {
 		fmt.Fprintf(w, "confirmed state: EQUAL to the server's on every client at every complete tick compared (%d; all at tick %d)\n", s.CheckedTicks, s.ConvergedTick)
 	} else {
 		fmt.Fprintf(w, "confirmed state: DIFFERENT: %s\n", s.FirstDifference)
