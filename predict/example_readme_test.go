@@ -86,5 +86,5 @@ func Example_readme() {
 	fmt.Println("client tick", tl.Now(), "x", c.X)
 	// Output:
 	// server tick 30 x 29
-	// client tick 31 x 30
+	// client tick 34 x 33
 }
