@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -366,6 +367,7 @@ func (s *Server) SendTick(t tick.Tick) error {
 	}
 	s.flushMessages()
 	s.recordChecksum(t)
+	s.shrinkEncodings()
 	s.prevWorld = wt
 	s.w.AdvanceTick()
 	s.spawnedNow = s.spawnedNow[:0]
@@ -429,11 +431,10 @@ func (s *Server) drop(c *serverClient, reason string) {
 	}
 	_ = c.conn.CloseWithReason(reason)
 	delete(s.clients, c.id)
-	for i, o := range s.order {
-		if o == c {
-			s.order = append(s.order[:i], s.order[i+1:]...)
-			break
-		}
+	// slices.Delete clears the freed tail slot: the departed client (its
+	// update backlog, its connection) must not stay reachable from it.
+	if i := slices.Index(s.order, c); i >= 0 {
+		s.order = slices.Delete(s.order, i, i+1)
 	}
 	if c.authed {
 		s.event(ServerEvent{Kind: ClientDisconnected, Client: c.id, Reason: reason})
