@@ -24,6 +24,9 @@ const (
 	// DefaultMaxUpdateBacklog is the default ServerConfig.MaxUpdateBacklog:
 	// 256 MiB, as the client's DefaultMaxUpdateBytes.
 	DefaultMaxUpdateBacklog = 256 << 20
+	// DefaultMaxUnrepairedResyncs is the default
+	// ServerConfig.MaxUnrepairedResyncs.
+	DefaultMaxUnrepairedResyncs = 3
 )
 
 // Defaults of ClientConfig: a zero field takes its default.
@@ -78,12 +81,25 @@ type ServerConfig struct {
 	// has not), or when the client's previous resync was partial or
 	// RNG-only and no report came back clean since.
 	ResyncOnDesync bool
-	// ResyncRequestInterval is the least time between two resync requests
-	// of one client (Client.RequestResync) that the server honours; the
-	// others are refused and counted (ConnectionStats.ResyncRequestsRefused).
-	// Negative refuses every request. Default
-	// DefaultResyncRequestInterval (1 s).
+	// ResyncRequestInterval is each client's resync budget: the least
+	// time between two resyncs the server sends a client on its own
+	// account, whatever the cause (the client's requests,
+	// Client.RequestResync, and desyncs with ResyncOnDesync together). A
+	// request beyond it is refused and counted
+	// (ConnectionStats.ResyncRequestsRefused); a desync beyond it waits
+	// for a later report (ConnectionStats.ResyncsDeferred). Resyncs the
+	// game asks for (Server.Resync, ResyncEntities, ResyncRNG) are not
+	// limited. Negative refuses every request (desyncs then keep the
+	// default interval). Default DefaultResyncRequestInterval (1 s).
 	ResyncRequestInterval time.Duration
+	// MaxUnrepairedResyncs disconnects a client whose checksum reports
+	// (ChecksumInterval) still differ after this many resyncs in a row
+	// with no clean report in between, the reason saying so ("desync
+	// persists after N resyncs"): a client that lies about its checksums,
+	// or cannot keep the server's state, would otherwise be resynced
+	// forever. Reports of ticks before the last resync do not count.
+	// Negative: never. Default DefaultMaxUnrepairedResyncs (3).
+	MaxUnrepairedResyncs int
 	// TickRate is the server's ticks per second (for timeouts). Default 60.
 	TickRate int
 	// MutationTimeout is how long a mutation message may go unacknowledged
@@ -183,6 +199,9 @@ func (cfg *ServerConfig) setDefaults() error {
 	}
 	if cfg.ResyncRequestInterval == 0 {
 		cfg.ResyncRequestInterval = DefaultResyncRequestInterval
+	}
+	if cfg.MaxUnrepairedResyncs == 0 {
+		cfg.MaxUnrepairedResyncs = DefaultMaxUnrepairedResyncs
 	}
 	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxBytesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < minMessageSize || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
 		return fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)

@@ -94,14 +94,19 @@ type ConnectionStats struct {
 	// ChecksumsChecked counts the client's checksum reports compared
 	// (ServerConfig.ChecksumInterval), Desyncs those that differed, and
 	// ChecksumsUnchecked those not compared: the client does not see
-	// everything, or the tick's checksum is no longer kept.
+	// everything, the tick's checksum is no longer kept, or the report
+	// names a tick no later than one it reported already.
 	ChecksumsChecked, ChecksumsUnchecked, Desyncs uint64
+	// ResyncsDeferred counts desyncs not answered with a resync because
+	// the client's resync budget (ServerConfig.ResyncRequestInterval) was
+	// spent; a desync that lasts is resynced at a later report.
+	ResyncsDeferred uint64
 	// Resyncs counts the resyncs sent, ResyncKinds by kind.
 	Resyncs     uint64
 	ResyncKinds ResyncCounts
 	// ResyncRequests counts the client's resync requests honoured
-	// (Client.RequestResync), ResyncRequestsRefused those refused by
-	// ServerConfig.ResyncRequestInterval.
+	// (Client.RequestResync), ResyncRequestsRefused those refused by the
+	// client's resync budget (ServerConfig.ResyncRequestInterval).
 	ResyncRequests, ResyncRequestsRefused uint64
 	UpdateTick, AckedTick                 tick.Tick
 	// RetainedBytes is the memory the server keeps for this client: its
