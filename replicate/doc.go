@@ -395,5 +395,6 @@
 // checksum, checkpoint_state.go a checkpoint's copied columns, their
 // encoding and checksum; desync.go the checksum reports and verdicts;
 // resync.go resyncs (server side, kinds, RNGState) and resync_client.go
-// the client's side, requests and interruptions.
+// the client's side, requests and interruptions; claims.go the server's
+// entity mapping claims (MapClientEntity).
 package replicate

@@ -296,16 +296,17 @@ func (s *Server) Disconnect(id ClientID, reason string) error {
 
 // MapClientEntity tells client id that server entity se is its predicted
 // entity ce: when se reaches the client, the client adopts ce instead of
-// spawning a new entity.
+// spawning a new entity. A newer claim of se replaces the older one. A
+// claim waits at most 10 s for se to reach the client, then it is
+// dropped; at most 4,096 wait per client (more: ErrTooLarge).
 func (s *Server) MapClientEntity(id ClientID, se, ce ecs.Entity) error {
 	c := s.clients[id]
 	if c == nil {
 		return ErrNotConnected
 	}
-	if len(c.maps) >= maxMappings {
+	if !c.claims.add(se, ce, s.now) {
 		return fmt.Errorf("%w: too many pending mappings", ErrTooLarge)
 	}
-	c.maps = append(c.maps, mapping{server: se, client: ce})
 	return nil
 }
 
@@ -480,7 +481,7 @@ func (s *Server) rates(c *serverClient) {
 // retained estimates the bytes of per-client replication state.
 func (c *serverClient) retained() int {
 	n := c.nEnts*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
-	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + int(unsafe.Sizeof(mapping{}))*cap(c.maps)
+	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + c.claims.bytes()
 	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd) + cap(c.backlog)
 	for _, p := range c.pkts {
 		n += cap(p)

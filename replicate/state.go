@@ -152,7 +152,7 @@ type clientAcks struct {
 type clientUpdate struct {
 	spawned    int // entities spawned on the client
 	lastUpdate tick.Tick
-	maps       []mapping // MapClientEntity requests not sent yet
+	claims     claimTable // MapClientEntity claims not sent yet (claims.go)
 
 	secMap, secDesp, secRem, secIns []byte
 	nMap, nDesp, nRem, nIns         int
