@@ -144,6 +144,9 @@ func (s *Server) finishClient(c *serverClient, t tick.Tick) {
 		s.startPacket(c, t)
 	}
 	s.finishPackets(c)
+	if c.gone {
+		return
+	}
 	s.rates(c)
 	for _, idx := range c.newSpawns {
 		if i := int(idx); s.ce(c, i).flags&ceSpawned != 0 {

@@ -314,7 +314,7 @@ func (s *Server) startResync(c *serverClient, t tick.Tick) {
 	}
 	if kind == ResyncFull {
 		for i := range s.ents {
-			ce := &s.cstate[i*s.slotCap+c.slot]
+			ce := s.ce(c, i)
 			*ce = clientEnt{vis: ce.vis}
 		}
 		c.spawned = 0

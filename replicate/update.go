@@ -47,6 +47,9 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 	s.expire(c)
 	c.claims.expire(s.now)
 	s.startResync(c, t)
+	if c.gone {
+		return
+	}
 
 	// Despawns first: a slot may be despawned and reused in one tick.
 	for _, e := range s.despawnedNow {
