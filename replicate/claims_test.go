@@ -83,7 +83,9 @@ func claimFlood(t *testing.T, n int) {
 	st1, _ := r.srv.Stats(c.ID())
 	t.Logf("%d entities: full resync %v of CPU without claims, %v with 4,096 waiting; retained %d bytes, %d with the claims",
 		n, base, flooded, st0.RetainedBytes, st1.RetainedBytes)
-	if base > 0 && flooded > 2*base+2*time.Millisecond {
+	// (Generous: process CPU time on a shared machine is noisy; the scan
+	// cost 16-20 times a resync without claims.)
+	if base > 0 && flooded > 3*base+10*time.Millisecond {
 		t.Errorf("a resync costs %v with 4,096 claims waiting, %v without", flooded, base)
 	}
 

@@ -17,6 +17,8 @@ const (
 	DefaultMaxClients         = 256
 	DefaultMaxPending         = 64
 	DefaultHelloTimeout       = 5 * time.Second
+	DefaultMaxJoining         = 16
+	DefaultJoinTimeout        = 10 * time.Second
 	DefaultTickRate           = 60
 	DefaultMaxMessagesPerTick = 256
 	DefaultMaxBytesPerTick    = 64 << 10
@@ -120,8 +122,24 @@ type ServerConfig struct {
 	MaxPending int
 	// HelloTimeout is how long a new connection may take to send its
 	// hello; a connection still silent then is rejected ("hello
-	// timeout"). Default 5 s.
+	// timeout"), one whose hello still waits for admission (MaxJoining)
+	// as busy. Default 5 s.
 	HelloTimeout time.Duration
+	// MaxJoining caps the connected clients that have not proven
+	// themselves yet: their hello was accepted, but no acknowledgement
+	// has shown that their first update (the whole world they may see)
+	// arrived. Each holds its entity states (32 B per entity) and its
+	// queued first update (about the world's encoded size), so the cap
+	// bounds what connections that join and vanish can pin. A client
+	// whose hello passes beyond it waits, holding neither, and is
+	// admitted (ClientConnected) when a joining client proves itself or
+	// leaves; it is rejected as busy if that does not happen within
+	// HelloTimeout. Default DefaultMaxJoining (16).
+	MaxJoining int
+	// JoinTimeout disconnects a joining client that has not acknowledged
+	// anything this long after its first update was all handed to its
+	// connection ("join timeout"). Default DefaultJoinTimeout (10 s).
+	JoinTimeout time.Duration
 	// MaxMessageSize is the largest reliable message the server sends: a
 	// server message (MessageType.SendToClients) that would not fit is
 	// refused with ErrTooLarge. Set it to the conns'
@@ -182,6 +200,12 @@ func (cfg *ServerConfig) setDefaults() error {
 	if cfg.HelloTimeout == 0 {
 		cfg.HelloTimeout = DefaultHelloTimeout
 	}
+	if cfg.MaxJoining == 0 {
+		cfg.MaxJoining = DefaultMaxJoining
+	}
+	if cfg.JoinTimeout == 0 {
+		cfg.JoinTimeout = DefaultJoinTimeout
+	}
 	if cfg.MaxMessageSize == 0 {
 		cfg.MaxMessageSize = transport.DefaultMaxMessageSize
 	}
@@ -203,7 +227,7 @@ func (cfg *ServerConfig) setDefaults() error {
 	if cfg.MaxUnrepairedResyncs == 0 {
 		cfg.MaxUnrepairedResyncs = DefaultMaxUnrepairedResyncs
 	}
-	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxBytesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < minMessageSize || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
+	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.MaxJoining < 1 || cfg.JoinTimeout < 0 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxBytesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < minMessageSize || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
 		return fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
 	}
 	return nil

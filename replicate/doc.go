@@ -187,6 +187,20 @@
 // that never speak therefore cannot make the server refuse honest clients
 // as full, and cost little while they wait (no per-entity state).
 //
+// A connected client is joining until it proves itself: its first
+// acknowledgement shows that its first update (the whole world it may
+// see) arrived, since a client acknowledges a mutation message only once
+// it applied the update it needs. A joining client holds its entity
+// states and its queued first update, so at most
+// ServerConfig.MaxJoining (16) join at once: a hello that passes beyond
+// them waits (pending, holding neither) and is admitted, in arrival
+// order, when a joining client proves itself or leaves; one still
+// waiting after HelloTimeout is rejected as busy. A joining client that
+// has acknowledged nothing ServerConfig.JoinTimeout (10 s) after its
+// first update was all handed to its connection is disconnected. The
+// server's state of a client follows the clients present: it is freed
+// when the client leaves.
+//
 // # Transports
 //
 // Server and Client run over transport.MessageConn: the in-memory network

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/netip"
 	"runtime"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -219,14 +220,17 @@ func TestClientCostFollowsClients(t *testing.T) {
 // take the first part of a 20,000-entity world's first update (100,000
 // unless -short or -race) and vanish (their path cut) leave no lasting
 // growth: once they have timed out, the heap is back near its level
-// before they came, beside an honest client that stays. (Before: the
-// table of per-client entity states doubled to 64 columns and stayed:
-// 244 MiB at 100k entities.)
+// before they came, beside an honest client that stays. While they are
+// there, at most MaxJoining (16) of them hold entity states and a first
+// update at once; the others wait, holding neither. (Before: the table
+// of per-client entity states doubled to 64 columns and stayed, 185 MiB
+// at 100k entities, and all 50 held their state at once.)
 func TestGhostJoiners(t *testing.T) {
 	for _, n := range memWorldSizes(20000) {
 		t.Run(fmt.Sprint("entities=", n), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				r := newMemRigOn(t, transport.MessageNetworkConfig{Seed: 6, IdleTimeout: 2 * time.Second}, replicate.ServerConfig{})
+				r := newMemRigOn(t, transport.MessageNetworkConfig{Seed: 6, IdleTimeout: 2 * time.Second},
+					replicate.ServerConfig{HelloTimeout: 30 * time.Second})
 				defer r.close()
 				r.spawnMany(n)
 				link := transport.LinkConfig{Latency: 10 * time.Millisecond}
@@ -234,40 +238,12 @@ func TestGhostJoiners(t *testing.T) {
 				for r.clients[0].Entities() < n {
 					r.step()
 				}
+				first := r.clients[0].ID()
+				// A first wave warms the test network's buffer pool
+				// (test machinery, bounded) to what a wave needs.
+				r.ghostWave(first)
 				h0 := heapMiB()
-				const ghosts = 50
-				var peak float64
-				for g := range ghosts {
-					conn, err := r.net.Dial(context.Background(), r.ln.Addr())
-					if err != nil {
-						t.Fatal(err)
-					}
-					r.net.SetLink(conn.LocalAddr(), r.ln.Addr(), link)
-					r.net.SetLink(r.ln.Addr(), conn.LocalAddr(), link)
-					ghost, err := replicate.NewClient(replicate.ClientConfig{World: ecs.New(), Protocol: r.tp.p})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := ghost.Connect(conn); err != nil {
-						t.Fatal(err)
-					}
-					accepted := false
-					for k := 0; !accepted; k++ {
-						if k == 60 {
-							t.Fatalf("ghost %d not accepted", g)
-						}
-						r.step()
-						for _, ev := range r.srv.Events() {
-							accepted = accepted || ev.Kind == replicate.ClientConnected
-						}
-					}
-					r.step() // the first part is on its way: the ghost vanishes
-					r.net.SetLink(conn.LocalAddr(), r.ln.Addr(), transport.LinkConfig{Down: true})
-					r.net.SetLink(r.ln.Addr(), conn.LocalAddr(), transport.LinkConfig{Down: true})
-					if g%10 == 9 {
-						peak = max(peak, heapMiB())
-					}
-				}
+				peak, maxHeld := r.ghostWave(first + ghosts)
 				for k := 0; len(r.srv.Clients()) > 1; k++ {
 					if k == 10*60 {
 						t.Fatalf("%d clients still connected", len(r.srv.Clients()))
@@ -278,7 +254,11 @@ func TestGhostJoiners(t *testing.T) {
 					r.step()
 				}
 				h1 := heapMiB()
-				t.Logf("%d entities: heap %.1f MiB before %d ghosts, peak %.1f among them, %.1f after they timed out", n, h0, ghosts, peak, h1)
+				t.Logf("%d entities: heap %.1f MiB before %d ghosts, peak %.1f among them (at most %d admitted at once), %.1f after they timed out",
+					n, h0, ghosts, peak, maxHeld, h1)
+				if maxHeld > replicate.DefaultMaxJoining {
+					t.Errorf("%d ghosts held state at once, MaxJoining is %d", maxHeld, replicate.DefaultMaxJoining)
+				}
 				if h1-h0 > 0.05*(peak-h0)+1 {
 					t.Errorf("heap %.1f MiB after the ghosts left, %.1f before", h1, h0)
 				}
@@ -288,4 +268,131 @@ func TestGhostJoiners(t *testing.T) {
 			})
 		})
 	}
+}
+
+// ghosts is the number of connections in a wave of ghost joiners.
+const ghosts = 50
+
+// ghostWave dials 50 clients that say hello and, a tick after the
+// server admits each, vanish (their path cut both ways); the server
+// numbers them from base+1 in dial order. It returns when all were
+// admitted and cut, with the peak heap seen and the most ghosts the
+// server held as clients at once.
+func (r *memRig) ghostWave(base replicate.ClientID) (peak float64, maxHeld int) {
+	r.t.Helper()
+	link := transport.LinkConfig{Latency: 10 * time.Millisecond}
+	addrs := make([]netip.AddrPort, ghosts)
+	for g := range ghosts {
+		conn, err := r.net.Dial(context.Background(), r.ln.Addr())
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		addrs[g] = conn.LocalAddr()
+		r.net.SetLink(conn.LocalAddr(), r.ln.Addr(), link)
+		r.net.SetLink(r.ln.Addr(), conn.LocalAddr(), link)
+		ghost, err := replicate.NewClient(replicate.ClientConfig{World: ecs.New(), Protocol: r.tp.p})
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if err := ghost.Connect(conn); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+	cutAt := make([]int, ghosts) // tick at which ghost g vanishes (0: not admitted yet)
+	admitted, cut := 0, 0
+	for k := 1; cut < ghosts; k++ {
+		if k == 60*60 {
+			r.t.Fatalf("%d of %d ghosts admitted after a minute", admitted, ghosts)
+		}
+		r.step()
+		for _, ev := range r.srv.Events() {
+			if g := int(ev.Client - base - 1); ev.Kind == replicate.ClientConnected && ev.Client > base && g < ghosts {
+				cutAt[g] = k + 1
+				admitted++
+			}
+		}
+		for g, at := range cutAt {
+			if at == k {
+				r.net.SetLink(addrs[g], r.ln.Addr(), transport.LinkConfig{Down: true})
+				r.net.SetLink(r.ln.Addr(), addrs[g], transport.LinkConfig{Down: true})
+				cut++
+			}
+		}
+		maxHeld = max(maxHeld, len(r.srv.Clients())-1)
+		if k%30 == 0 {
+			peak = max(peak, heapMiB())
+		}
+	}
+	for k := 0; len(r.srv.Clients()) > 1; k++ {
+		if k == 10*60 {
+			r.t.Fatalf("%d clients still connected", len(r.srv.Clients()))
+		}
+		r.step()
+	}
+	return peak, maxHeld
+}
+
+// TestJoinAdmission: with MaxJoining 2, three connections that say hello
+// and then never read (their path stays up) and an honest client behind
+// them: two ghosts are admitted, the third and the honest client wait
+// for admission without entity states; the admitted ghosts are
+// disconnected JoinTimeout after their first update went out ("join
+// timeout"), which admits the waiting ones, and the honest client, once
+// admitted, proves itself and converges while the last ghost times out.
+func TestJoinAdmission(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newMemRig(t, 7, replicate.ServerConfig{MaxJoining: 2, JoinTimeout: 2 * time.Second, HelloTimeout: 20 * time.Second})
+		defer r.close()
+		r.spawnMany(2000)
+		link := transport.LinkConfig{Latency: 10 * time.Millisecond}
+		for range 3 {
+			g, _, _ := r.dialRaw(link)
+			_ = g // never updated: it never reads nor acknowledges
+		}
+		for range 3 {
+			r.step()
+		}
+		conn, err := r.net.Dial(context.Background(), r.ln.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.net.SetLink(conn.LocalAddr(), r.ln.Addr(), link)
+		r.net.SetLink(r.ln.Addr(), conn.LocalAddr(), link)
+		cw := ecs.New()
+		c, err := replicate.NewClient(replicate.ClientConfig{World: cw, Protocol: r.tp.p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Connect(conn); err != nil {
+			t.Fatal(err)
+		}
+		r.clients, r.cws = append(r.clients, c), append(r.cws, cw)
+		var connected, timedOut []replicate.ClientID
+		maxHeld := 0
+		for k := 0; k < 10*60; k++ {
+			r.step()
+			for _, ev := range r.srv.Events() {
+				switch {
+				case ev.Kind == replicate.ClientConnected:
+					connected = append(connected, ev.Client)
+				case ev.Kind == replicate.ClientDisconnected && strings.Contains(ev.Reason, "join timeout"):
+					timedOut = append(timedOut, ev.Client)
+				}
+			}
+			maxHeld = max(maxHeld, len(r.srv.Clients()))
+			if k == 30 && (len(connected) != 2 || c.State() == replicate.Connected) {
+				t.Fatalf("after 30 ticks: connected %v, honest client %v", connected, c.State())
+			}
+		}
+		t.Logf("connected %v, timed out %v, at most %d admitted at once", connected, timedOut, maxHeld)
+		if len(connected) != 4 || len(timedOut) != 3 || maxHeld > 3 {
+			t.Fatalf("connected %v, timed out %v, at most %d admitted at once", connected, timedOut, maxHeld)
+		}
+		if c.State() != replicate.Connected || c.Entities() != 2000 {
+			t.Fatalf("honest client %v with %d entities", c.State(), c.Entities())
+		}
+		if d := r.diff(nil); d != "" {
+			t.Fatal(d)
+		}
+	})
 }

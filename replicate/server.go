@@ -164,7 +164,8 @@ type connTable struct {
 	clients map[ClientID]*serverClient
 	order   []*serverClient
 	nextID  ClientID
-	pending int // clients in order that have not said hello
+	pending int // clients in order that have not said hello, or wait for admission
+	joining int // connected clients that have not proven themselves (MaxJoining)
 }
 
 // NewServer returns a Server for cfg.World with cfg.Protocol (which is frozen:
@@ -319,6 +320,7 @@ func (s *Server) Receive() {
 	s.now = s.cfg.Now()
 	s.accept()
 	s.receive()
+	s.admitWaiting()
 	s.received = true
 }
 
@@ -497,6 +499,9 @@ func (s *Server) drop(c *serverClient, reason string) {
 	c.active = false
 	if c.authed {
 		s.freeSlot(c)
+		if !c.proven {
+			s.joining--
+		}
 	} else {
 		s.pending--
 	}

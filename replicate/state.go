@@ -129,8 +129,16 @@ type clientLink struct {
 	fresh  bool // authorized this tick: gets everything visible
 	gone   bool
 	// Until authed (its hello was accepted; it then holds a slot), the
-	// client is pending and is rejected if no hello came by helloBy.
+	// client is pending and is rejected if no hello came by helloBy, or
+	// (waiting: its hello passed, MaxJoining clients are joining) if it
+	// was not admitted by then.
 	helloBy time.Time
+	waiting bool
+	// proven: the client acknowledged a mutation message, so its first
+	// update arrived; until then it is joining, and is dropped JoinTimeout
+	// after joinSent, when its first update was all handed to its conn.
+	proven   bool
+	joinSent time.Time
 	// queued and queuedBytes: the client's game messages waiting in the
 	// server's inboxes (its quota).
 	queued, queuedBytes int

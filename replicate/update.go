@@ -44,6 +44,9 @@ func (s *Server) despawnOn(c *serverClient, idx int, e ecs.Entity) {
 func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 	c.secMap, c.secDesp, c.secRem, c.secIns = c.secMap[:0], c.secDesp[:0], c.secRem[:0], c.secIns[:0]
 	c.nMap, c.nDesp, c.nRem, c.nIns = 0, 0, 0, 0
+	if s.joinTimedOut(c) {
+		return
+	}
 	s.expire(c)
 	c.claims.expire(s.now)
 	s.startResync(c, t)
@@ -138,6 +141,9 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 	}
 	if c.backOff < len(c.backlog) && !s.flushBacklog(c) {
 		return
+	}
+	if !c.proven && c.joinSent.IsZero() && c.backOff == len(c.backlog) {
+		c.joinSent = s.now // the first update is all on its way
 	}
 	s.startMutations(c, t)
 }
