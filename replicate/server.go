@@ -110,8 +110,12 @@ type ConnectionStats struct {
 	ResyncRequests, ResyncRequestsRefused uint64
 	UpdateTick, AckedTick                 tick.Tick
 	// RetainedBytes is the memory the server keeps for this client: its
-	// view of each entity (visibility, acks, priority), in-flight records
-	// and buffers. It is bounded even when the client stops acknowledging.
+	// view of each entity (32 B per entity slot: visibility, acks,
+	// priority), in-flight records, buffers, queued updates and mapping
+	// claims, which the server frees when the client leaves. The
+	// transport's own buffers are not counted, nor what the server keeps
+	// once for all clients (per-entity encodings). It is bounded even
+	// when the client stops acknowledging.
 	RetainedBytes int
 }
 
