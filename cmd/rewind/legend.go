@@ -26,7 +26,14 @@ const p2pLegend = `Terms:
 `
 
 const predictLegend = `Terms:
+  lead           ticks a client's newest tick is ahead of the server's (its
+                 present), after each client frame once the first second is
+                 over; p10..p90 and the smallest; never below 1 when tick
+                 sync works (the client predicts, its inputs arrive in time)
+  snaps          tick sync's jumps (a wait, a catch-up) instead of a gentle
+                 change of the clock's rate
   ahead          ticks a client runs ahead of the newest complete server tick
+                 (the lead plus the way back and the wait for lost messages)
   rollbacks      a server value for a past tick differed from the client's
                  prediction: it restored that tick and re-simulated
                  ("resimulated" counts the ticks)
@@ -40,6 +47,8 @@ const predictLegend = `Terms:
                  bullet; dropped: removed, the server never fired it; refused:
                  of those, removed when their tick completed without it, plus
                  shots refused before being fired
+  own shots      the bullets a client's own ship fired; refused: the server
+                 did not fire them (the input came too late)
   range faults   server values older than the client's rollback window
   converged      every client's confirmed state equals the server's at every
                  complete tick compared

@@ -386,13 +386,16 @@ func (s *predictSummary) print(w io.Writer) {
 		} else if !c.Converged {
 			state = "DIFFERENT"
 		}
-		fmt.Fprintf(w, "  client %d: rtt %.0fms, ahead %.1f ticks, %d rollbacks (%d resimulated), %d mispredictions, %d corrections (max %d), inputs %d late %d missing, %.0f B/s down, %.0f B/s inputs, %d ticks compared (last %d), %s\n",
-			i, c.RTTMS, c.AheadTicks, c.Rollbacks, c.ResimulatedTicks, c.Mispredictions, c.Corrections, c.MaxCorrection,
+		fmt.Fprintf(w, "  client %d: rtt %.0fms, lead %d..%d (min %d, %d snaps after 1s), ahead %.1f ticks, %d rollbacks (%d resimulated), %d mispredictions, %d corrections (max %d), inputs %d late %d missing, %.0f B/s down, %.0f B/s inputs, %d ticks compared (last %d), %s\n",
+			i, c.RTTMS, c.Lead.P10, c.Lead.P90, c.Lead.Min, c.SnapsSettled, c.AheadTicks, c.Rollbacks, c.ResimulatedTicks, c.Mispredictions, c.Corrections, c.MaxCorrection,
 			c.LateInputs, c.MissingInputs, c.BytesPerSec, c.InputBytesPerSec, c.CheckedTicks, c.LastChecked, state)
 	}
 	fmt.Fprintf(w, "%d bullets fired; predicted on the clients %d (%d matched, %d dropped, %d refused; %d bullet-ticks unconfirmed), %d server bullets unpredicted\n",
 		s.BulletsFired, s.PredictedSpawns, s.PredictedSpawnsMatched, s.PredictedSpawnsDropped, s.PredictedSpawnsRefused, s.UnconfirmedBulletTicks, s.ServerSpawnsUnpredicted)
 	fmt.Fprintf(w, "%d range faults, %d late values superseded, %d resyncs\n", s.RangeFaults, s.Superseded, s.Resyncs)
+	fmt.Fprintf(w, "after the first second: lead over the server %d..%d ticks (p10..p90, min %d, max %d), %d snaps, inputs %d late %d missing of %d (%.2f%%), own shots refused %d of %d (%.2f%%)\n",
+		s.Lead.P10, s.Lead.P90, s.Lead.Min, s.Lead.Max, s.SnapsSettled, s.SettledLate, s.SettledMissing, s.SettledInputs, s.SettledMissingPct,
+		s.OwnShotsRefused, s.OwnShots, s.OwnShotsRefusedPct)
 	fmt.Fprintf(w, "%.0f B/s per client down (%.0f B/s UDP), %.0f B/s inputs up\n",
 		s.BytesPerSecPerClient, s.UDPBytesPerSecPerClient, s.InputBytesPerSecPerClient)
 	for _, e := range s.Events {
