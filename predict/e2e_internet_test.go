@@ -117,17 +117,7 @@ func TestFrameOverQUICInternetPath(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srvTLS, cliTLS, err := quic.SelfSigned()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := quic.Listen(ctx, "127.0.0.1:0", quic.Config{TLS: srvTLS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newFrameServer(t)
-	served := make(chan error, 1)
-	go func() { served <- s.srv.Serve(ctx, ln) }()
+	s, ln, cliTLS, served := serveFrameQUIC(t, ctx)
 	r := &frameRig{t: t, server: s}
 	var conns []*quic.Conn
 	for i := range 3 {
