@@ -211,6 +211,7 @@ type settledBase struct {
 	snaps              uint64
 	inputs, late, miss uint64
 	spawns, refused    uint64
+	ownShots, ownRef   uint64
 	serverTick         tick.Tick
 }
 
