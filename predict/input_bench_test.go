@@ -103,7 +103,8 @@ func newInputBench(b testing.TB, n int) *inputBench {
 	ib := &inputBench{now: time.Unix(1e9, 0)}
 	sp, sin := inputProtocol(b, predict.InputConfig{})
 	var err error
-	ib.srv, err = replicate.NewServer(replicate.ServerConfig{World: ecs.New(), Protocol: sp, Now: func() time.Time { return ib.now }})
+	// The clients never acknowledge an update: admit them all at once.
+	ib.srv, err = replicate.NewServer(replicate.ServerConfig{World: ecs.New(), Protocol: sp, MaxJoining: n, Now: func() time.Time { return ib.now }})
 	if err != nil {
 		b.Fatal(err)
 	}
