@@ -111,12 +111,12 @@ func Register[T any](tl *Timeline, opts ...Option) (*Component[T], error) {
 func (c *Component[T]) Store() *ecs.Store[T] { return c.s }
 
 // At returns e's predicted value at tick t as held in the history (false
-// when e had no T then, or t is not held). The history of tick Now is
-// saved at the start of the next Step.
+// when e had no T then, or t is not held: before Timeline.Oldest or after
+// Now). The history of tick Now is saved at the start of the next Step.
 func (c *Component[T]) At(e ecs.Entity, t tick.Tick) (T, bool) {
 	var zero T
 	f := &c.hist[c.tl.slot(t)]
-	if !f.held || f.t != t {
+	if !f.held || f.t != t || t.Before(c.tl.low()) {
 		return zero, false
 	}
 	if p := f.layout.pos(e); p >= 0 {
@@ -131,9 +131,11 @@ func (c *Component[T]) At(e ecs.Entity, t tick.Tick) (T, bool) {
 // it with the history of t and rolls back on a mismatch (e had no T at t: a
 // component inserted in the past), and every re-simulation through t
 // applies it. A value for a tick not yet simulated is applied when the
-// timeline simulates it; one older than the window is applied to the
-// current state at the next Step and counted as a range fault, unless a
-// newer value or removal of e's T supersedes it before (Stats.Superseded).
+// timeline simulates it; one older than the window is applied at the
+// oldest tick held (Timeline.Oldest), before that tick's own values, by
+// the next Step, which rolls back there, and counted as a range fault,
+// unless a newer value or removal of e's T supersedes it before
+// (Stats.Superseded; see late.go).
 func (c *Component[T]) Authoritative(e ecs.Entity, t tick.Tick, v T) error {
 	return c.add(t, op[T]{e: e, v: v, kind: opSet, auth: true})
 }
@@ -180,13 +182,19 @@ func (c *Component[T]) add(t tick.Tick, o op[T]) error {
 	if o.auth && c.supersede(t, o.e, w == wOld) {
 		return nil
 	}
-	if w == wOld { // a snap: a change at Now, replayed by later rollbacks
-		if o.auth && !c.tl.resyncSnap(t) {
-			c.late = append(c.late, lateOp[T]{t: t, o: o}) // until the next Step
+	early := false
+	if w == wOld {
+		switch {
+		case c.tl.resyncSnap(t): // the resync's state: the history starts at Now
+			t, w, o.auth = c.tl.now, wNow, false
+		case o.auth:
+			c.late = append(c.late, lateOp[T]{t: t, o: o}) // until the next Step (late.go)
+			c.tl.lateN++
 			return nil
+		default: // a range fault: a change at the oldest tick held, before its own
+			c.tl.fault(t)
+			t, w, early = c.tl.oldest()
 		}
-		c.tl.fault(t)
-		t, w, o.auth = c.tl.now, wNow, false
 	}
 	if w == wNow && !o.auth {
 		c.do(&o)
@@ -196,6 +204,9 @@ func (c *Component[T]) add(t tick.Tick, o op[T]) error {
 		b.t, b.used, b.ops = t, true, b.ops[:0]
 	}
 	b.ops = append(b.ops, o)
+	if early {
+		first(b.ops, len(b.ops)-1)
+	}
 	c.tl.noted(t, w, o.auth)
 	return nil
 }

@@ -62,7 +62,7 @@ func (r *Resource[T]) Resource() *ecs.Resource[T] { return r.r }
 // held).
 func (r *Resource[T]) At(t tick.Tick) (T, bool) {
 	f := &r.hist[r.tl.slot(t)]
-	if !f.held || f.t != t || !f.present {
+	if !f.held || f.t != t || !f.present || t.Before(r.tl.low()) {
 		var zero T
 		return zero, false
 	}
@@ -98,8 +98,12 @@ func (r *Resource[T]) add(t tick.Tick, o resOp[T]) error {
 	if err != nil {
 		return err
 	}
-	if w == wOld { // a snap: a change at Now, replayed by later rollbacks
-		t, w, o.auth = r.tl.now, wNow, false
+	if w == wOld { // a range fault (counted by where): at the oldest tick held
+		t, w, _ = r.tl.oldest()
+		o.auth = false
+		if r.op(t) != nil {
+			return nil // the tick's own change is newer
+		}
 	}
 	if w == wNow && !o.auth {
 		r.do(&o)

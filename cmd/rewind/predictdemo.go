@@ -158,7 +158,7 @@ type predictClient struct {
 	checked          []tick.Tick // ticks checked, the newest predictStates
 	nChecks          int
 	lastChk          tick.Tick
-	stale            int    // complete ticks that left the window before a check
+	stale            int    // complete ticks not checked: left the window first, or not Confirmed after a range fault
 	diff             string // the first difference found
 	maxCorr          int32
 	aheadSum, aheadN int64 // Ahead after each frame that stepped
