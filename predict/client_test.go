@@ -140,3 +140,46 @@ func TestClientFrameResyncOnRangeFault(t *testing.T) {
 			healed, st.RangeFaults, st.LastRangeFault, st.Superseded, st.LastResync, c.unconfirmed, c.bodyDiffs, c.checked-before)
 	})
 }
+
+// TestServerEntityAfterDespawn: replicate forgets a client entity's
+// server id when the server despawns it, but the Timeline keeps the World
+// entity (its despawn marker) for the window, and its history still holds
+// it at the ticks before the despawn: Timeline.ServerEntity still gives
+// the id, the right one, until the entity leaves the World.
+func TestServerEntityAfterDespawn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const step = time.Second / 60
+		net := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 2})
+		defer net.Close()
+		s := newFrameServer(t)
+		defer s.srv.Close()
+		r := &frameRig{t: t, server: s, clients: connectMem(t, net, s, 1, transport.LinkConfig{Latency: 30 * time.Millisecond, Loss: 0.05}, 2)}
+		r.connect(step)
+		c := r.clients[0]
+		kept, left := 0, 0
+		for range 300 {
+			r.frame(step)
+			time.Sleep(step)
+			for se, ce := range c.cliEnt {
+				if _, mapped := c.rc.ServerEntity(ce); mapped {
+					continue
+				}
+				got, ok := c.tl.ServerEntity(ce)
+				switch {
+				case c.w.Alive(ce) && (!ok || got != se):
+					t.Fatalf("entity %v, despawned by the server, still in the World: ServerEntity %v %v, want %v", ce, got, ok, se)
+				case !c.w.Alive(ce) && ok:
+					t.Fatalf("entity %v gone from the World: ServerEntity %v, want none", ce, got)
+				case ok:
+					kept++
+				default:
+					left++
+				}
+			}
+		}
+		if kept == 0 || left == 0 {
+			t.Fatalf("%d checks of despawned entities still held, %d of entities gone: want both", kept, left)
+		}
+		t.Logf("%d checks of despawned entities still held, %d of entities gone", kept, left)
+	})
+}

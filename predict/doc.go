@@ -133,6 +133,14 @@
 // tick on, complete ticks are Confirmed again once a Step compared them
 // (TestRangeFaultHistory, TestClientFrameResyncOnRangeFault).
 //
+// For tests and checkers: an authoritative value does nothing until its
+// tick is complete (call Complete, as replicate's TickComplete hook does;
+// Insert needs no completeness), Component.At answers for Timeline.Oldest
+// .. Now (Now from the World outside Step), Confirmed says which ticks
+// to compare with the server's state, and each Component or Resource
+// handle has its own Stats (ExampleComponent_Authoritative,
+// ExampleComponent_At, ExampleComponent_Stats, ExampleTimeline_Despawn).
+//
 // # Corrections
 //
 // Types registered with LogCorrections get a Correction (entity, tick,
@@ -376,8 +384,9 @@
 // an entity it refers to appeared (replicate.ValueRemapped) is an Insert
 // from the tick it appeared, not a correction of the past; a despawn is
 // DespawnAt(e, T) (no rollback when the simulation predicted it), the
-// World entity leaving after the window; a complete
-// tick is Complete(T). Spawns need nothing: replicate spawns the World
+// World entity leaving after the window (replicate forgets its server id
+// at once; Timeline.ServerEntity keeps it while the entity stays); a
+// complete tick is Complete(T). Spawns need nothing: replicate spawns the World
 // entity at once and keeps its mapping, which no rollback undoes; a spawn
 // carrying a SpawnKey adopts the predicted entity of that key
 // (AttachSpawns, see Predicted spawns). Hooks

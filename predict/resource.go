@@ -59,8 +59,12 @@ func RegisterResource[T any](tl *Timeline, opts ...Option) (*Resource[T], error)
 func (r *Resource[T]) Resource() *ecs.Resource[T] { return r.r }
 
 // At returns the predicted value at tick t (false when absent then or not
-// held).
+// held); for t = Now outside Step, the World's current value (see
+// Component.At).
 func (r *Resource[T]) At(t tick.Tick) (T, bool) {
+	if t == r.tl.now && !r.tl.inStep {
+		return r.r.Get()
+	}
 	f := &r.hist[r.tl.slot(t)]
 	if !f.held || f.t != t || !f.present || t.Before(r.tl.low()) {
 		var zero T
@@ -179,6 +183,10 @@ func (r *Resource[T]) clearCorrections()          {}
 func (r *Resource[T]) flushLate()                 {}
 func (r *Resource[T]) beginCorrections(tick.Tick) {}
 func (r *Resource[T]) endCorrections(tick.Tick)   {}
+
+// Stats returns the counters of the resource type (its entry of
+// Timeline.Stats().Types).
+func (r *Resource[T]) Stats() TypeStats { return r.stats() }
 
 func (r *Resource[T]) stats() TypeStats {
 	s := r.ts

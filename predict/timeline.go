@@ -95,6 +95,10 @@ type Timeline struct {
 	stats   Stats
 	rs      resyncState // the last resync (resync.go)
 	sums    *checksums  // held checksum reports (checksum.go)
+	gone    []goneID    // server ids of entities the server despawned, still in the World (ServerEntity)
+	mapper  interface {
+		ServerEntity(ecs.Entity) (ecs.Entity, bool)
+	} // replicate's mapping (Attach)
 }
 
 // New returns a Timeline for w whose newest tick is start: w holds the
@@ -548,6 +552,16 @@ func (tl *Timeline) expire() {
 	}
 	tl.markers = tl.markers[:k]
 	tl.expireSpawns(low)
+	if len(tl.gone) > 0 {
+		k = 0
+		for _, g := range tl.gone {
+			if tl.w.Alive(g.e) {
+				tl.gone[k] = g
+				k++
+			}
+		}
+		tl.gone = tl.gone[:k]
+	}
 }
 
 func (tl *Timeline) register(name string, h history) error {
