@@ -159,7 +159,8 @@ func (d *predictDemo) check(pc *predictClient) {
 	if pc.diff != "" {
 		return
 	}
-	faults := pc.tl.Stats().RangeFaults
+	st := pc.tl.Stats()
+	faults := st.RangeFaults + st.Resyncs
 	for _, tk := range pc.pending {
 		if !tk.Before(pc.tl.Now()) {
 			later = append(later, tk)
@@ -172,8 +173,9 @@ func (d *predictDemo) check(pc *predictClient) {
 		}
 		if !pc.tl.Confirmed(tk) {
 			// After a range fault, the ticks up to the resync it asks for
-			// are not final (predict.Timeline.Confirmed): not compared,
-			// counted as unchecked. Without one, every such tick is.
+			// are not final, nor those before a resync's tick
+			// (predict.Timeline.Confirmed): not compared, counted as
+			// unchecked. Without either, every such tick is final.
 			if faults == 0 {
 				pc.diff = fmt.Sprintf("tick %v (client at %v) complete but not confirmed", tk, pc.tl.Now())
 				return
