@@ -85,8 +85,10 @@ func TestClientFrameRunsAhead(t *testing.T) {
 // first (the next ones are within the request interval), one full
 // resync. Every complete tick client 0 checks between the reconnect and
 // the resync is not Confirmed, and its history there already holds the
-// server's entities, no entity the server despawned (the old despawns
-// and bullet spawns apply from the oldest tick held, not at Now only);
+// server's entities, each bullet's FBullet (predicted, sent once in its
+// spawn's update, like a velocity given at spawn) and no entity the
+// server despawned (the old spawn values and despawns apply from the
+// oldest tick held; applied at Now, they fail this test);
 // from the resync's tick on, every complete tick is Confirmed and equals
 // the server's state; client 1 is never disturbed.
 func TestClientFrameResyncOnRangeFault(t *testing.T) {

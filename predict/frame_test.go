@@ -62,7 +62,8 @@ type frameServer struct {
 	frame   *predict.ServerFrame[FInput]
 	ships   []ecs.Entity
 	bullets []ecs.Entity
-	states  map[tick.Tick]map[ecs.Entity]FBody // the bodies at the end of each tick
+	states  map[tick.Tick]map[ecs.Entity]FBody   // the bodies at the end of each tick
+	marks   map[tick.Tick]map[ecs.Entity]FBullet // the bullets' markers at the end of each tick
 }
 
 func (s *frameServer) step(t tick.Tick) error {
@@ -97,6 +98,12 @@ func (s *frameServer) step(t tick.Tick) error {
 		}
 		s.states[t] = st
 		delete(s.states, t-200)
+		mk := map[ecs.Entity]FBullet{}
+		for e, b := range bullet.Values() {
+			mk[e] = b
+		}
+		s.marks[t] = mk
+		delete(s.marks, t-200)
 	})
 }
 
@@ -108,6 +115,7 @@ type frameClient struct {
 	rc      *replicate.Client
 	tl      *predict.Timeline
 	body    *predict.Component[FBody]
+	bullet  *predict.Component[FBullet] // predicted, sent once (in the spawn's update)
 	frame   *predict.ClientFrame[FInput]
 	sim     func(tick.Tick)
 	input   func(tick.Tick) FInput
@@ -143,6 +151,12 @@ func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input fun
 		t.Fatal(err)
 	}
 	if err := predict.AttachComponent(c.rc, c.body); err != nil {
+		t.Fatal(err)
+	}
+	if c.bullet, err = predict.Register[FBullet](c.tl); err != nil {
+		t.Fatal(err)
+	}
+	if err := predict.AttachComponent(c.rc, c.bullet); err != nil {
 		t.Fatal(err)
 	}
 	c.frame, err = predict.NewClientFrame(c.rc, c.tl, in, predict.ClientFrameConfig{
@@ -224,11 +238,21 @@ func (c *frameClient) check(s *frameServer) error {
 			case got != b:
 				c.bodyDiffs++
 			}
+			// The marker, sent once with the spawn: held at every tick,
+			// confirmed or not (a range fault applies it from the oldest
+			// tick held).
+			mk, isBullet := s.marks[tk][se]
+			if got, ok := c.bullet.At(ce, tk); ok != isBullet || got != mk {
+				return fmt.Errorf("client %d, now %v, complete tick %v (confirmed %v), entity %v: bullet %v (%v), server %v (%v)", c.idx, c.tl.Now(), tk, confirmed, se, got, ok, mk, isBullet)
+			}
 		}
 		for se, ce := range c.cliEnt {
 			if _, ok := want[se]; !ok {
 				if got, ok := c.body.At(ce, tk); ok {
 					return fmt.Errorf("client %d, complete tick %v (confirmed %v): entity %v absent on the server has %v", c.idx, tk, confirmed, se, got)
+				}
+				if got, ok := c.bullet.At(ce, tk); ok {
+					return fmt.Errorf("client %d, complete tick %v (confirmed %v): entity %v absent on the server has bullet %v", c.idx, tk, confirmed, se, got)
 				}
 			}
 		}
@@ -254,7 +278,7 @@ type frameRig struct {
 func newFrameServer(t testing.TB, opts ...func(*replicate.ServerConfig)) *frameServer {
 	t.Helper()
 	p, in := frameProtocol(t)
-	s := &frameServer{w: ecs.New(), states: map[tick.Tick]map[ecs.Entity]FBody{}}
+	s := &frameServer{w: ecs.New(), states: map[tick.Tick]map[ecs.Entity]FBody{}, marks: map[tick.Tick]map[ecs.Entity]FBullet{}}
 	var err error
 	scfg := replicate.ServerConfig{World: s.w, Protocol: p}
 	for _, o := range opts {
