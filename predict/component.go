@@ -140,11 +140,13 @@ func (c *Component[T]) At(e ecs.Entity, t tick.Tick) (T, bool) {
 // re-simulation through t applies it. A test that gives values through
 // Authoritative calls Complete(t) to see them; Insert is the change that
 // applies without completeness (at once at Now, by a rollback at the next
-// Step in the past). ExampleComponent_Authoritative shows both. A value for a tick not yet simulated is applied when the
-// timeline simulates it; one older than the window is applied at the
-// oldest tick held (Timeline.Oldest), before that tick's own values, by
-// the next Step, which rolls back there, and counted as a range fault,
-// unless a newer value or removal of e's T supersedes it before
+// Step in the past). ExampleComponent_Authoritative shows both.
+//
+// A value for a tick not yet simulated is applied when the timeline
+// simulates it; one older than the window is applied at the oldest tick
+// held (Timeline.Oldest), before that tick's own values, by the next
+// Step, which rolls back there, and counted as a range fault, unless a
+// newer value or removal of e's T supersedes it before
 // (Stats.Superseded; see late.go).
 func (c *Component[T]) Authoritative(e ecs.Entity, t tick.Tick, v T) error {
 	return c.add(t, op[T]{e: e, v: v, kind: opSet, auth: true})

@@ -12,8 +12,9 @@ package predict
 //     Stats.Superseded (and so is a late one arriving after a newer late
 //     one);
 //   - a newer one within the window (often the newest of the batch)
-//     supersedes it too (counted in Stats.Superseded, not a range fault:
-//     nothing is missing, no resync is asked), but it still holds from
+//     supersedes it too (counted in Stats.Superseded, not a range fault,
+//     no resync asked: a batch held up under loss is common, and a resync
+//     each time would cost more than it repairs), but it still holds from
 //     the oldest tick held until that newer one, so it is kept;
 //   - at the Step, the values left apply at the oldest tick the history
 //     holds (low), before low's own values and changes (newer than
@@ -28,9 +29,10 @@ package predict
 //     from low on are not Confirmed until the resync arrives.
 //
 // Despawns, local changes (Insert, Remove) and resource values older than
-// the window are range faults applied at low the same way, at once (they
-// are not superseded). The values of a resync older than the window apply
-// at Now (the history starts there).
+// the window are range faults placed at low the same way when they arrive
+// (they are not superseded; a resource value gives way to one of low
+// itself), and the next Step rolls back to low. The values of a resync
+// older than the window apply at Now (the history starts there).
 
 import (
 	"slices"

@@ -62,6 +62,11 @@ func Hooks(tl *Timeline) replicate.ClientHooks {
 	}
 }
 
+// entityMapper is replicate.Client's mapping from client to server ids.
+type entityMapper interface {
+	ServerEntity(e ecs.Entity) (ecs.Entity, bool)
+}
+
 // goneID is the server id of an entity the server despawned, kept while
 // the Timeline keeps the World entity (its despawn marker in the window).
 type goneID struct{ e, se ecs.Entity }
@@ -94,8 +99,8 @@ func (tl *Timeline) ServerEntity(e ecs.Entity) (ecs.Entity, bool) {
 		return se, true
 	}
 	for _, g := range tl.gone {
-		if g.e == e {
-			return g.se, tl.w.Alive(e)
+		if g.e == e && tl.w.Alive(e) {
+			return g.se, true
 		}
 	}
 	return 0, false

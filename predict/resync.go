@@ -101,6 +101,12 @@ func (tl *Timeline) Resync(t tick.Tick) error {
 // from the resync's tick on are Confirmed once complete and stepped.
 // A checksum report of such a tick is not sent (Stats.ChecksumsDropped).
 //
+// A held-up batch whose late values all have a newer one inside the
+// window is not a range fault (late.go): its ticks stay Confirmed,
+// although the same kind of difference is possible there (a value the
+// client mispredicted during the hold-up and the server never sent
+// since); checksum reports with ResyncOnDesync are what catches it.
+//
 // A test or a checker compares the history with the server's state at
 // the Confirmed ticks; Confirmed never allocates.
 func (tl *Timeline) Confirmed(t tick.Tick) bool {

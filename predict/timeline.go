@@ -93,12 +93,10 @@ type Timeline struct {
 	unsaved bool // during decide: the state of Now is the World's, not yet saved
 	lateN   int  // late authoritative changes waiting for the next Step (late.go)
 	stats   Stats
-	rs      resyncState // the last resync (resync.go)
-	sums    *checksums  // held checksum reports (checksum.go)
-	gone    []goneID    // server ids of entities the server despawned, still in the World (ServerEntity)
-	mapper  interface {
-		ServerEntity(ecs.Entity) (ecs.Entity, bool)
-	} // replicate's mapping (Attach)
+	rs      resyncState  // the last resync (resync.go)
+	sums    *checksums   // held checksum reports (checksum.go)
+	gone    []goneID     // server ids of entities the server despawned, still in the World (ServerEntity)
+	mapper  entityMapper // replicate's mapping (Attach)
 }
 
 // New returns a Timeline for w whose newest tick is start: w holds the
