@@ -82,7 +82,8 @@ its bullets at once (predicted spawns, adopted by the server's), predicts
 or interpolates the others (--others) and rolls back when the server
 disagrees. After every step, each client's confirmed
 state at every complete server tick is compared with the server's state at
-that tick. Exits with status 1 when one differed.
+that tick (after a range fault, the ticks before the resync it asks for are
+not confirmed: counted as unchecked). Exits with status 1 when one differed.
 
 Flags:
 `)
