@@ -90,16 +90,17 @@ func TestClientFrameRunsAhead(t *testing.T) {
 // server despawned (the old spawn values and despawns apply from the
 // oldest tick held; applied at Now, they fail this test);
 // from the resync's tick on, every complete tick is Confirmed and equals
-// the server's state; client 1 is never disturbed.
+// the server's state; client 1 is never disturbed. No checksum report
+// (every 10 ticks) differs.
 func TestClientFrameResyncOnRangeFault(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const step = time.Second / 60
 		net := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 4})
 		defer net.Close()
-		s := newFrameServer(t)
+		s := newFrameServer(t, func(c *replicate.ServerConfig) { c.ChecksumInterval = 10 })
 		defer s.srv.Close()
 		link := transport.LinkConfig{Latency: 20 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.1}
-		r := &frameRig{t: t, server: s, clients: connectMem(t, net, s, 2, link, 4)}
+		r := &frameRig{t: t, server: s, clients: connectMem(t, net, s, 2, link, 4, func(c *replicate.ClientConfig) { c.ChecksumInterval = 10 })}
 		r.connect(step)
 		c, other := r.clients[0], r.clients[1]
 		var reasons []string
@@ -137,6 +138,14 @@ func TestClientFrameResyncOnRangeFault(t *testing.T) {
 		}
 		if n := other.tl.Stats().RangeFaults; n != 0 || other.unconfirmed != 0 || other.checked < 350 {
 			t.Fatalf("client 1: %d range faults, %d unconfirmed ticks, %d confirmed", n, other.unconfirmed, other.checked)
+		}
+		// Checksum reports (every 10 ticks) describe the confirmed state:
+		// none differs, before the cut or after the resync.
+		for i, fc := range r.clients {
+			ss, _ := s.srv.Stats(fc.rc.ID())
+			if ts := fc.tl.Stats(); ss.Desyncs != 0 || ts.ChecksumsReported < 15 {
+				t.Fatalf("client %d: %d desyncs, %d checksum reports sent, %d dropped", i, ss.Desyncs, ts.ChecksumsReported, ts.ChecksumsDropped)
+			}
 		}
 		t.Logf("healed at %v; range faults %d (last %v), superseded %d, resync at %v; %d ticks unconfirmed (%d bodies differed), %d confirmed after",
 			healed, st.RangeFaults, st.LastRangeFault, st.Superseded, st.LastResync, c.unconfirmed, c.bodyDiffs, c.checked-before)

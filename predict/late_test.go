@@ -145,3 +145,27 @@ func TestRangeFaultHistory(t *testing.T) {
 		t.Fatalf("after the resync at 11: confirmed 11 %v, 10 %v, oldest %v; want true, false, 11", g.tl.Confirmed(11), g.tl.Confirmed(10), g.tl.Oldest())
 	}
 }
+
+// TestResyncDespawnsEarlierDespawns: a full resync at 9 rolls back to 9
+// and drops the despawn markers after it; an entity the server despawned
+// before 9 (a despawn older than the window, or one in the past whose
+// rollback the resync made obsolete) would come back with its values of
+// 9 and stay for good, replicate no longer mapping it. The resync
+// despawns them from the World; one despawned at 9 keeps its marker (a
+// rollback to 9 may still come).
+func TestResyncDespawnsEarlierDespawns(t *testing.T) {
+	g := newGame(t, predict.Config{Window: 4})
+	old, past, at := g.spawn(10), g.spawn(20), g.spawn(30)
+	g.stepTo(10)
+	g.must(g.tl.DespawnAt(old, 4))  // older than the window (6 .. 10)
+	g.must(g.tl.DespawnAt(past, 7)) // in the past
+	g.must(g.tl.DespawnAt(at, 9))
+	g.must(g.tl.Resync(9))
+	g.tl.Step(g.sim)
+	if g.w.Alive(old) || g.w.Alive(past) {
+		t.Fatalf("despawned before the resync: alive %v %v, want gone", g.w.Alive(old), g.w.Alive(past))
+	}
+	if !g.w.Alive(at) || !g.tl.Despawned(at) || g.at(at, 10) != -1 {
+		t.Fatalf("despawned at the resync's tick: alive %v, marked %v, health at 10 %d; want alive, marked, none", g.w.Alive(at), g.tl.Despawned(at), g.at(at, 10))
+	}
+}
