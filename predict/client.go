@@ -27,6 +27,17 @@ type ClientFrameConfig struct {
 	// the tick simulated: the place to read the Step's corrections
 	// (Component.Corrections), which the next Step clears.
 	AfterStep func(t tick.Tick)
+	// SlowFrame is the frame period (the mean elapsed time given to
+	// Frame) beyond which the client counts as overloaded: then a
+	// rollback waits (Timeline.HoldRollbacks) until the client has
+	// simulated, since the last one, as many new ticks as the rollback
+	// would re-simulate (Ahead), so that re-simulation costs at most as
+	// much as simulation and a slow machine does not spiral: longer
+	// frames, more steps per frame, deeper rollbacks, longer frames.
+	// Corrections then come a few frames later. It ends below 3/4 of
+	// SlowFrame. Default 2 ticks (under 30 frames a second at 60 Hz);
+	// negative turns it off.
+	SlowFrame time.Duration
 }
 
 // ClientFrameStats counts what a ClientFrame did.
@@ -44,6 +55,10 @@ type ClientFrameStats struct {
 	// Inputs counts the input messages sent and InputBytes their bytes
 	// (replication messages, transport framing excluded).
 	Inputs, InputBytes uint64
+	// SlowFrames counts the frames run overloaded (see
+	// ClientFrameConfig.SlowFrame), and HeldSteps the Steps whose
+	// rollbacks were held then.
+	SlowFrames, HeldSteps uint64
 }
 
 // ClientFrame runs a predicting client's frame over a replicate.Client:
@@ -77,11 +92,19 @@ type ClientFrame[T any] struct {
 	tl     *Timeline
 	sync   *TickSync
 	clock  *tick.Clock
+	in     *Inputs[T]
 	sender *InputSender[T]
 	remote *RemoteInputs[T]
 	rtt    func() time.Duration
 	after  func(t tick.Tick)
 	step   time.Duration
+	slowAt time.Duration // SlowFrame, 0 when off
+
+	backlog   int           // steps due but not run yet (at most MaxSteps a frame)
+	period    time.Duration // mean frame period (elapsed), for SlowFrame
+	slow      bool
+	sinceRB   int    // ticks stepped since the last rollback
+	rollbacks uint64 // Timeline rollbacks seen
 
 	now       time.Duration // sum of the elapsed times given to Frame
 	newest    tick.Tick     // newest complete server tick
@@ -108,8 +131,17 @@ func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cf
 	if err != nil {
 		return nil, err
 	}
-	f := &ClientFrame[T]{rc: rc, tl: tl, sync: sync, clock: clock, sender: in.NewSender(), remote: in.NewRemote(),
+	f := &ClientFrame[T]{rc: rc, tl: tl, sync: sync, clock: clock, in: in, sender: in.NewSender(), remote: in.NewRemote(),
 		rtt: cfg.RTT, after: cfg.AfterStep, step: time.Second / time.Duration(sync.Config().TickRate)}
+	// The clock hands out every step due, up to half the window; Frame
+	// runs at most tick.DefaultMaxSteps of them and carries the rest.
+	clock.SetMaxSteps(max(tl.Window()/2, tick.DefaultMaxSteps))
+	switch {
+	case cfg.SlowFrame == 0:
+		f.slowAt = 2 * f.step
+	case cfg.SlowFrame > 0:
+		f.slowAt = cfg.SlowFrame
+	}
 	Attach(rc, tl) // its client hooks are replaced by the chain below
 	own, game := Hooks(tl), cfg.Hooks
 	rc.SetClientHooks(replicate.ClientHooks{
@@ -167,6 +199,10 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 	f.now += max(elapsed, 0)
 	f.rc.Update()
 	f.remote.Receive(f.rc)
+	reps := f.in.Reports(f.rc)
+	for i := range reps {
+		f.sync.Report(&reps[i])
+	}
 	if f.fresh {
 		f.fresh = false
 		f.stats.Samples++
@@ -177,26 +213,70 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 		return 0
 	}
 	f.clock.SetRate(f.sync.Rate())
-	n := f.sync.Steps(f.clock.Advance(elapsed))
+	// Steps due beyond tick.DefaultMaxSteps wait for the next frames
+	// (a slow frame is caught up over several, the client's tick does not
+	// fall behind the server's for good); the clock drops what is due
+	// beyond half the window (a stall: tick sync then snaps).
+	f.backlog += f.clock.Advance(elapsed)
+	due := min(f.backlog, tick.DefaultMaxSteps)
+	f.backlog -= due
+	n := f.sync.Steps(due)
+	since := time.Duration(f.clock.Alpha() * float64(f.step))
+	f.overload(elapsed)
 	for range n {
 		it := f.sync.InputTick(f.tl.Now() + 1)
 		if last, ok := f.sender.last, f.sender.any; !ok || it.After(last) {
 			v := input(it)
 			before := f.rc.Stats().BytesOut
+			f.sender.SetRedundancy(f.sync.Redundancy(f.in.cfg.Redundancy))
 			if err := f.sender.Add(f.rc, it, v); err != nil {
 				f.stats.InputErrors++
 			} else {
 				f.stats.Inputs++
 				f.stats.InputBytes += f.rc.Stats().BytesOut - before
+				f.sync.Sent(it, since, f.now)
 			}
 		}
 		f.tl.Step(sim)
+		f.sinceRB++
+		if rb := f.tl.Stats().Rollbacks; rb != f.rollbacks {
+			f.rollbacks, f.sinceRB = rb, 0
+		}
 		if f.after != nil {
 			f.after(f.tl.Now())
 		}
 	}
+	f.tl.HoldRollbacks(false)
 	f.stats.Steps += uint64(n)
+	// The steps carried count as run: they will be, whatever the sync
+	// says, so it must not correct for them.
+	f.sync.Position(f.tl.Now().Add(int32(f.backlog)), since, f.now)
 	return n
+}
+
+// overload notes the frame period and, for an overloaded client, holds
+// the Timeline's rollbacks until it has simulated, since the last, as
+// many ticks as a rollback would re-simulate (see SlowFrame): never
+// longer than a quarter of the window.
+func (f *ClientFrame[T]) overload(elapsed time.Duration) {
+	if f.slowAt == 0 {
+		return
+	}
+	f.period += (max(elapsed, 0) - f.period) / 8
+	switch {
+	case !f.slow && f.period > f.slowAt:
+		f.slow = true
+	case f.slow && f.period < f.slowAt*3/4:
+		f.slow = false
+	}
+	hold := f.slow && f.sinceRB < 2*int(f.Ahead()) && f.sinceRB < f.tl.Window()/3
+	if f.slow {
+		f.stats.SlowFrames++
+	}
+	if hold {
+		f.stats.HeldSteps++
+	}
+	f.tl.HoldRollbacks(hold)
 }
 
 // Timeline returns the Timeline the frame steps.
@@ -221,6 +301,16 @@ func (f *ClientFrame[T]) Newest() (tick.Tick, bool) { return f.newest, f.hasNewe
 
 // Jitter returns the measured jitter of the server ticks' arrival.
 func (f *ClientFrame[T]) Jitter() time.Duration { return f.dev }
+
+// PresentLead returns the estimated lead of the client's newest simulated
+// tick over the server's present, the newest tick the server has
+// simulated (TickSync.PresentLead): the measure that says whether the
+// client predicts at all (positive) and how far. Ahead, the lead over the
+// newest complete tick received, adds the round trip and the wait for
+// lost messages to it.
+func (f *ClientFrame[T]) PresentLead() time.Duration {
+	return f.sync.PresentLead(f.tl.Now(), f.now)
+}
 
 // Ahead returns how many ticks the client's newest simulated tick is
 // ahead of the newest complete server tick it received.

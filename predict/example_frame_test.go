@@ -99,8 +99,8 @@ func ExampleClientFrame() {
 	fmt.Println("inputs received", in.Received, "missing", in.Missing)
 	// Output:
 	// server tick 30 x 50
-	// client tick 31 x 52 ahead 1
-	// inputs received 30 missing 1
+	// client tick 34 x 58 ahead 4
+	// inputs received 33 missing 1
 }
 
 // The per-entity choice: the client predicts its own ship and shows the

@@ -7,8 +7,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"reflect"
+	"slices"
 	"unsafe"
 
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/internal/canon"
 
 	"github.com/rewindgo/rewind/replicate"
@@ -19,9 +21,11 @@ import (
 // InputConfig configures the input messages of a game input type.
 type InputConfig struct {
 	// Redundancy is how many of the newest ticks' inputs each message
-	// carries (K). Default 3: at 20% independent loss an input is lost only
-	// if 3 messages in a row are (0.8%), and 3 inputs of a few bytes cost
-	// little. At most MaxRedundancy.
+	// carries (K), at least. Default 3: at 20% independent loss an input
+	// is lost only if 3 messages in a row are (0.8%), and 3 inputs of a
+	// few bytes cost little. At most MaxRedundancy. A ClientFrame raises
+	// it with the loss its input reports measure (TickSync.Redundancy);
+	// an InputSender used alone sends K.
 	Redundancy int
 	// Window is how many ticks of inputs are kept (client: for
 	// re-simulation; server: ahead of and behind the simulated tick;
@@ -30,6 +34,12 @@ type InputConfig struct {
 	// MaxInputSize bounds one encoded input in bytes. Default 64, at most
 	// 127 (the length is one byte on the wire).
 	MaxInputSize int
+	// ReportInterval is how often, in server ticks, the server sends each
+	// client an InputReport (InputBuffer.SendReports): when its input
+	// messages arrived and which were lost. The client's tick sync steers
+	// by them. A missing or late input makes the next tick's report go at
+	// once. Default 4 (15 reports a second at 60 Hz, about 15 bytes each).
+	ReportInterval int
 }
 
 // MaxRedundancy is the largest Redundancy; a message with more inputs is
@@ -51,6 +61,9 @@ func (c InputConfig) withDefaults() InputConfig {
 		c.MaxInputSize = 64
 	}
 	c.MaxInputSize = min(c.MaxInputSize, maxInputSize)
+	if c.ReportInterval <= 0 {
+		c.ReportInterval = 4
+	}
 	return c
 }
 
@@ -129,46 +142,39 @@ func (c InputCodec[T]) Append(dst []byte, b *InputBatch[T]) []byte {
 	return dst
 }
 
-// Decode decodes a batch; it refuses bad varints, a count of 0 or over
+// Decode decodes a batch; it refuses non-minimal or overlong varints (the
+// one varint rule of package internal/bin), a count of 0 or over
 // MaxRedundancy, an input over MaxInputSize and trailing bytes, and
 // allocates at most MaxRedundancy inputs.
 func (c InputCodec[T]) Decode(src []byte, b *InputBatch[T]) error {
-	p, n := binary.Uvarint(src)
-	if n <= 0 {
+	r := bin.NewReader(src)
+	p := r.Uvarint()
+	last := r.Uvarint32()
+	count := int(r.Byte())
+	if r.Err() != nil || count == 0 || count > MaxRedundancy {
 		return ErrBadInputs
 	}
-	src = src[n:]
-	last, n := binary.Uvarint(src)
-	if n <= 0 || last > 1<<32-1 {
-		return ErrBadInputs
-	}
-	src = src[n:]
-	if len(src) < 1 || src[0] == 0 || src[0] > MaxRedundancy {
-		return ErrBadInputs
-	}
-	count := int(src[0])
-	src = src[1:]
 	b.Player, b.Last = replicate.ClientID(p), tick.Tick(last)
 	b.Inputs = b.Inputs[:0]
 	for range count {
-		if len(src) < 1 {
+		l := int(r.Byte())
+		if l > c.max {
 			return ErrBadInputs
 		}
-		l := int(src[0])
-		if l > c.max || len(src) < 1+l {
+		enc := r.Bytes(l)
+		if r.Err() != nil {
 			return ErrBadInputs
 		}
 		// Decode into the slice's own slot: a local passed to the input
 		// codec (an interface) would escape, one allocation per input.
 		var zero T
 		b.Inputs = append(b.Inputs, zero)
-		if err := c.input.Decode(src[1:1+l], &b.Inputs[len(b.Inputs)-1]); err != nil {
+		if err := c.input.Decode(enc, &b.Inputs[len(b.Inputs)-1]); err != nil {
 			b.Inputs = b.Inputs[:len(b.Inputs)-1]
 			return fmt.Errorf("%w: %w", ErrBadInputs, err)
 		}
-		src = src[1+l:]
 	}
-	if len(src) != 0 {
+	if r.End() != nil {
 		return ErrBadInputs
 	}
 	return nil
@@ -179,13 +185,17 @@ func (c InputCodec[T]) Decode(src []byte, b *InputBatch[T]) error {
 // clients in, both unreliable.
 type Inputs[T any] struct {
 	up, down replicate.MessageType[InputBatch[T]]
+	report   replicate.MessageType[InputReport]
 	codec    InputCodec[T]
 	cfg      InputConfig
 }
 
 // RegisterInputs registers input type T with p (on client and server
 // alike, in the same order as the other types): codec encodes one input
-// (nil: encoding/binary, for fixed-size plain data).
+// (nil: encoding/binary, for fixed-size plain data). It registers three
+// unreliable message types: the clients' inputs, the server's forwarding
+// of them to the other clients, and the server's InputReport to each
+// client.
 func RegisterInputs[T any](p *replicate.Protocol, codec replicate.Codec[T], cfg InputConfig) (*Inputs[T], error) {
 	cfg = cfg.withDefaults()
 	c, err := NewInputCodec(codec, cfg)
@@ -202,22 +212,34 @@ func RegisterInputs[T any](p *replicate.Protocol, codec replicate.Codec[T], cfg 
 		replicate.WithMessageCodec[InputBatch[T]](c, tag), replicate.Independent()); err != nil {
 		return nil, err
 	}
+	if in.report, err = replicate.RegisterMessage[InputReport](p, replicate.ServerToClient, transport.Unreliable,
+		replicate.WithMessageCodec[InputReport](reportCodec{}, "input-report:1"), replicate.Independent()); err != nil {
+		return nil, err
+	}
 	return in, nil
 }
 
 // Config returns the input configuration with its defaults applied.
 func (in *Inputs[T]) Config() InputConfig { return in.cfg }
 
+// Reports returns the InputReports the client received since the last
+// call (after replicate.Client.Update), for TickSync.Report. The slice and
+// the reports' Arrivals are reused by the next call. ClientFrame calls it.
+func (in *Inputs[T]) Reports(c *replicate.Client) []InputReport {
+	return in.report.ReceiveFromServer(c)
+}
+
 // inputRing holds inputs by tick for a window of ticks.
 type inputRing[T any] struct {
 	ticks []tick.Tick
 	vals  []T
 	has   []bool
-	miss  []bool // the tick was simulated without its input
+	miss  []bool      // the tick was simulated without its input
+	arr   []tick.Tick // server: the tick about to be simulated when the input arrived
 }
 
 func newInputRing[T any](n int) inputRing[T] {
-	return inputRing[T]{ticks: make([]tick.Tick, n), vals: make([]T, n), has: make([]bool, n), miss: make([]bool, n)}
+	return inputRing[T]{ticks: make([]tick.Tick, n), vals: make([]T, n), has: make([]bool, n), miss: make([]bool, n), arr: make([]tick.Tick, n)}
 }
 
 func (r *inputRing[T]) get(t tick.Tick) (T, bool) {
@@ -232,6 +254,14 @@ func (r *inputRing[T]) get(t tick.Tick) (T, bool) {
 func (r *inputRing[T]) set(t tick.Tick, v T) {
 	i := int(uint32(t) % uint32(len(r.ticks)))
 	r.ticks[i], r.vals[i], r.has[i], r.miss[i] = t, v, true, false
+}
+
+// arrived stores the input for tick t, which arrived when the server was
+// about to simulate tick at, keeping a mark of a miss (a late input).
+func (r *inputRing[T]) arrived(t tick.Tick, v T, at tick.Tick) {
+	i := int(uint32(t) % uint32(len(r.ticks)))
+	late := r.miss[i] && r.ticks[i] == t
+	r.ticks[i], r.vals[i], r.has[i], r.miss[i], r.arr[i] = t, v, true, late, at
 }
 
 // missed marks tick t simulated without its input.
@@ -255,14 +285,25 @@ type InputSender[T any] struct {
 	ring  inputRing[T]
 	last  tick.Tick
 	any   bool
+	k     int // redundancy
 	batch InputBatch[T]
 	buf   []byte
 }
 
 // NewSender returns a client's input sender.
 func (in *Inputs[T]) NewSender() *InputSender[T] {
-	return &InputSender[T]{in: in, ring: newInputRing[T](in.cfg.Window)}
+	return &InputSender[T]{in: in, ring: newInputRing[T](in.cfg.Window), k: in.cfg.Redundancy}
 }
+
+// SetRedundancy sets how many of the newest ticks' inputs each message
+// carries from now on, clamped to [1, min(MaxRedundancy, Window)].
+// ClientFrame sets it each tick from TickSync.Redundancy.
+func (s *InputSender[T]) SetRedundancy(k int) {
+	s.k = min(max(k, 1), MaxRedundancy, s.in.cfg.Window)
+}
+
+// Redundancy returns how many inputs each message carries.
+func (s *InputSender[T]) Redundancy() int { return s.k }
 
 // Add stores the input for tick t, which must follow the previous one
 // (gaps are allowed: a tick without input is not sent), and sends it with
@@ -282,7 +323,7 @@ func (s *InputSender[T]) Add(c *replicate.Client, t tick.Tick, v T) error {
 	s.batch.Last = t
 	s.batch.Inputs = s.batch.Inputs[:0]
 	first := t
-	for k := 1; k < s.in.cfg.Redundancy; k++ {
+	for k := 1; k < s.k; k++ {
 		if _, ok := s.ring.get(first - 1); !ok {
 			break
 		}
@@ -308,7 +349,7 @@ type InputStats struct {
 	// Duplicates counts inputs for ticks already held (redundancy).
 	Duplicates uint64
 	// Missing counts ticks simulated without the client's input (predicted
-	// by repeating the last).
+	// by repeating the last), each tick once however often Input asks.
 	Missing uint64
 	// Late counts inputs that arrived after their tick was simulated
 	// without them (each also counted in Missing).
@@ -316,6 +357,23 @@ type InputStats struct {
 	// Garbage counts inputs dropped for ticks more than Window away from
 	// the simulated tick, and messages of unknown clients.
 	Garbage uint64
+	// Messages counts input messages received, and Reports the
+	// InputReports sent to the client.
+	Messages, Reports uint64
+}
+
+// InputStatus describes what the server holds of one client's input for
+// one tick (InputBuffer.Peek).
+type InputStatus struct {
+	// Real reports whether the client's own input for the tick arrived.
+	Real bool
+	// Arrived is, when Real, the tick the server was about to simulate
+	// when the input first arrived: the input was in time if Arrived is
+	// not after the tick it is for.
+	Arrived tick.Tick
+	// Missed reports whether the tick was simulated without the input
+	// (the last one repeated); with Real, the input came late.
+	Missed bool
 }
 
 // serverInputs is one client's buffer at the server.
@@ -330,6 +388,18 @@ type serverInputs[T any] struct {
 	hasLast   bool
 	fresh     bool // new inputs since the last Forward
 	stats     InputStats
+
+	// The report's state: the newest message's Last, the messages
+	// missing before it (bit i: Last = msgNewest-1-i), the arrivals
+	// since the last report, the ticks since it, and whether a missing
+	// or late input wants one at once.
+	msgNewest tick.Tick
+	hasMsg    bool
+	msgLost   uint64
+	arrivals  []InputArrival
+	since     int
+	alarm     bool
+	report    InputReport
 }
 
 // InputBuffer is the server side of an input type: one bounded buffer per
@@ -339,6 +409,8 @@ type InputBuffer[T any] struct {
 	clients map[replicate.ClientID]*serverInputs[T]
 	order   []*serverInputs[T] // deterministic iteration
 	batch   InputBatch[T]
+	at      tick.Tick // the tick the server simulates next (arrivals are measured against it)
+	hasAt   bool
 }
 
 // NewBuffer returns the server's input buffer.
@@ -349,7 +421,8 @@ func (in *Inputs[T]) NewBuffer() *InputBuffer[T] {
 func (b *InputBuffer[T]) client(id replicate.ClientID) *serverInputs[T] {
 	c := b.clients[id]
 	if c == nil {
-		c = &serverInputs[T]{id: id, ring: newInputRing[T](2*b.in.cfg.Window + 1)}
+		c = &serverInputs[T]{id: id, ring: newInputRing[T](2*b.in.cfg.Window + 1), msgLost: ^uint64(0),
+			arrivals: make([]InputArrival, 0, MaxReportArrivals)}
 		b.clients[id] = c
 		b.order = append(b.order, c)
 	}
@@ -363,17 +436,26 @@ func (b *InputBuffer[T]) Remove(id replicate.ClientID) {
 		return
 	}
 	delete(b.clients, id)
-	for i, o := range b.order {
-		if o == c {
-			b.order = append(b.order[:i], b.order[i+1:]...)
-			break
-		}
+	if i := slices.Index(b.order, c); i >= 0 {
+		// slices.Delete clears the freed tail slot, so the departed
+		// client's buffer is not kept reachable.
+		b.order = slices.Delete(b.order, i, i+1)
 	}
 }
 
 // Receive stores the input messages the server received since the last
-// call (after replicate.Server.Receive).
+// call (after replicate.Server.Receive), as arriving before the server
+// simulates its next tick, s.Tick()+1. ServerFrame, which knows the tick,
+// calls ReceiveAt.
 func (b *InputBuffer[T]) Receive(s *replicate.Server) {
+	b.ReceiveAt(s, s.Tick()+1)
+}
+
+// ReceiveAt stores the input messages the server received since the last
+// call (after replicate.Server.Receive), as arriving before the server
+// simulates tick t: an input for t or later is in time.
+func (b *InputBuffer[T]) ReceiveAt(s *replicate.Server, t tick.Tick) {
+	b.at, b.hasAt = t, true
 	for _, m := range b.in.up.ReceiveFromClients(s) {
 		b.Store(m.Client, m.Message)
 	}
@@ -382,10 +464,14 @@ func (b *InputBuffer[T]) Receive(s *replicate.Server) {
 // Store stores one client's batch: duplicates ignored, inputs for ticks
 // already simulated without them counted late, ticks more than Window
 // from the simulated tick (or from the client's newest before the first
-// simulated tick) dropped as garbage.
+// simulated tick) dropped as garbage. The message's arrival is noted for
+// the client's next InputReport, measured against the tick given to the
+// last ReceiveAt (none before the first).
 func (b *InputBuffer[T]) Store(id replicate.ClientID, m InputBatch[T]) {
 	c := b.client(id)
 	w := int32(b.in.cfg.Window)
+	c.stats.Messages++
+	b.noteMessage(c, m.Last)
 	first := m.Last.Add(-int32(len(m.Inputs) - 1))
 	for i := range m.Inputs {
 		t := first.Add(int32(i))
@@ -393,7 +479,9 @@ func (b *InputBuffer[T]) Store(id replicate.ClientID, m InputBatch[T]) {
 		if !okRef {
 			ref, okRef = c.newest, c.hasNewest
 		}
-		if okRef && (t.Sub(ref) > w || ref.Sub(t) > w) {
+		// One Sub: a tick 2^31 away gives -2^31 both ways round, which
+		// two comparisons of t.Sub(ref) and ref.Sub(t) would let pass.
+		if d := t.Sub(ref); okRef && (d > w || d < -w) {
 			c.stats.Garbage++
 			continue
 		}
@@ -403,8 +491,9 @@ func (b *InputBuffer[T]) Store(id replicate.ClientID, m InputBatch[T]) {
 		}
 		if c.ring.wasMissed(t) {
 			c.stats.Late++
+			c.alarm = true
 		}
-		c.ring.set(t, m.Inputs[i])
+		c.ring.arrived(t, m.Inputs[i], b.at)
 		c.stats.Received++
 		c.fresh = true
 		if !c.hasNewest || t.After(c.newest) {
@@ -413,10 +502,38 @@ func (b *InputBuffer[T]) Store(id replicate.ClientID, m InputBatch[T]) {
 	}
 }
 
+// noteMessage records the arrival of a message whose newest input is for
+// last, for the client's next report.
+func (b *InputBuffer[T]) noteMessage(c *serverInputs[T], last tick.Tick) {
+	switch d := last.Sub(c.msgNewest); {
+	case !c.hasMsg:
+		c.msgNewest, c.hasMsg, c.msgLost = last, true, ^uint64(0)
+	case d > 0:
+		lost := c.msgLost<<1 | 0 // the previous newest was received
+		if d >= 64 {
+			lost = ^uint64(0)
+		} else {
+			lost = lost<<(d-1) | (1<<(d-1) - 1)
+		}
+		c.msgNewest, c.msgLost = last, lost
+	case d < 0 && d >= -64:
+		c.msgLost &^= 1 << (-d - 1)
+	}
+	if !b.hasAt {
+		return
+	}
+	if len(c.arrivals) == MaxReportArrivals {
+		copy(c.arrivals, c.arrivals[1:])
+		c.arrivals = c.arrivals[:MaxReportArrivals-1]
+	}
+	c.arrivals = append(c.arrivals, InputArrival{Last: last, Margin: last.Sub(b.at)})
+}
+
 // Input returns client id's input for tick t, the tick the server
 // simulates, and whether it is the real one. A missing input is predicted
 // by repeating the client's last input (the zero T before any) and
-// counted missing; if it arrives later it is counted late.
+// counted missing, once per tick; if it arrives later it is counted late.
+// Peek reads the same without counting.
 func (b *InputBuffer[T]) Input(id replicate.ClientID, t tick.Tick) (T, bool) {
 	c := b.client(id)
 	if !c.simulated || t.After(c.sim) {
@@ -426,9 +543,28 @@ func (b *InputBuffer[T]) Input(id replicate.ClientID, t tick.Tick) (T, bool) {
 		c.lastVal, c.hasLast = v, true
 		return v, true
 	}
-	c.stats.Missing++
-	c.ring.missed(t)
+	if !c.ring.wasMissed(t) {
+		c.stats.Missing++
+		c.alarm = true
+		c.ring.missed(t)
+	}
 	return c.lastVal, false
+}
+
+// Peek returns client id's input for tick t as Input would, and what the
+// buffer knows of it, without counting or marking anything.
+func (b *InputBuffer[T]) Peek(id replicate.ClientID, t tick.Tick) (T, InputStatus) {
+	c := b.clients[id]
+	if c == nil {
+		var zero T
+		return zero, InputStatus{}
+	}
+	st := InputStatus{Missed: c.ring.wasMissed(t)}
+	if v, ok := c.ring.get(t); ok {
+		st.Real, st.Arrived = true, c.ring.arr[int(uint32(t)%uint32(len(c.ring.ticks)))]
+		return v, st
+	}
+	return c.lastVal, st
 }
 
 // Stats returns client id's input counters.
@@ -437,6 +573,35 @@ func (b *InputBuffer[T]) Stats(id replicate.ClientID) InputStats {
 		return c.stats
 	}
 	return InputStats{}
+}
+
+// SendReports sends an InputReport to each client due one: every
+// ReportInterval calls, or at once after one of its inputs was missing or
+// late, provided it has sent an input message. Call it once per server
+// tick, after the simulation and before replicate.Server.SendTick
+// (ServerFrame does). It returns the first send error.
+func (b *InputBuffer[T]) SendReports(s *replicate.Server) error {
+	var first error
+	for _, c := range b.order {
+		c.since++
+		if !c.hasMsg || (c.since < b.in.cfg.ReportInterval && !c.alarm) {
+			continue
+		}
+		c.since, c.alarm = 0, false
+		r := &c.report
+		r.Tick, r.Newest, r.Lost = s.Tick(), c.msgNewest, c.msgLost
+		if b.hasAt {
+			r.Tick = b.at
+		}
+		r.Arrivals = append(r.Arrivals[:0], c.arrivals...)
+		r.Missing, r.Late = c.stats.Missing, c.stats.Late
+		c.arrivals = c.arrivals[:0]
+		c.stats.Reports++
+		if err := b.in.report.SendToClients(s, replicate.Single(c.id), *r); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Forward sends each client's newest inputs received since the last call

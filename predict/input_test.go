@@ -220,7 +220,7 @@ func TestInputBufferScripted(t *testing.T) {
 	b.Store(id, batch(6, 3))                                                               // 4, 5 duplicates
 	b.Store(id, batch(5+8+1+2, 3))                                                         // 14..16: more than 8 ahead of tick 5
 	b.Store(id, predict.InputBatch[Move]{Last: tick.Tick(1<<32 - 10), Inputs: []Move{{}}}) // far behind
-	want := predict.InputStats{Received: 6, Duplicates: 2, Missing: 2, Late: 2, Garbage: 4}
+	want := predict.InputStats{Received: 6, Duplicates: 2, Missing: 2, Late: 2, Garbage: 4, Messages: 5}
 	if got := b.Stats(id); got != want {
 		t.Fatalf("stats %+v, want %+v", got, want)
 	}
@@ -234,7 +234,7 @@ func TestInputBufferScripted(t *testing.T) {
 		t.Fatalf("first Input = %+v, %v; want the zero input", v, ok)
 	}
 	b.Store(id2, batch(11, 4))
-	want = predict.InputStats{Received: 4, Missing: 1, Late: 1}
+	want = predict.InputStats{Received: 4, Missing: 1, Late: 1, Messages: 1}
 	if got := b.Stats(id2); got != want {
 		t.Fatalf("joining client's stats %+v, want %+v", got, want)
 	}

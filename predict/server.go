@@ -12,9 +12,11 @@ import (
 
 // ServerFrame runs an authoritative server's frame with the clients'
 // inputs: the receive phase (replicate.Server.Receive and
-// InputBuffer.Receive), the simulation of tick F with each client's
+// InputBuffer.ReceiveAt(F)), the simulation of tick F with each client's
 // buffered input for F, then the forwarding of the inputs to the other
-// clients and the send phase (Server.SendTick(F)). A ServerFrame is not
+// clients, the input reports (InputBuffer.SendReports: how early each
+// client's inputs arrive, which its tick sync steers by) and the send
+// phase (Server.SendTick(F)). A ServerFrame is not
 // safe for concurrent use.
 type ServerFrame[T any] struct {
 	srv *replicate.Server
@@ -46,10 +48,13 @@ func (f *ServerFrame[T]) Frame(t tick.Tick, sim func(t tick.Tick, input func(id 
 		return fmt.Errorf("%w: tick %v, last sent %v", replicate.ErrTick, t, last)
 	}
 	f.srv.Receive()
-	f.buf.Receive(f.srv)
+	f.buf.ReceiveAt(f.srv, t)
 	f.t = t
 	sim(t, f.in)
 	ferr := f.buf.Forward(f.srv)
+	if err := f.buf.SendReports(f.srv); ferr == nil {
+		ferr = err
+	}
 	if err := f.srv.SendTick(t); err != nil {
 		return err
 	}

@@ -132,12 +132,16 @@ func (m *syncSim) run(n, settle int, tol float64) float64 {
 
 func TestTickSyncLeadFormula(t *testing.T) {
 	s := predict.NewTickSync(predict.SyncConfig{})
-	// RTT 100 ms + 4*5 ms + one tick.
-	if got, want := s.Lead(100*time.Millisecond, 5*time.Millisecond), 120*time.Millisecond+step60; got != want {
+	// RTT 100 ms + 4*5 ms + one tick + 2 ticks of loss margin (no loss
+	// measured yet: 10% assumed).
+	if got := s.LossMargin(); got != 2 {
+		t.Fatalf("LossMargin before any report = %d, want 2", got)
+	}
+	if got, want := s.Lead(100*time.Millisecond, 5*time.Millisecond), 120*time.Millisecond+3*step60; got != want {
 		t.Fatalf("Lead = %v, want %v", got, want)
 	}
 	d := predict.NewTickSync(predict.SyncConfig{InputDelay: 3})
-	if got, want := d.Lead(100*time.Millisecond, 5*time.Millisecond), 120*time.Millisecond-2*step60; got != want {
+	if got, want := d.Lead(100*time.Millisecond, 5*time.Millisecond), 120*time.Millisecond+3*step60-3*step60; got != want {
 		t.Fatalf("Lead with input delay 3 = %v, want %v", got, want)
 	}
 	// The floor: RTT/2 + one tick, whatever the input delay.
@@ -149,8 +153,8 @@ func TestTickSyncLeadFormula(t *testing.T) {
 		t.Fatalf("InputTick(100) = %d, want 120", got)
 	}
 	// Start: server tick + ceil(lead in ticks).
-	if got := s.Start(1000, 100*time.Millisecond, 5*time.Millisecond); got != 1000+9 {
-		t.Fatalf("Start = %d, want 1009", got)
+	if got := s.Start(1000, 100*time.Millisecond, 5*time.Millisecond); got != 1000+11 {
+		t.Fatalf("Start = %d, want 1011", got)
 	}
 }
 
@@ -287,16 +291,17 @@ func TestTickSyncHoldsFastClock(t *testing.T) {
 func TestTickSyncFirstSampleSnaps(t *testing.T) {
 	s := predict.NewTickSync(predict.SyncConfig{})
 	s.Observe(predict.SyncSample{Server: 100, Client: 0, RTT: 100 * time.Millisecond})
-	// Lead 100 ms + one tick = 7 ticks: the client must reach 107.
-	if p := s.Pending(); p != 107 {
-		t.Fatalf("pending %d, want 107", p)
+	// Lead 100 ms + one tick + 2 of loss margin = 9 ticks: the client
+	// must reach 109.
+	if p := s.Pending(); p != 109 {
+		t.Fatalf("pending %d, want 109", p)
 	}
 	total := 0
 	for range 14 {
 		total += s.Steps(1)
 	}
-	if total != 14+107 || s.Pending() != 0 {
-		t.Fatalf("14 frames ran %d steps, pending %d; want 121, 0", total, s.Pending())
+	if total != 14+109 || s.Pending() != 0 {
+		t.Fatalf("14 frames ran %d steps, pending %d; want 123, 0", total, s.Pending())
 	}
 	if st := s.Stats(); st.SnapsBack != 1 {
 		t.Fatalf("stats %+v", st)
@@ -378,8 +383,8 @@ func ExampleTickSync() {
 	fmt.Println("now", now, "rate", sync.Rate())
 	// Output:
 	// rtt 100ms jitter 10ms
-	// start at 509 input for 510
-	// now 510 rate 998
+	// start at 511 input for 512
+	// now 512 rate 998
 }
 
 // Received moves with the client's clock: under 20 ms jitter it advances

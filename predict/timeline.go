@@ -95,6 +95,7 @@ type Timeline struct {
 	stats   Stats
 	rs      resyncState  // the last resync (resync.go)
 	sums    *checksums   // held checksum reports (checksum.go)
+	hold    bool         // HoldRollbacks: Steps check nothing and roll back nothing
 	gone    []goneID     // server ids of entities the server despawned, still in the World (ServerEntity)
 	mapper  entityMapper // replicate's mapping (Attach)
 }
@@ -421,6 +422,13 @@ func (tl *Timeline) saveAll(t tick.Tick) {
 func (tl *Timeline) decide() (tick.Tick, bool) {
 	from, ok := tl.req, tl.hasReq
 	tl.hasReq = false
+	if low := tl.low(); ok && from.Before(low) {
+		// A request that waited (HoldRollbacks) until its tick left the
+		// window: its changes can no longer be replayed from their tick,
+		// a range fault (the resync it asks for repairs the state).
+		tl.fault(from)
+		from = low
+	}
 	for t := tl.low(); !t.After(tl.now); t++ {
 		in := tl.peek(t)
 		if in == nil || !in.complete {
@@ -473,7 +481,11 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	// against the World itself).
 	tl.refuseSpawns()
 	tl.unsaved = true
-	from, ok := tl.decide()
+	var from tick.Tick
+	var ok bool
+	if !tl.hold {
+		from, ok = tl.decide()
+	}
 	tl.unsaved = false
 	if !ok || from == tl.now {
 		tl.saveAll(tl.now)
@@ -489,10 +501,21 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	tl.inStep = false
 	tl.applyTick(tl.now)
 	tl.expire()
-	if tl.sums != nil {
+	if tl.sums != nil && !tl.hold {
 		tl.sums.flush()
 	}
 }
+
+// HoldRollbacks holds (true) or releases (false) the Steps' rollbacks:
+// while held, a Step simulates the next tick and saves it but neither
+// compares server values with the history nor rolls back; requests and
+// refused spawns wait, and so do the checksum reports of the ticks they
+// concern. The first Step after the release checks everything that
+// arrived and rolls back once to the oldest tick that needs it. It is
+// how ClientFrame keeps an overloaded client from spending every frame
+// on re-simulation (see ClientFrameConfig.SlowFrame); a hold longer than
+// the window loses corrections to range faults.
+func (tl *Timeline) HoldRollbacks(hold bool) { tl.hold = hold }
 
 // rollback restores tick from and re-simulates up to now.
 func (tl *Timeline) rollback(from tick.Tick, sim func(t tick.Tick)) {

@@ -132,6 +132,7 @@ func (d *predictDemo) step() error {
 			}
 			d.events = append(d.events, fmt.Sprintf("client %d: %s %s", pc.idx, clientEventName(ev.Kind), ev.Reason))
 		}
+		d.settle(pc)
 		if n == 0 {
 			continue // values received are applied by the next Step
 		}
@@ -140,6 +141,29 @@ func (d *predictDemo) step() error {
 		d.check(pc)
 	}
 	return nil
+}
+
+// settledAfter is the server tick after which a run counts as settled:
+// the first second.
+const settledAfter = 60
+
+// settle records the client's true lead over the server's present after
+// its frame once the run has settled, and its counters when it settles.
+func (d *predictDemo) settle(pc *predictClient) {
+	if d.tick < settledAfter {
+		return
+	}
+	if !pc.at1s.set {
+		ss := pc.frame.Sync().Stats()
+		is := d.frame.Buffer().Stats(pc.rc.ID())
+		ts := pc.tl.Stats()
+		pc.at1s = settledBase{set: true, snaps: ss.SnapsAhead + ss.SnapsBack, late: is.Late, miss: is.Missing,
+			spawns: ts.PredictedSpawns, refused: ts.PredictedSpawnsRefused, serverTick: d.tick}
+		return
+	}
+	lead := pc.tl.Now().Sub(d.tick)
+	pc.leads = append(pc.leads, lead)
+	pc.leadEst = append(pc.leadEst, pc.frame.PresentLead()-time.Duration(lead)*pc.frame.Clock().Step())
 }
 
 // check compares the client's confirmed state at every complete server
@@ -285,8 +309,8 @@ func (d *predictDemo) liveStats(w io.Writer, at time.Duration, ph phase) {
 			ping = pc.conn.Stats().RTT
 		}
 		late := d.frame.Buffer().Stats(pc.rc.ID()).Late
-		fmt.Fprintf(w, "[%5.1fs]   client %d: ping %3.0fms | ahead %2d | rollbacks %4d (%5d resimulated) | corrections %4d (max %d) | bullets predicted %3d matched %3d dropped %2d | %6.0f B/s down | %4.0f B/s inputs | late %d\n",
-			at.Seconds(), i, ms(ping), pc.frame.Ahead(), st.Rollbacks, st.TicksResimulated, st.Corrections, pc.maxCorr,
+		fmt.Fprintf(w, "[%5.1fs]   client %d: ping %3.0fms | lead %5.1f (ahead %2d) | rollbacks %4d (%5d resimulated) | corrections %4d (max %d) | bullets predicted %3d matched %3d dropped %2d | %6.0f B/s down | %4.0f B/s inputs | late %d\n",
+			at.Seconds(), i, ms(ping), float64(pc.frame.PresentLead())/float64(pc.frame.Clock().Step()), pc.frame.Ahead(), st.Rollbacks, st.TicksResimulated, st.Corrections, pc.maxCorr,
 			st.PredictedSpawns, st.PredictedSpawnsMatched, st.PredictedSpawnsDropped,
 			float64(down-d.prev[i].down)/secs, float64(in-d.prev[i].input)/secs, late)
 		d.prev[i] = predictRates{down: down, input: in}

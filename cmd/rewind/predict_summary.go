@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/rewindgo/rewind/replicate"
@@ -44,6 +45,36 @@ type predictSummary struct {
 	// simulated without a client's input (its last one repeated).
 	LateInputs    uint64 `json:"late_inputs"`
 	MissingInputs uint64 `json:"missing_inputs"`
+	// Lead is the distribution, over every client frame after the run's
+	// first second, of the client's lead over the server's present: its
+	// newest simulated tick minus the server's, both read in this process
+	// after the client's frame (the truth, not the client's estimate).
+	Lead leadSummary `json:"lead_ticks"`
+	// SnapsAhead and SnapsBack count the clients' tick-sync snaps (a
+	// wait, a catch-up), SnapsSettled those after the first second.
+	SnapsAhead   uint64 `json:"snaps_ahead"`
+	SnapsBack    uint64 `json:"snaps_back"`
+	SnapsSettled uint64 `json:"snaps_after_1s"`
+	// SettledInputs counts the (client, tick) inputs the server simulated
+	// after the first second; SettledLate and SettledMissing the late and
+	// missing among them, SettledMissingPct the missing in percent.
+	SettledInputs     uint64  `json:"inputs_after_1s"`
+	SettledLate       uint64  `json:"late_inputs_after_1s"`
+	SettledMissing    uint64  `json:"missing_inputs_after_1s"`
+	SettledMissingPct float64 `json:"missing_inputs_after_1s_pct"`
+	// RefusedPct is PredictedSpawnsRefused in percent of PredictedSpawns;
+	// SettledRefusedPct the same after the first second.
+	RefusedPct        float64 `json:"predicted_spawns_refused_pct"`
+	SettledRefusedPct float64 `json:"predicted_spawns_refused_after_1s_pct"`
+	// OwnShots counts the shots the clients' own ships fired (their
+	// players' inputs, predicted at once), OwnShotsRefused those the
+	// server did not fire (the input that fired it reached the server
+	// too late), OwnShotsRefusedPct in percent: the refusals a player
+	// feels. The rest of the refusals are other ships' shots predicted
+	// with a guessed input (--others predict).
+	OwnShots           uint64  `json:"own_shots"`
+	OwnShotsRefused    uint64  `json:"own_shots_refused"`
+	OwnShotsRefusedPct float64 `json:"own_shots_refused_pct"`
 	// PredictedSpawns counts the bullets the clients' simulations fired
 	// as predicted spawns (their own, and the other ships' with --others
 	// predict); PredictedSpawnsMatched those a server bullet with the
@@ -132,14 +163,40 @@ type predictClientSummary struct {
 	UnconfirmedBulletTicks  int    `json:"unconfirmed_bullet_ticks"`
 	// RangeFaults, Superseded and Resyncs are the client's Timeline
 	// counters.
-	RangeFaults      uint64  `json:"range_faults"`
-	Superseded       uint64  `json:"superseded"`
-	Resyncs          uint64  `json:"resyncs"`
-	Steps            uint64  `json:"steps"`
-	InputsSent       uint64  `json:"inputs_sent"`
-	InputsReceived   uint64  `json:"inputs_received"`
-	LateInputs       uint64  `json:"late_inputs"`
-	MissingInputs    uint64  `json:"missing_inputs"`
+	RangeFaults    uint64 `json:"range_faults"`
+	Superseded     uint64 `json:"superseded"`
+	Resyncs        uint64 `json:"resyncs"`
+	Steps          uint64 `json:"steps"`
+	InputsSent     uint64 `json:"inputs_sent"`
+	InputsReceived uint64 `json:"inputs_received"`
+	LateInputs     uint64 `json:"late_inputs"`
+	MissingInputs  uint64 `json:"missing_inputs"`
+	// Lead is the client's lead over the server's present after each
+	// frame after the first second (see predictSummary.Lead);
+	// LeadEstimateErrMS the median error of the client's own estimate
+	// (ClientFrame.PresentLead) in milliseconds.
+	Lead              leadSummary `json:"lead_ticks"`
+	LeadEstimateErrMS float64     `json:"lead_estimate_err_ms"`
+	SnapsAhead        uint64      `json:"snaps_ahead"`
+	SnapsBack         uint64      `json:"snaps_back"`
+	SnapsSettled      uint64      `json:"snaps_after_1s"`
+	// SettledLate and SettledMissing are the server's counts of the
+	// client's inputs after the first second; ReportedLate and
+	// ReportedMissing what the client heard of its inputs from the
+	// server's input reports (TickSync.Stats).
+	SettledLate     uint64 `json:"late_inputs_after_1s"`
+	SettledMissing  uint64 `json:"missing_inputs_after_1s"`
+	ReportedLate    uint64 `json:"reported_late"`
+	ReportedMissing uint64 `json:"reported_missing"`
+	// InputLossPct is the loss of the client's input messages its tick
+	// sync measured (percent), Redundancy the inputs per message it sent
+	// last, InputJitterMS the jitter of their arrival.
+	InputLossPct float64 `json:"input_loss_pct"`
+	// OwnShots and OwnShotsRefused: see predictSummary.
+	OwnShots         uint64  `json:"own_shots"`
+	OwnShotsRefused  uint64  `json:"own_shots_refused"`
+	Redundancy       int     `json:"redundancy"`
+	InputJitterMS    float64 `json:"input_jitter_ms"`
 	BytesPerSec      float64 `json:"bytes_per_sec"`
 	UDPBytesPerSec   float64 `json:"udp_bytes_per_sec"`
 	InputBytesPerSec float64 `json:"input_bytes_per_sec"`
@@ -149,6 +206,26 @@ type predictClientSummary struct {
 	LastChecked      uint32  `json:"last_checked"`
 	Unchecked        int     `json:"unchecked"`
 	Converged        bool    `json:"converged"`
+}
+
+// leadSummary is a distribution of leads in ticks.
+type leadSummary struct {
+	Min int32 `json:"min"`
+	P10 int32 `json:"p10"`
+	P50 int32 `json:"p50"`
+	P90 int32 `json:"p90"`
+	Max int32 `json:"max"`
+	N   int   `json:"n"`
+}
+
+func newLeadSummary(v []int32) leadSummary {
+	if len(v) == 0 {
+		return leadSummary{}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	at := func(q float64) int32 { return s[int(q*float64(len(s)-1))] }
+	return leadSummary{Min: s[0], P10: at(0.1), P50: at(0.5), P90: at(0.9), Max: s[len(s)-1], N: len(s)}
 }
 
 // ok reports a successful run.
@@ -166,7 +243,8 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 		elapsed = end.Sub(start).Seconds()
 	}
 	sum.Converged = true
-	var rate, udp, in, aheadSum, aheadN float64
+	var rate, udp, in, aheadSum, aheadN, spawns, refused float64
+	var leads []int32
 	for _, pc := range d.clients {
 		st := pc.tl.Stats()
 		fs := pc.frame.Stats()
@@ -190,6 +268,37 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 		if pc.conn != nil {
 			cs.RTTMS = ms(pc.conn.Stats().RTT)
 		}
+		ss := pc.frame.Sync().Stats()
+		cs.SnapsAhead, cs.SnapsBack = ss.SnapsAhead, ss.SnapsBack
+		cs.ReportedLate, cs.ReportedMissing = ss.Late, ss.Missing
+		loss, _ := pc.frame.Sync().Loss()
+		cs.InputLossPct = round3(100 * loss)
+		cs.Redundancy = pc.frame.Sender().Redundancy()
+		cs.InputJitterMS = ms(pc.frame.Sync().Jitter())
+		cs.Lead = newLeadSummary(pc.leads)
+		if len(pc.leadEst) > 0 {
+			e := slices.Clone(pc.leadEst)
+			slices.Sort(e)
+			cs.LeadEstimateErrMS = ms(e[len(e)/2])
+		}
+		if b := pc.at1s; b.set {
+			cs.SnapsSettled = ss.SnapsAhead + ss.SnapsBack - b.snaps
+			cs.SettledLate, cs.SettledMissing = is.Late-b.late, is.Missing-b.miss
+			sum.SettledInputs += uint64(d.tick.Sub(b.serverTick))
+			spawns += float64(st.PredictedSpawns - b.spawns)
+			refused += float64(st.PredictedSpawnsRefused - b.refused)
+		}
+		own := uint64(pc.rc.ID())
+		cs.OwnShots = pc.game.FiredShots(own)
+		cs.OwnShotsRefused, _ = pc.game.RefusedShots(own)
+		sum.OwnShots += cs.OwnShots
+		sum.OwnShotsRefused += cs.OwnShotsRefused
+		leads = append(leads, pc.leads...)
+		sum.SnapsAhead += cs.SnapsAhead
+		sum.SnapsBack += cs.SnapsBack
+		sum.SnapsSettled += cs.SnapsSettled
+		sum.SettledLate += cs.SettledLate
+		sum.SettledMissing += cs.SettledMissing
 		if pc.aheadN > 0 {
 			cs.AheadTicks = round3(float64(pc.aheadSum) / float64(pc.aheadN))
 			aheadSum += float64(pc.aheadSum)
@@ -244,6 +353,19 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 	sum.InputBytesPerSecPerClient = round3(in / n)
 	if aheadN > 0 {
 		sum.AheadTicks = round3(aheadSum / aheadN)
+	}
+	sum.Lead = newLeadSummary(leads)
+	if sum.SettledInputs > 0 {
+		sum.SettledMissingPct = round3(100 * float64(sum.SettledMissing) / float64(sum.SettledInputs))
+	}
+	if sum.PredictedSpawns > 0 {
+		sum.RefusedPct = round3(100 * float64(sum.PredictedSpawnsRefused) / float64(sum.PredictedSpawns))
+	}
+	if spawns > 0 {
+		sum.SettledRefusedPct = round3(100 * refused / spawns)
+	}
+	if sum.OwnShots > 0 {
+		sum.OwnShotsRefusedPct = round3(100 * float64(sum.OwnShotsRefused) / float64(sum.OwnShots))
 	}
 	if tk, ok := d.commonTick(); ok {
 		sum.ConvergedTick = uint32(tk)

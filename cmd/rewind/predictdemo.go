@@ -163,6 +163,23 @@ type predictClient struct {
 	diff             string // the first difference found
 	maxCorr          int32
 	aheadSum, aheadN int64 // Ahead after each frame that stepped
+
+	// After the first second of the run (settled): the client's true
+	// lead over the server's present after each of its frames, and the
+	// counters as they were when it began.
+	leads   []int32
+	leadEst []time.Duration // the client's estimate (PresentLead) minus the true lead
+	at1s    settledBase
+}
+
+// settledBase holds a client's counters at the end of the run's first
+// second, so that the summary can report what happened once settled.
+type settledBase struct {
+	set                bool
+	snaps              uint64
+	inputs, late, miss uint64
+	spawns, refused    uint64
+	serverTick         tick.Tick
 }
 
 // predictDemo is a running prediction demo.

@@ -34,7 +34,19 @@ type Client struct {
 	expired []ecs.Entity
 	shots   []shot
 	err     error
+	// The keys of the shots refused lately (a ring, so that a key
+	// refused again by each re-simulation of its tick counts once), and
+	// the distinct keys refused, per player and in all.
+	refusedKeys     []predict.SpawnKey
+	refusedAt       int
+	refusedBy       map[uint64]uint64
+	refusedDistinct uint64
+	firstFired      map[uint64]uint64 // shots fired in the first simulation of their tick, per player
 }
+
+// refusedRing is how many recently refused keys a Client remembers to
+// count each once: more than the keys a rollback window can refuse again.
+const refusedRing = 256
 
 // shot is a bullet fired in the tick being simulated, spawned after the
 // ships' loop (the World's structure does not change while a query runs).
@@ -104,11 +116,18 @@ func (c *Client) Step(t tick.Tick, input func(player uint64) Stick) {
 		Steer(r.A, in)
 		if b, ok := Shoot(*r.A, in, t); ok {
 			c.shots = append(c.shots, shot{player: r.B.Player, body: b})
+			if !c.tl.InRollback() {
+				if c.firstFired == nil {
+					c.firstFired = map[uint64]uint64{}
+				}
+				c.firstFired[r.B.Player]++
+			}
 		}
 	}
 	for _, s := range c.shots {
 		e, err := c.tl.Spawn(BulletKey(s.player, t))
 		if errors.Is(err, predict.ErrSpawnRefused) {
+			c.noteRefused(BulletKey(s.player, t))
 			continue // the server did not fire it (its tick is complete without it)
 		}
 		if err != nil {
@@ -121,6 +140,38 @@ func (c *Client) Step(t tick.Tick, input func(player uint64) Stick) {
 		))
 	}
 }
+
+// noteRefused counts a refused shot's key, once.
+func (c *Client) noteRefused(k predict.SpawnKey) {
+	for _, r := range c.refusedKeys {
+		if r == k {
+			return
+		}
+	}
+	if len(c.refusedKeys) < refusedRing {
+		c.refusedKeys = append(c.refusedKeys, k)
+	} else {
+		c.refusedKeys[c.refusedAt] = k
+		c.refusedAt = (c.refusedAt + 1) % refusedRing
+	}
+	if c.refusedBy == nil {
+		c.refusedBy = map[uint64]uint64{}
+	}
+	c.refusedBy[uint64(k.Client)]++
+	c.refusedDistinct++
+}
+
+// RefusedShots returns how many distinct shots the Timeline refused
+// (predict.ErrSpawnRefused: fired in the prediction, not by the server)
+// of player's ship, and of every ship.
+func (c *Client) RefusedShots(player uint64) (of, all uint64) {
+	return c.refusedBy[player], c.refusedDistinct
+}
+
+// FiredShots returns how many shots player's ship fired in the first
+// simulation of their tick (not in a re-simulation): for the client's own
+// ship, every shot its player made.
+func (c *Client) FiredShots(player uint64) uint64 { return c.firstFired[player] }
 
 func (c *Client) keep(err error) {
 	if err != nil && c.err == nil {
