@@ -169,3 +169,29 @@ func TestResyncDespawnsEarlierDespawns(t *testing.T) {
 		t.Fatalf("despawned at the resync's tick: alive %v, marked %v, health at 10 %d; want alive, marked, none", g.w.Alive(at), g.tl.Despawned(at), g.at(at, 10))
 	}
 }
+
+// TestHeldRequestLeavesWindow: a rollback request that waits while
+// rollbacks are held (HoldRollbacks) until its tick leaves the window
+// rolls back to the oldest tick held when released, and is a range
+// fault (a resync is asked for: the change can no longer be replayed
+// from its tick), not a restore of a tick the history no longer holds.
+func TestHeldRequestLeavesWindow(t *testing.T) {
+	g := newGame(t, predict.Config{Window: 4})
+	e := g.spawn(10)
+	g.stepTo(10)
+	var asked []tick.Tick
+	g.tl.OnRangeFault(func(t tick.Tick) { asked = append(asked, t) })
+	g.tl.HoldRollbacks(true)
+	g.must(g.health.Insert(e, 8, 50)) // in the past: a request for 8
+	g.stepTo(15)                      // 8 leaves the window (11 .. 15)
+	g.must(g.tl.Complete(12))
+	g.tl.HoldRollbacks(false)
+	g.tl.Step(g.sim)
+	st := g.tl.Stats()
+	if st.RangeFaults != 1 || st.LastRangeFault != 8 || len(asked) != 1 || st.Rollbacks != 1 || st.TicksResimulated != 4 {
+		t.Fatalf("range faults %d (last %v), asked %v, rollbacks %d, resimulated %d; want 1 (8), one, 1, 4", st.RangeFaults, st.LastRangeFault, asked, st.Rollbacks, st.TicksResimulated)
+	}
+	if g.tl.Confirmed(12) {
+		t.Fatal("complete tick 12 confirmed after the range fault, before a resync")
+	}
+}
