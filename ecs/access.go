@@ -43,10 +43,14 @@ type chunk[T any] struct {
 }
 
 // Write returns write access to the Store for a query.
-func (s *Store[T]) Write() Access[T] { return Access[T]{s: s, write: true} }
+func (s *Store[T]) Write() Access[T] {
+	s.registered()
+	return Access[T]{s: s, write: true}
+}
 
 // Read returns read-only access to the Store for a query (see Access).
 func (s *Store[T]) Read() Access[T] {
+	s.registered()
 	return Access[T]{s: s, reads: &reads[T]{}}
 }
 

@@ -1,5 +1,7 @@
 package ecs
 
+import "slices"
+
 // EventKind is the kind of a structural Event.
 type EventKind uint8
 
@@ -49,7 +51,7 @@ func (w *World) Observe(fn func(Event)) (cancel func()) {
 	return func() {
 		for i, o := range w.observers {
 			if o.id == id {
-				w.observers = append(w.observers[:i], w.observers[i+1:]...)
+				w.observers = slices.Delete(w.observers, i, i+1) // clears the tail: fn is released
 				return
 			}
 		}

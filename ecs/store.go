@@ -48,7 +48,11 @@ func Register[T any](w *World) *Store[T] {
 	return s
 }
 
-// StoreOf returns the Store of T, or nil if T was not registered with w.
+// StoreOf returns the Store of T, or nil if T was not registered with w
+// (by Register, or by snapshot.Copy, Clone or Codec, which call it). Use
+// Register where the type may not be registered yet: it returns the
+// existing Store when it is. The methods of a nil Store panic with a
+// message that names T and says so.
 func StoreOf[T any](w *World) *Store[T] {
 	s, _ := w.byType[reflect.TypeFor[T]()].(*Store[T])
 	return s
@@ -63,7 +67,24 @@ func (s *Store[T]) info() *TypeInfo { return &s.ti }
 func (s *Store[T]) World() *World { return s.w }
 
 // Len returns the number of entities that have a T.
-func (s *Store[T]) Len() int { return len(s.dense) }
+func (s *Store[T]) Len() int {
+	s.registered()
+	return len(s.dense)
+}
+
+// registered panics, naming T, when s is nil: the Store of a type never
+// registered (StoreOf returned nil).
+func (s *Store[T]) registered() {
+	if s == nil {
+		panicUnregistered(reflect.TypeFor[T]())
+	}
+}
+
+//go:noinline
+func panicUnregistered(t reflect.Type) {
+	panic(fmt.Sprintf("ecs: nil *Store[%s]: %s was never registered with the World, so ecs.StoreOf returned nil; "+
+		"get the Store from ecs.Register (or register the type with snapshot.Copy, Clone or Codec first)", t, typename.Of(t)))
+}
 
 func (s *Store[T]) pos(e Entity) int {
 	i := e.Index()
@@ -78,11 +99,15 @@ func (s *Store[T]) pos(e Entity) int {
 func (s *Store[T]) has(e Entity) bool { return s.pos(e) >= 0 }
 
 // Has reports whether e has a T. It is false for dead or stale entities.
-func (s *Store[T]) Has(e Entity) bool { return s.pos(e) >= 0 }
+func (s *Store[T]) Has(e Entity) bool {
+	s.registered()
+	return s.pos(e) >= 0
+}
 
 // Get returns a copy of e's T. The result is the zero T and false when e has
 // no T, is dead or is stale. Get does not count as a write.
 func (s *Store[T]) Get(e Entity) (T, bool) {
+	s.registered()
 	if p := s.pos(e); p >= 0 {
 		return s.dense[p], true
 	}
@@ -92,6 +117,7 @@ func (s *Store[T]) Get(e Entity) (T, bool) {
 
 // Ticks returns the change ticks of e's T.
 func (s *Store[T]) Ticks(e Entity) (Ticks, bool) {
+	s.registered()
 	if p := s.pos(e); p >= 0 {
 		return Ticks{Added: s.added[p], Changed: s.changed[p]}, true
 	}
@@ -103,6 +129,7 @@ func (s *Store[T]) Ticks(e Entity) (Ticks, bool) {
 // through it is never missed by change detection. The pointer is valid until
 // the next structural change of this Store; do not keep it.
 func (s *Store[T]) Ptr(e Entity) *T {
+	s.registered()
 	p := s.pos(e)
 	if p < 0 {
 		return nil
@@ -120,6 +147,7 @@ func (s *Store[T]) mark(p int) {
 // new one (a structural change, refused with ErrLocked while a query iterates
 // this Store). It fails with ErrNotAlive for dead or stale entities.
 func (s *Store[T]) Set(e Entity, v T) error {
+	s.registered()
 	if p := s.pos(e); p >= 0 {
 		s.dense[p] = v
 		s.mark(p)
@@ -177,6 +205,7 @@ func (s *Store[T]) insert(e Entity, v T) {
 // a dead or stale entity gives ErrNotAlive, and a Store being iterated gives
 // ErrLocked.
 func (s *Store[T]) Remove(e Entity) error {
+	s.registered()
 	if !s.w.ents.isAlive(e) {
 		return fmt.Errorf("%w: %v", ErrNotAlive, e)
 	}
@@ -237,6 +266,7 @@ func (s *Store[T]) releaseLocks()      { s.locks = 0 }
 // Store is locked against inserts and removals while the loop runs (if the
 // loop body panics, until the next snapshot load; see Query1.All).
 func (s *Store[T]) All() iter.Seq2[Entity, *T] {
+	s.registered()
 	return func(yield func(Entity, *T) bool) {
 		gen := s.lock()
 		now := s.w.tick
@@ -257,6 +287,7 @@ func (s *Store[T]) All() iter.Seq2[Entity, *T] {
 // Values iterates over every entity with a T and a copy of its value, in dense
 // order, without marking anything as written. It locks the Store like All.
 func (s *Store[T]) Values() iter.Seq2[Entity, T] {
+	s.registered()
 	return func(yield func(Entity, T) bool) {
 		gen := s.lock()
 		dense, ents := s.dense, s.ents[:len(s.dense)]

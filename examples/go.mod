@@ -8,6 +8,7 @@ require (
 )
 
 require (
+	boxgame.local/nodisplay v0.0.0
 	github.com/ebitengine/gomobile v0.0.0-20250923094054-ea854a63cce1 // indirect
 	github.com/ebitengine/hideconsole v1.0.0 // indirect
 	github.com/ebitengine/purego v0.9.0 // indirect
@@ -17,3 +18,5 @@ require (
 )
 
 replace github.com/rewindgo/rewind => ../
+
+replace boxgame.local/nodisplay => ./boxgame/nodisplay

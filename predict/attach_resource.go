@@ -20,6 +20,7 @@ import (
 // older than the last resync) are dropped and counted in Stats.Refused.
 func AttachResource[T any](c *replicate.Client, res *Resource[T]) error {
 	tl := res.tl
+	res.attached = true
 	return replicate.SetResourceReceiveHook(c, func(t tick.Tick, v T, present bool) bool {
 		var err error
 		if present {

@@ -70,16 +70,14 @@ type ClientFrameStats struct {
 // redundancy) and runs Timeline.Step. Component types are attached by the
 // game (AttachComponent, or its own hooks for entities it interpolates).
 //
-// Tick sync needs the round trip and its jitter. The RTT comes from the
-// connection (ClientFrameConfig.RTT). The jitter is measured here: the
-// mean deviation (gain 1/4, as RTTEstimate's) of the arrival time of each
-// newer complete server tick, less its nominal time (tick * step), so it
-// is the variation of the server-to-client delay as the client sees it,
-// rounded up to the frame period it is observed at. A tick completes only
-// once its lost messages are resent, so under loss the measure grows
-// (about 50 ms at 10% loss and 20 ms of link jitter in "rewind demo
-// predict") and the client runs further ahead: more re-simulation, fewer
-// late inputs.
+// Tick sync steers by the server's input reports (see the package
+// documentation, "Tick synchronisation"): how early each input message
+// arrived and which were lost, so that the inputs arrive in time with
+// the margin the measured jitter and loss ask for, and the redundancy
+// follows the loss. Until they steer, it steers by the arrival of
+// complete server ticks, with the RTT from the connection
+// (ClientFrameConfig.RTT) and the jitter measured here (Jitter: the mean
+// deviation of each newer complete tick's arrival less its nominal time).
 //
 // The client steps nothing before the first complete server tick: the
 // TickSync's first sample then snaps, and the client catches up to the

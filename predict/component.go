@@ -79,6 +79,8 @@ type Component[T any] struct {
 	late    []lateOp[T] // authoritative changes older than the window (late.go)
 	ts      TypeStats
 	split   *Interpolated[T] // AttachSplit's buffer, for the checksum reports
+
+	attached bool // AttachComponent or AttachSplit routed replication here
 }
 
 // Register registers component type T as predicted: the Timeline keeps its

@@ -2,6 +2,7 @@ package predict_test
 
 import (
 	"context"
+	"crypto/tls"
 	"runtime"
 	"testing"
 	"time"
@@ -9,6 +10,23 @@ import (
 	"github.com/rewindgo/rewind/transport"
 	"github.com/rewindgo/rewind/transport/quic"
 )
+
+// serveFrameQUIC starts a frameServer serving a QUIC listener on
+// loopback until ctx ends; Serve's result arrives on served.
+func serveFrameQUIC(t *testing.T, ctx context.Context) (s *frameServer, ln *quic.Listener, cliTLS *tls.Config, served chan error) {
+	t.Helper()
+	srvTLS, cliTLS, err := quic.SelfSigned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ln, err = quic.Listen(ctx, "127.0.0.1:0", quic.Config{TLS: srvTLS}); err != nil {
+		t.Fatal(err)
+	}
+	s = newFrameServer(t)
+	served = make(chan error, 1)
+	go func() { served <- s.srv.Serve(ctx, ln) }()
+	return s, ln, cliTLS, served
+}
 
 // TestFrameOverQUIC runs the whole frame end to end over real QUIC on
 // loopback, in real time: a ServerFrame and two ClientFrames, each
@@ -25,17 +43,7 @@ func TestFrameOverQUIC(t *testing.T) {
 	before := runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	srvTLS, cliTLS, err := quic.SelfSigned()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := quic.Listen(ctx, "127.0.0.1:0", quic.Config{TLS: srvTLS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newFrameServer(t)
-	served := make(chan error, 1)
-	go func() { served <- s.srv.Serve(ctx, ln) }()
+	s, ln, cliTLS, served := serveFrameQUIC(t, ctx)
 	link := transport.LinkConfig{Latency: 20 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.05}
 	r := &frameRig{t: t, server: s}
 	var conns []*quic.Conn

@@ -254,8 +254,10 @@ func TestInputCodecRefuses(t *testing.T) {
 	}
 	oversize := append([]byte{1, 9, 1, 9}, make([]byte, 9)...)
 	tooMany := []byte{1, 9, predict.MaxRedundancy + 1}
+	// 81 00 is 1 padded: the one varint rule refuses it (issue 21).
+	padded := append([]byte{0x81, 0x00}, good[1:]...)
 	for name, data := range map[string][]byte{
-		"oversize": oversize, "too many": tooMany, "none": {1, 9, 0},
+		"oversize": oversize, "too many": tooMany, "none": {1, 9, 0}, "padded": padded,
 		"trailing": append(good, 0), "truncated": good[:len(good)-1], "wrong size": {1, 9, 1, 2, 0, 0},
 	} {
 		if err := c.Decode(data, &b); !errors.Is(err, predict.ErrBadInputs) {
@@ -449,4 +451,38 @@ func TestInputGarbageOverNetwork(t *testing.T) {
 			t.Fatalf("garbage input forwarded: %+v, %v", v, ok)
 		}
 	})
+}
+
+// TestInputBufferHalfSpaceTick: an input 2^31 ticks from the simulated
+// tick is garbage (both Sub directions give -2^31; issue 21 found 59 of
+// 60 such inputs accepted), and Peek reads what the buffer holds without
+// counting: a tick asked for twice is missing once.
+func TestInputBufferHalfSpaceTick(t *testing.T) {
+	_, in := inputProtocol(t, predict.InputConfig{})
+	b := in.NewBuffer()
+	const id = replicate.ClientID(1)
+	b.Input(id, 10)
+	b.Input(id, 10)
+	if st := b.Stats(id); st.Missing != 1 {
+		t.Fatalf("tick 10 asked twice: %+v, want Missing 1", st)
+	}
+	b.Store(id, predict.InputBatch[Move]{Last: 10 + 1<<31, Inputs: []Move{{DX: 1}}})
+	b.Store(id, predict.InputBatch[Move]{Last: 11, Inputs: []Move{{DX: 2}}})
+	if st := b.Stats(id); st.Garbage != 1 || st.Received != 1 {
+		t.Fatalf("stats %+v, want the far input garbage and tick 11 received", st)
+	}
+	if _, st := b.Peek(id, 10+1<<31); st.Real {
+		t.Fatal("the far input was stored")
+	}
+	v, st := b.Peek(id, 11)
+	if !st.Real || st.Missed || v.DX != 2 || st.Arrived != 0 {
+		t.Fatalf("Peek(11) = %+v, %+v", v, st)
+	}
+	b.Store(id, predict.InputBatch[Move]{Last: 10, Inputs: []Move{{DX: 3}}}) // late
+	if v, st := b.Peek(id, 10); !st.Real || !st.Missed || v.DX != 3 {
+		t.Fatalf("Peek(10) after a late arrival = %+v, %+v; want real and missed", v, st)
+	}
+	if st := b.Stats(id); st.Missing != 1 || st.Late != 1 {
+		t.Fatalf("Peek counted: %+v", st)
+	}
 }

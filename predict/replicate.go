@@ -131,6 +131,7 @@ func AttachComponent[T any](c *replicate.Client, comp *Component[T]) error {
 // install: values and removals of entities for which interpolated(e)
 // reports true go to buf (interpolated nil: none), the others to comp.
 func componentHooks[T any](comp *Component[T], buf *Interpolated[T], interpolated func(e ecs.Entity) bool) replicate.ComponentHooks[T] {
+	comp.attached = true
 	tl := comp.tl
 	return replicate.ComponentHooks[T]{
 		Value: func(e ecs.Entity, t tick.Tick, v T, kind replicate.ValueKind) bool {

@@ -33,6 +33,8 @@ type Resource[T any] struct {
 	hist    []resFrame[T]
 	patches []resOp[T]
 	ts      TypeStats
+
+	attached bool // AttachResource routed replication here
 }
 
 // RegisterResource registers resource type T as predicted (see Register;

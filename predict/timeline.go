@@ -98,6 +98,8 @@ type Timeline struct {
 	hold    bool         // HoldRollbacks: Steps check nothing and roll back nothing
 	gone    []goneID     // server ids of entities the server despawned, still in the World (ServerEntity)
 	mapper  entityMapper // replicate's mapping (Attach)
+	// attachChecked: warnUnattached ran (unattached.go).
+	attachChecked bool
 }
 
 // New returns a Timeline for w whose newest tick is start: w holds the
@@ -291,6 +293,7 @@ func (tl *Timeline) Request(t tick.Tick) {
 // older than the window are not compared; ticks more than the window
 // ahead give ErrTooFarAhead.
 func (tl *Timeline) Complete(t tick.Tick) error {
+	tl.warnUnattached()
 	if t.Sub(tl.now) > int32(tl.window) {
 		return fmt.Errorf("%w: tick %v, newest %v, window %d", ErrTooFarAhead, t, tl.now, tl.window)
 	}

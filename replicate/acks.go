@@ -173,6 +173,9 @@ func (s *Server) ack(c *serverClient, seq uint32) {
 		return
 	}
 	r := &c.recs[(c.recHead+int(off))%len(c.recs)]
+	if !c.proven {
+		s.proven(c)
+	}
 	if !r.acked {
 		if c.backoff > 0 {
 			c.backoff-- // acks arrive in time again

@@ -35,6 +35,19 @@ type encodings struct {
 	cacheStamp tick.Tick
 }
 
+// shrinkEncodings releases the tick's encoding buffers when they are far
+// larger than this tick needed: a late joiner's first update encodes the
+// whole world once, and the server must not keep that much for good.
+// Steady ticks use about the same bytes each tick, so they keep theirs.
+func (s *Server) shrinkEncodings() {
+	if cap(s.cacheBuf) > 1<<20 && 4*len(s.cacheBuf) < cap(s.cacheBuf) {
+		s.cacheBuf = nil
+	}
+	if cap(s.blockBuf) > 1<<20 && 4*len(s.blockBuf) < cap(s.blockBuf) {
+		s.blockBuf = nil
+	}
+}
+
 // growTicks makes room in compTicks for entity slot idx.
 func (s *Server) growTicks(idx int) {
 	if need := (idx + 1) * len(s.comps); len(s.compTicks) < need {

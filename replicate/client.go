@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -112,6 +113,8 @@ type Client struct {
 	hooks   ClientHooks  // prediction hooks (hooks.go)
 	desync  desyncClient // checksum reports (desync.go)
 	resyncs cliResync    // a resync announced by the server (resync.go)
+
+	hello helloWait // an unanswered hello (hellowait.go)
 }
 
 // cliConn is a client's connection and what it reports.
@@ -178,6 +181,7 @@ func (c *Client) Connect(conn transport.MessageConn) error {
 	c.conn = conn
 	c.state = Connecting
 	c.err = nil
+	c.hello = helloWait{sent: c.cfg.Now()}
 	b := appendHello(c.out[:0], c.p.hash, c.cfg.Token)
 	c.out = b
 	return c.send(transport.ReliableOrdered, b)
@@ -280,6 +284,7 @@ func (c *Client) Update() {
 		c.reportChecksum()
 	}
 	c.received(n > 0)
+	c.waitHello()
 	for acks := c.acks; len(acks) > 0 && c.state == Connected; {
 		n := min(len(acks), maxAcks)
 		b := appendAcks(c.out[:0], acks[:n])
@@ -302,7 +307,10 @@ func (c *Client) Update() {
 			reason = text
 			rejected = fmt.Errorf("%w: %s", ErrRejected, text)
 			if code == rejectProtocol {
-				rejected = fmt.Errorf("%w: %s", ErrProtocolMismatch, text)
+				// The server says "protocol mismatch: client H, server H"
+				// and what it registers; the sentinel says the first part
+				// already, and the client names the first difference.
+				rejected = fmt.Errorf("%w: %s", ErrProtocolMismatch, c.p.explainMismatch(strings.TrimPrefix(text, "protocol mismatch: ")))
 			}
 		}
 		c.disconnected(reason, rejected)

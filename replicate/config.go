@@ -17,6 +17,8 @@ const (
 	DefaultMaxClients         = 256
 	DefaultMaxPending         = 64
 	DefaultHelloTimeout       = 5 * time.Second
+	DefaultMaxJoining         = 16
+	DefaultJoinTimeout        = 10 * time.Second
 	DefaultTickRate           = 60
 	DefaultMaxMessagesPerTick = 256
 	DefaultMaxBytesPerTick    = 64 << 10
@@ -24,6 +26,9 @@ const (
 	// DefaultMaxUpdateBacklog is the default ServerConfig.MaxUpdateBacklog:
 	// 256 MiB, as the client's DefaultMaxUpdateBytes.
 	DefaultMaxUpdateBacklog = 256 << 20
+	// DefaultMaxUnrepairedResyncs is the default
+	// ServerConfig.MaxUnrepairedResyncs.
+	DefaultMaxUnrepairedResyncs = 3
 )
 
 // Defaults of ClientConfig: a zero field takes its default.
@@ -78,12 +83,25 @@ type ServerConfig struct {
 	// has not), or when the client's previous resync was partial or
 	// RNG-only and no report came back clean since.
 	ResyncOnDesync bool
-	// ResyncRequestInterval is the least time between two resync requests
-	// of one client (Client.RequestResync) that the server honours; the
-	// others are refused and counted (ConnectionStats.ResyncRequestsRefused).
-	// Negative refuses every request. Default
-	// DefaultResyncRequestInterval (1 s).
+	// ResyncRequestInterval is each client's resync budget: the least
+	// time between two resyncs the server sends a client on its own
+	// account, whatever the cause (the client's requests,
+	// Client.RequestResync, and desyncs with ResyncOnDesync together). A
+	// request beyond it is refused and counted
+	// (ConnectionStats.ResyncRequestsRefused); a desync beyond it waits
+	// for a later report (ConnectionStats.ResyncsDeferred). Resyncs the
+	// game asks for (Server.Resync, ResyncEntities, ResyncRNG) are not
+	// limited. Negative refuses every request (desyncs then keep the
+	// default interval). Default DefaultResyncRequestInterval (1 s).
 	ResyncRequestInterval time.Duration
+	// MaxUnrepairedResyncs disconnects a client whose checksum reports
+	// (ChecksumInterval) still differ after this many resyncs in a row
+	// with no clean report in between, the reason saying so ("desync
+	// persists after N resyncs"): a client that lies about its checksums,
+	// or cannot keep the server's state, would otherwise be resynced
+	// forever. Reports of ticks before the last resync do not count.
+	// Negative: never. Default DefaultMaxUnrepairedResyncs (3).
+	MaxUnrepairedResyncs int
 	// TickRate is the server's ticks per second (for timeouts). Default 60.
 	TickRate int
 	// MutationTimeout is how long a mutation message may go unacknowledged
@@ -104,8 +122,24 @@ type ServerConfig struct {
 	MaxPending int
 	// HelloTimeout is how long a new connection may take to send its
 	// hello; a connection still silent then is rejected ("hello
-	// timeout"). Default 5 s.
+	// timeout"), one whose hello still waits for admission (MaxJoining)
+	// as busy. Default 5 s.
 	HelloTimeout time.Duration
+	// MaxJoining caps the connected clients that have not proven
+	// themselves yet: their hello was accepted, but no acknowledgement
+	// has shown that their first update (the whole world they may see)
+	// arrived. Each holds its entity states (32 B per entity) and its
+	// queued first update (about the world's encoded size), so the cap
+	// bounds what connections that join and vanish can pin. A client
+	// whose hello passes beyond it waits, holding neither, and is
+	// admitted (ClientConnected) when a joining client proves itself or
+	// leaves; it is rejected as busy if that does not happen within
+	// HelloTimeout. Default DefaultMaxJoining (16).
+	MaxJoining int
+	// JoinTimeout disconnects a joining client that has not acknowledged
+	// anything this long after its first update was all handed to its
+	// connection ("join timeout"). Default DefaultJoinTimeout (10 s).
+	JoinTimeout time.Duration
 	// MaxMessageSize is the largest reliable message the server sends: a
 	// server message (MessageType.SendToClients) that would not fit is
 	// refused with ErrTooLarge. Set it to the conns'
@@ -166,6 +200,12 @@ func (cfg *ServerConfig) setDefaults() error {
 	if cfg.HelloTimeout == 0 {
 		cfg.HelloTimeout = DefaultHelloTimeout
 	}
+	if cfg.MaxJoining == 0 {
+		cfg.MaxJoining = DefaultMaxJoining
+	}
+	if cfg.JoinTimeout == 0 {
+		cfg.JoinTimeout = DefaultJoinTimeout
+	}
 	if cfg.MaxMessageSize == 0 {
 		cfg.MaxMessageSize = transport.DefaultMaxMessageSize
 	}
@@ -184,7 +224,10 @@ func (cfg *ServerConfig) setDefaults() error {
 	if cfg.ResyncRequestInterval == 0 {
 		cfg.ResyncRequestInterval = DefaultResyncRequestInterval
 	}
-	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxBytesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < minMessageSize || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
+	if cfg.MaxUnrepairedResyncs == 0 {
+		cfg.MaxUnrepairedResyncs = DefaultMaxUnrepairedResyncs
+	}
+	if cfg.TickRate < 1 || cfg.MaxClients < 1 || cfg.MaxPending < 1 || cfg.MaxJoining < 1 || cfg.JoinTimeout < 0 || cfg.HelloTimeout < 0 || cfg.MaxMessagesPerTick < 1 || cfg.MaxBytesPerTick < 1 || cfg.MaxViolations < 1 || cfg.MaxMessageSize < minMessageSize || cfg.MutationTimeout < 0 || cfg.MaxUpdateBacklog < 1 {
 		return fmt.Errorf("%w: negative or zero limits in ServerConfig", ErrRegistered)
 	}
 	return nil

@@ -16,6 +16,7 @@ package replicate
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/tick"
@@ -59,6 +60,15 @@ type clientDesync struct {
 	// filtered: the client was shown less than the whole world
 	// (SetVisible false); its reports are not checked.
 	filtered bool
+	// lastReport is the tick of the client's last report checked
+	// (hasReport: there was one): a report of that tick or an older one
+	// is not checked again.
+	lastReport tick.Tick
+	hasReport  bool
+	// warnAt is when the last desync warning of the client was logged;
+	// warnMuted counts those left out since (one per second is logged).
+	warnAt    time.Time
+	warnMuted int
 }
 
 // desyncClient is the client's side of desync detection.
@@ -216,10 +226,13 @@ func (s *Server) checksumReport(c *serverClient, body []byte) {
 		return
 	}
 	e := &s.desync.sums[(uint64(t)/uint64(n))%checksumRing]
-	if !e.ok || e.tick != t {
+	if !e.ok || e.tick != t || c.hasReport && !t.After(c.lastReport) {
+		// Not kept, or a tick the client reported already: one check
+		// per client and report tick, however many reports come.
 		c.stats.ChecksumsUnchecked++
 		return
 	}
+	c.lastReport, c.hasReport = t, true
 	c.stats.ChecksumsChecked++
 	d := s.desync.diff[:0]
 	if sum != e.sum {
@@ -231,6 +244,9 @@ func (s *Server) checksumReport(c *serverClient, body []byte) {
 	s.sendTo(c, transport.ReliableOrdered, b)
 	if sum == e.sum {
 		c.escalate = false
+		if !c.hasResynced || !t.Before(c.resyncTick) {
+			c.unrepaired = 0 // the last resync (if any) repaired it
+		}
 		return
 	}
 	c.stats.Desyncs++
@@ -240,8 +256,19 @@ func (s *Server) checksumReport(c *serverClient, body []byte) {
 	}
 	s.event(ServerEvent{Kind: ClientDesync, Client: c.id, Tick: t, Types: types,
 		Reason: fmt.Sprintf("desync at tick %v: %v", t, types)})
-	s.log.Warn("replicate: client desync", "client", c.id, "tick", t, "types", types)
+	s.warnDesync(c, t, types)
 	s.desyncDetected(c, t, d, types)
+}
+
+// warnDesync logs a desync of c at warning level, at most once a second
+// per client; the next warning counts those left out ("muted").
+func (s *Server) warnDesync(c *serverClient, t tick.Tick, types []string) {
+	if !c.warnAt.IsZero() && s.now.Sub(c.warnAt) < time.Second {
+		c.warnMuted++
+		return
+	}
+	s.log.Warn("replicate: client desync", "client", c.id, "tick", t, "types", types, "muted", c.warnMuted)
+	c.warnAt, c.warnMuted = s.now, 0
 }
 
 // diffParts appends the ids of the parts that differ between a and b

@@ -12,7 +12,9 @@
 // in either direction on a reliable-ordered, reliable-unordered or
 // unreliable channel, and replicated resources (ReplicateResource, with the
 // same codecs and modes). Its Hash is checked when a client connects: a client
-// built with another protocol is refused with ErrProtocolMismatch. An
+// built with another protocol is refused with ErrProtocolMismatch, whose
+// message names the first component, resource or message type that
+// differs (the rejection carries an outline of the server's protocol). An
 // Authenticate hook checks a token before anything is replicated.
 //
 // Rules filter as in bevy_replicon: a component replicates only through the
@@ -187,6 +189,20 @@
 // that never speak therefore cannot make the server refuse honest clients
 // as full, and cost little while they wait (no per-entity state).
 //
+// A connected client is joining until it proves itself: its first
+// acknowledgement shows that its first update (the whole world it may
+// see) arrived, since a client acknowledges a mutation message only once
+// it applied the update it needs. A joining client holds its entity
+// states and its queued first update, so at most
+// ServerConfig.MaxJoining (16) join at once: a hello that passes beyond
+// them waits (pending, holding neither) and is admitted, in arrival
+// order, when a joining client proves itself or leaves; one still
+// waiting after HelloTimeout is rejected as busy. A joining client that
+// has acknowledged nothing ServerConfig.JoinTimeout (10 s) after its
+// first update was all handed to its connection is disconnected. The
+// server's state of a client follows the clients present: it is freed
+// when the client leaves.
+//
 // # Transports
 //
 // Server and Client run over transport.MessageConn: the in-memory network
@@ -341,14 +357,27 @@
 // the client's last resync was partial or RNG-only and no report came
 // back clean since. A client asks for a full resync with
 // Client.RequestResync (a ResyncRequest message): package predict does on
-// a range fault; the server honours one request per client per
-// ServerConfig.ResyncRequestInterval (1 s) and counts the others
-// refused. A network interruption is detected by the client: one that
+// a range fault. A network interruption is detected by the client: one that
 // received nothing for ClientConfig.ResyncAfterSilence asks for a resync
 // with the first message after the silence (with tick tracking the
 // server sends every client something every tick, so silence means a
 // broken path, while a late joiner receiving a large first update is
 // never silent; the server could not tell lost acks from lost updates).
+//
+// Budget. Every client has one resync budget for the resyncs the server
+// decides on its own account, requests and desyncs together: one per
+// ServerConfig.ResyncRequestInterval (1 s). A request beyond it is
+// refused (ConnectionStats.ResyncRequestsRefused); a desync beyond it
+// waits for a later report (ConnectionStats.ResyncsDeferred), which
+// comes every ChecksumInterval ticks while it lasts. The server checks one
+// report per client and report tick (a repeated or older one is counted
+// unchecked), takes no action on a report of a tick before the client's
+// last resync (that resync replaces the state it describes), logs desync
+// warnings at most once a second per client, and disconnects a client
+// still desynced after ServerConfig.MaxUnrepairedResyncs (3) resyncs in a
+// row with no clean report in between ("desync persists after N
+// resyncs"). Resyncs the game asks for (Server.Resync, ResyncEntities,
+// ResyncRNG) are not limited, and count toward MaxUnrepairedResyncs.
 //
 // # Statistics
 //
@@ -382,5 +411,6 @@
 // checksum, checkpoint_state.go a checkpoint's copied columns, their
 // encoding and checksum; desync.go the checksum reports and verdicts;
 // resync.go resyncs (server side, kinds, RNGState) and resync_client.go
-// the client's side, requests and interruptions.
+// the client's side, requests and interruptions; claims.go the server's
+// entity mapping claims (MapClientEntity).
 package replicate

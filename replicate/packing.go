@@ -140,10 +140,15 @@ func (s *Server) finishPackets(c *serverClient) {
 
 // finishClient sends the client's mutation messages of the tick.
 func (s *Server) finishClient(c *serverClient, t tick.Tick) {
-	if c.nPkts == 0 && !s.cfg.NoTickTracking {
+	if c.nPkts == 0 && (!s.cfg.NoTickTracking || !c.proven) {
+		// (A joining client gets one even without tick tracking: its ack
+		// proves the first update arrived.)
 		s.startPacket(c, t)
 	}
 	s.finishPackets(c)
+	if c.gone {
+		return
+	}
 	s.rates(c)
 	for _, idx := range c.newSpawns {
 		if i := int(idx); s.ce(c, i).flags&ceSpawned != 0 {

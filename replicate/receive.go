@@ -20,11 +20,16 @@ func (s *Server) accept() {
 	s.mu.Unlock()
 	for _, conn := range pend {
 		if s.pending >= s.cfg.MaxPending {
-			for _, o := range s.order { // the oldest pending connection
-				if !o.authed {
-					s.reject(o, rejectFull, fmt.Sprintf("server busy: %d connections waiting for their hello", s.cfg.MaxPending))
-					break
+			// The oldest pending connection, one still silent first (one
+			// whose hello waits for admission is further along).
+			var old *serverClient
+			for _, o := range s.order {
+				if !o.authed && (old == nil || old.waiting && !o.waiting) {
+					old = o
 				}
+			}
+			if old != nil {
+				s.reject(old, rejectFull, fmt.Sprintf("server busy: %d connections waiting for their hello", s.cfg.MaxPending))
 			}
 		}
 		s.nextID++
@@ -59,7 +64,11 @@ func (s *Server) receive() {
 			s.handle(c, ch, msg)
 		}
 		if !c.authed && !c.gone && !s.now.Before(c.helloBy) {
-			s.reject(c, rejectTimeout, fmt.Sprintf("hello timeout: no hello within %v", s.cfg.HelloTimeout))
+			if c.waiting {
+				s.reject(c, rejectFull, fmt.Sprintf("server busy: %d clients joining", s.joining))
+			} else {
+				s.reject(c, rejectTimeout, fmt.Sprintf("hello timeout: no hello within %v", s.cfg.HelloTimeout))
+			}
 		}
 		if c.gone {
 			i--
@@ -74,7 +83,7 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 	}
 	switch msg[0] {
 	case kindHello:
-		if c.authed {
+		if c.authed || c.waiting {
 			s.violation(c, "second hello")
 			return
 		}
@@ -88,7 +97,7 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			return
 		}
 		if hash != s.p.hash {
-			s.reject(c, rejectProtocol, fmt.Sprintf("protocol mismatch: client %016x, server %016x", hash, s.p.hash))
+			s.reject(c, rejectProtocol, s.p.mismatchReason(hash))
 			return
 		}
 		if s.cfg.Authenticate != nil {
@@ -101,14 +110,11 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.reject(c, rejectFull, "server full")
 			return
 		}
-		c.ackBits, c.whole = new([ackWindow / 64]uint64), new([wholeRing]wholeTick)
-		s.assignSlot(c)
-		s.pending--
-		c.authed, c.fresh = true, true
-		b := appendWelcome(s.scratch[:0], c.id, s.tick)
-		s.scratch = b
-		s.sendTo(c, transport.ReliableOrdered, b)
-		s.event(ServerEvent{Kind: ClientConnected, Client: c.id})
+		if s.joining >= s.cfg.MaxJoining {
+			c.waiting = true // admitted when a joining client proves itself or leaves
+			return
+		}
+		s.admit(c)
 	case kindAcks:
 		if !c.authed {
 			s.violation(c, "acks before hello")
@@ -159,6 +165,58 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 	default:
 		s.violation(c, "unknown message kind")
 	}
+}
+
+// admit makes pending client c, whose hello passed, a connected client:
+// it gets its entity states and, in the next send phase, its first
+// update. It is joining until it proves itself (its first ack).
+func (s *Server) admit(c *serverClient) {
+	c.waiting = false
+	c.ackBits, c.whole = new([ackWindow / 64]uint64), new([wholeRing]wholeTick)
+	s.assignSlot(c)
+	s.pending--
+	s.joining++
+	c.authed, c.fresh = true, true
+	b := appendWelcome(s.scratch[:0], c.id, s.tick)
+	s.scratch = b
+	s.sendTo(c, transport.ReliableOrdered, b)
+	s.event(ServerEvent{Kind: ClientConnected, Client: c.id})
+}
+
+// admitWaiting admits the clients whose hello waits, oldest first, while
+// fewer than MaxJoining clients are joining.
+func (s *Server) admitWaiting() {
+	for i := 0; i < len(s.order) && s.joining < s.cfg.MaxJoining; i++ {
+		c := s.order[i]
+		if !c.waiting || c.gone {
+			continue
+		}
+		if s.authed() >= s.cfg.MaxClients {
+			s.reject(c, rejectFull, "server full")
+			i--
+			continue
+		}
+		s.admit(c)
+	}
+}
+
+// proven notes that joining client c acknowledged a mutation message:
+// every one it was sent needs its first update, which an honest client
+// applies before it acknowledges, so the first update arrived.
+func (s *Server) proven(c *serverClient) {
+	c.proven = true
+	s.joining--
+}
+
+// joinTimedOut disconnects c when it is joining and its first update was
+// handed to its connection JoinTimeout ago without an ack since. It
+// reports whether it did.
+func (s *Server) joinTimedOut(c *serverClient) bool {
+	if c.proven || c.joinSent.IsZero() || s.now.Sub(c.joinSent) < s.cfg.JoinTimeout {
+		return false
+	}
+	s.drop(c, fmt.Sprintf("join timeout: first update not acknowledged within %v", s.cfg.JoinTimeout))
+	return true
 }
 
 // quotaLeft reports whether more may be read from c this tick, having read

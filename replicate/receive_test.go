@@ -2,6 +2,7 @@ package replicate_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -242,6 +243,13 @@ func TestProtocolMismatchAndAuth(t *testing.T) {
 	}
 	if !errors.Is(bad.Err(), replicate.ErrProtocolMismatch) || bad.State() != replicate.Disconnected {
 		t.Fatalf("mismatched client: %v %v", bad.State(), bad.Err())
+	}
+	// Said once, with both hashes and what differs: the client has one
+	// more component than the server.
+	want := fmt.Sprintf("replicate: protocol mismatch: client %016x, server %016x: this client registers component %s, which the server does not",
+		other.p.Hash(), tp.p.Hash(), "github.com/rewindgo/rewind/replicate_test.Extra")
+	if msg := bad.Err().Error(); msg != want {
+		t.Errorf("mismatched client's error\n%q, want\n%q", msg, want)
 	}
 	if !errors.Is(wrongToken.Err(), replicate.ErrRejected) || wrongToken.Entities() != 0 {
 		t.Fatalf("wrong token: %v, %d entities", wrongToken.Err(), wrongToken.Entities())

@@ -115,10 +115,17 @@ type clientResync struct {
 	// escalate: the last resync was partial or RNG-only and no report
 	// came back clean since: the next desync gets a full resync.
 	escalate bool
-	// lastReq is when the server last honoured a resync request of the
-	// client (hasReq: it did).
-	lastReq time.Time
-	hasReq  bool
+	// lastAuto is when the server last granted a resync from the
+	// client's resync budget (a request or a desync; hasAuto: it did).
+	lastAuto time.Time
+	hasAuto  bool
+	// resyncTick is the tick of the last resync sent (hasResynced: one
+	// was): a report of an earlier tick describes the state it replaced.
+	resyncTick  tick.Tick
+	hasResynced bool
+	// unrepaired counts the resyncs sent since the client's last clean
+	// checksum report (ServerConfig.MaxUnrepairedResyncs).
+	unrepaired int
 }
 
 // Resync makes the server send client id its whole visible world in the
@@ -179,15 +186,51 @@ func (s *Server) queueResync(id ClientID, kind ResyncKind, ents []ecs.Entity, re
 	return nil
 }
 
-// desyncDetected resyncs c after a desync in parts ids when
-// ServerConfig.ResyncOnDesync, choosing the kind by the rule of the
-// package documentation.
+// desyncDetected answers a desync of c's report of tick t in parts ids.
+// A report of a tick before c's last resync, or while one is queued,
+// describes state that resync replaces: nothing more is done. Otherwise
+// a client still desynced after MaxUnrepairedResyncs resyncs in a row is
+// disconnected; and with ServerConfig.ResyncOnDesync the client is
+// resynced (the kind chosen by the rule of the package documentation)
+// when its resync budget allows, else the desync waits for a later
+// report (ConnectionStats.ResyncsDeferred).
 func (s *Server) desyncDetected(c *serverClient, t tick.Tick, ids []uint8, types []string) {
+	if c.resync || c.hasResynced && t.Before(c.resyncTick) {
+		return
+	}
+	if lim := s.cfg.MaxUnrepairedResyncs; lim > 0 && c.unrepaired >= lim {
+		s.drop(c, fmt.Sprintf("desync persists after %d resyncs (tick %v: %v)", c.unrepaired, t, types))
+		return
+	}
 	if !s.cfg.ResyncOnDesync {
+		return
+	}
+	if !s.resyncBudget(c, false) {
+		c.stats.ResyncsDeferred++
 		return
 	}
 	kind, ents, res := s.resyncFor(c, ids)
 	_ = s.queueResync(c.id, kind, ents, res, fmt.Sprintf("desync at tick %v: %v", t, types))
+}
+
+// resyncBudget reports whether c may be sent a resync the server decides
+// on its own account (a client's request, a desync), and if so spends the
+// budget: one such resync per ServerConfig.ResyncRequestInterval, for
+// every cause together. A negative interval refuses every request; a
+// desync then keeps DefaultResyncRequestInterval.
+func (s *Server) resyncBudget(c *serverClient, request bool) bool {
+	iv := s.cfg.ResyncRequestInterval
+	if iv < 0 {
+		if request {
+			return false
+		}
+		iv = DefaultResyncRequestInterval
+	}
+	if c.hasAuto && s.now.Sub(c.lastAuto) < iv {
+		return false
+	}
+	c.lastAuto, c.hasAuto = s.now, true
+	return true
 }
 
 // resyncFor chooses the resync that repairs a desync in parts ids: full
@@ -271,7 +314,7 @@ func (s *Server) startResync(c *serverClient, t tick.Tick) {
 	}
 	if kind == ResyncFull {
 		for i := range s.ents {
-			ce := &s.cstate[i*s.slotCap+c.slot]
+			ce := s.ce(c, i)
 			*ce = clientEnt{vis: ce.vis}
 		}
 		c.spawned = 0
@@ -286,6 +329,8 @@ func (s *Server) startResync(c *serverClient, t tick.Tick) {
 	if !s.sendTo(c, transport.ReliableOrdered, b) {
 		return
 	}
+	c.resyncTick, c.hasResynced = t, true
+	c.unrepaired++
 	c.stats.Resyncs++
 	c.stats.ResyncKinds.add(kind)
 	s.event(ServerEvent{Kind: ClientResync, Client: c.id, Tick: t, Reason: c.reason, Resync: kind})

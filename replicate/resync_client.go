@@ -164,19 +164,18 @@ func readResyncRequest(body []byte) (string, error) {
 }
 
 // resyncRequest handles a client's ResyncRequest: a full resync, unless
-// one was honoured less than ResyncRequestInterval ago (refused, counted).
+// the client's resync budget is spent (a resync requested or answering a
+// desync less than ResyncRequestInterval ago: refused, counted).
 func (s *Server) resyncRequest(c *serverClient, body []byte) {
 	reason, err := readResyncRequest(body)
 	if err != nil {
 		s.violation(c, "malformed resync request")
 		return
 	}
-	iv := s.cfg.ResyncRequestInterval
-	if iv < 0 || c.hasReq && s.now.Sub(c.lastReq) < iv {
+	if !s.resyncBudget(c, true) {
 		c.stats.ResyncRequestsRefused++
 		return
 	}
-	c.lastReq, c.hasReq = s.now, true
 	c.stats.ResyncRequests++
 	_ = s.queueResync(c.id, ResyncFull, nil, 0, "client request: "+reason)
 }

@@ -189,10 +189,12 @@ func TestResyncRNG(t *testing.T) {
 // TestResyncOnDesyncKinds: ResyncOnDesync picks the kind by what the
 // report names: a corrupted RNG stream gets an RNG-only resync, a
 // corrupted value or a lost entity a partial one, a component the server
-// has on no entity a full one; each repairs the client.
+// has on no entity a full one; each repairs the client. (The cases come
+// 25 ticks apart: the client's resync budget is set to allow that.)
 func TestResyncOnDesyncKinds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r, ents := newRNGRig(t, 13, 1, replicate.ServerConfig{ChecksumInterval: desyncInterval, ResyncOnDesync: true})
+		r, ents := newRNGRig(t, 13, 1, replicate.ServerConfig{ChecksumInterval: desyncInterval, ResyncOnDesync: true,
+			ResyncRequestInterval: 100 * time.Millisecond})
 		defer r.close()
 		stepRNG(r, ents, 30)
 		cw, c := r.cws[0], r.clients[0]

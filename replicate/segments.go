@@ -121,14 +121,12 @@ func (s *Server) segmentChanged() {
 // visited after the segments, like the entities owed from earlier ticks.
 func (s *Server) mutateChanged(t tick.Tick) {
 	s.segmentChanged()
-	n := s.slotCap
 	// Clients go in groups whose per-client state stays in cache over all
 	// the changed entities; within a group, entity by entity.
-	for g := 0; g < n; g += clientGroup {
-		h := min(g+clientGroup, n)
-		slots := s.slotOf[g:h]
+	for _, g := range s.groups {
+		w, slots := g.width, g.members
 		for _, c := range slots {
-			if c != nil && c.active {
+			if c.active {
 				s.takeWhole(c, t)
 			}
 		}
@@ -136,7 +134,7 @@ func (s *Server) mutateChanged(t tick.Tick) {
 			sg := &s.segs[j]
 			need := false
 			for _, c := range slots {
-				need = need || c != nil && c.active && !c.tookWhole(t, j)
+				need = need || c.active && !c.tookWhole(t, j)
 			}
 			if !need {
 				continue
@@ -144,10 +142,10 @@ func (s *Server) mutateChanged(t tick.Tick) {
 			for _, idx := range s.shared[sg.first : sg.first+sg.n] {
 				i := int(idx)
 				se := &s.ents[i]
-				row := s.cstate[i*n+g : i*n+h]
+				row := g.tab[i*w : i*w+w]
 				gen := se.e.Generation()
 				for k, c := range slots {
-					if c == nil || !c.active || c.tookWhole(t, j) {
+					if !c.active || c.tookWhole(t, j) {
 						continue
 					}
 					if !s.take(c, &row[k], se, idx, gen, t) {

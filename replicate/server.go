@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -93,19 +94,28 @@ type ConnectionStats struct {
 	// ChecksumsChecked counts the client's checksum reports compared
 	// (ServerConfig.ChecksumInterval), Desyncs those that differed, and
 	// ChecksumsUnchecked those not compared: the client does not see
-	// everything, or the tick's checksum is no longer kept.
+	// everything, the tick's checksum is no longer kept, or the report
+	// names a tick no later than one it reported already.
 	ChecksumsChecked, ChecksumsUnchecked, Desyncs uint64
+	// ResyncsDeferred counts desyncs not answered with a resync because
+	// the client's resync budget (ServerConfig.ResyncRequestInterval) was
+	// spent; a desync that lasts is resynced at a later report.
+	ResyncsDeferred uint64
 	// Resyncs counts the resyncs sent, ResyncKinds by kind.
 	Resyncs     uint64
 	ResyncKinds ResyncCounts
 	// ResyncRequests counts the client's resync requests honoured
-	// (Client.RequestResync), ResyncRequestsRefused those refused by
-	// ServerConfig.ResyncRequestInterval.
+	// (Client.RequestResync), ResyncRequestsRefused those refused by the
+	// client's resync budget (ServerConfig.ResyncRequestInterval).
 	ResyncRequests, ResyncRequestsRefused uint64
 	UpdateTick, AckedTick                 tick.Tick
 	// RetainedBytes is the memory the server keeps for this client: its
-	// view of each entity (visibility, acks, priority), in-flight records
-	// and buffers. It is bounded even when the client stops acknowledging.
+	// view of each entity (32 B per entity slot: visibility, acks,
+	// priority), in-flight records, buffers, queued updates and mapping
+	// claims, which the server frees when the client leaves. The
+	// transport's own buffers are not counted, nor what the server keeps
+	// once for all clients (per-entity encodings). It is bounded even
+	// when the client stops acknowledging.
 	RetainedBytes int
 }
 
@@ -129,6 +139,8 @@ type Server struct {
 	evs   []ServerEvent
 	// received: Receive ran since the last send phase.
 	received bool
+	// unmarkedChecked: warnUnmarked ran (once, with the first client).
+	unmarkedChecked bool
 
 	serverTicks                // server ticks and the world ticks they saw
 	entityTable                // per-entity and per-client-and-entity state (state.go)
@@ -158,7 +170,8 @@ type connTable struct {
 	clients map[ClientID]*serverClient
 	order   []*serverClient
 	nextID  ClientID
-	pending int // clients in order that have not said hello
+	pending int // clients in order that have not said hello, or wait for admission
+	joining int // connected clients that have not proven themselves (MaxJoining)
 }
 
 // NewServer returns a Server for cfg.World with cfg.Protocol (which is frozen:
@@ -290,16 +303,17 @@ func (s *Server) Disconnect(id ClientID, reason string) error {
 
 // MapClientEntity tells client id that server entity se is its predicted
 // entity ce: when se reaches the client, the client adopts ce instead of
-// spawning a new entity.
+// spawning a new entity. A newer claim of se replaces the older one. A
+// claim waits at most 10 s for se to reach the client, then it is
+// dropped; at most 4,096 wait per client (more: ErrTooLarge).
 func (s *Server) MapClientEntity(id ClientID, se, ce ecs.Entity) error {
 	c := s.clients[id]
 	if c == nil {
 		return ErrNotConnected
 	}
-	if len(c.maps) >= maxMappings {
+	if !c.claims.add(se, ce, s.now) {
 		return fmt.Errorf("%w: too many pending mappings", ErrTooLarge)
 	}
-	c.maps = append(c.maps, mapping{server: se, client: ce})
 	return nil
 }
 
@@ -312,6 +326,7 @@ func (s *Server) Receive() {
 	s.now = s.cfg.Now()
 	s.accept()
 	s.receive()
+	s.admitWaiting()
 	s.received = true
 }
 
@@ -342,6 +357,7 @@ func (s *Server) SendTick(t tick.Tick) error {
 	s.tick = t
 	wt := s.w.Tick()
 	s.worldTicks[int(t)%tickRing] = wt
+	s.warnUnmarked()
 	s.structural(t)
 	s.valueChanges(t)
 	s.cacheStamp = t
@@ -366,6 +382,7 @@ func (s *Server) SendTick(t tick.Tick) error {
 	}
 	s.flushMessages()
 	s.recordChecksum(t)
+	s.shrinkEncodings()
 	s.prevWorld = wt
 	s.w.AdvanceTick()
 	s.spawnedNow = s.spawnedNow[:0]
@@ -376,42 +393,107 @@ func (s *Server) SendTick(t tick.Tick) error {
 }
 
 func (s *Server) grow(idx int) {
+	if idx < len(s.ents) {
+		return
+	}
 	for len(s.ents) <= idx {
 		s.ents = append(s.ents, srvEnt{prio: 1})
-		s.cstate = append(s.cstate, make([]clientEnt, s.slotCap)...)
+	}
+	for _, g := range s.groups {
+		g.fit(len(s.ents))
 	}
 }
 
 // ce returns client c's state of entity slot idx.
 func (s *Server) ce(c *serverClient, idx int) *clientEnt {
-	return &s.cstate[idx*s.slotCap+c.slot]
+	g := c.grp
+	return &g.tab[idx*g.width+c.col]
 }
 
-// assignSlot gives c a column of cstate, widening the table when full.
+// assignSlot gives c a column of entity states: in the fullest group
+// with room, whose table is laid out again one column wider, or in a new
+// group.
+//
+// Decision: a group's table has exactly one column per member, so the
+// server's per-client state follows the clients present (a join or a
+// departure lays out one group's table again: at most clientGroup
+// columns, 25.6 MB at 100,000 entities), where one table doubling with
+// the peak number of clients kept 32 B x entities x that peak for good.
 func (s *Server) assignSlot(c *serverClient) {
-	for k, o := range s.slotOf {
-		if o == nil {
-			s.slotOf[k], c.slot = c, k
-			return
+	var g *slotGroup
+	for _, o := range s.groups {
+		if o.width < clientGroup && (g == nil || o.width > g.width) {
+			g = o
 		}
 	}
-	old := s.slotCap
-	n := max(4, 2*old)
-	ns := make([]clientEnt, len(s.ents)*n)
-	for i := range s.ents {
-		copy(ns[i*n:i*n+old], s.cstate[i*old:i*old+old])
+	if g == nil {
+		g = &slotGroup{}
+		s.groups = append(s.groups, g)
 	}
-	s.cstate, s.slotCap = ns, n
-	s.slotOf = append(s.slotOf, make([]*serverClient, n-old)...)
-	s.slotOf[old], c.slot = c, old
+	g.relayout(len(s.ents), c, -1)
 }
 
-// freeSlot clears c's column for the next client.
+// freeSlot gives up c's column: its group's table is laid out again
+// without it, and a group left empty is dropped.
 func (s *Server) freeSlot(c *serverClient) {
-	for i := range s.ents {
-		s.cstate[i*s.slotCap+c.slot] = clientEnt{}
+	g := c.grp
+	if g == nil || g.width == 0 {
+		return
 	}
-	s.slotOf[c.slot] = nil
+	g.relayout(len(s.ents), nil, c.col)
+	// Code still running for the departed client in this frame reads
+	// and writes one scratch state (width 0) instead of a column.
+	c.grp, c.col = &slotGroup{tab: make([]clientEnt, 1)}, 0
+	if g.width == 0 {
+		if i := slices.Index(s.groups, g); i >= 0 {
+			s.groups = slices.Delete(s.groups, i, i+1)
+		}
+	}
+}
+
+// fit makes the group's table hold n entity slots (new ones zero).
+func (g *slotGroup) fit(n int) {
+	need := n * g.width
+	if need <= len(g.tab) {
+		return
+	}
+	old := len(g.tab)
+	g.tab = slices.Grow(g.tab, need-old)[:need]
+	clear(g.tab[old:])
+}
+
+// relayout lays out the group's table of n entity slots again with
+// member add appended (a zero column), or without the member of column
+// del (del >= 0), keeping the other members' states.
+func (g *slotGroup) relayout(n int, add *serverClient, del int) {
+	w := g.width
+	nw := w + 1
+	if del >= 0 {
+		nw = w - 1
+	}
+	var nt []clientEnt
+	if nw > 0 {
+		nt = make([]clientEnt, n*nw)
+		for i := range n {
+			row, dst := g.tab[i*w:i*w+w], nt[i*nw:i*nw+nw]
+			if del < 0 {
+				copy(dst, row)
+			} else {
+				copy(dst[:del], row[:del])
+				copy(dst[del:], row[del+1:])
+			}
+		}
+	}
+	g.tab, g.width = nt, nw
+	if del >= 0 {
+		g.members = slices.Delete(g.members, del, del+1)
+		for k := del; k < len(g.members); k++ {
+			g.members[k].col = k
+		}
+		return
+	}
+	add.grp, add.col = g, w
+	g.members = append(g.members, add)
 }
 
 func (s *Server) event(ev ServerEvent) { s.evs = append(s.evs, ev) }
@@ -424,16 +506,18 @@ func (s *Server) drop(c *serverClient, reason string) {
 	c.active = false
 	if c.authed {
 		s.freeSlot(c)
+		if !c.proven {
+			s.joining--
+		}
 	} else {
 		s.pending--
 	}
 	_ = c.conn.CloseWithReason(reason)
 	delete(s.clients, c.id)
-	for i, o := range s.order {
-		if o == c {
-			s.order = append(s.order[:i], s.order[i+1:]...)
-			break
-		}
+	// slices.Delete clears the freed tail slot: the departed client (its
+	// update backlog, its connection) must not stay reachable from it.
+	if i := slices.Index(s.order, c); i >= 0 {
+		s.order = slices.Delete(s.order, i, i+1)
 	}
 	if c.authed {
 		s.event(ServerEvent{Kind: ClientDisconnected, Client: c.id, Reason: reason})
@@ -474,7 +558,7 @@ func (s *Server) rates(c *serverClient) {
 // retained estimates the bytes of per-client replication state.
 func (c *serverClient) retained() int {
 	n := c.nEnts*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
-	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + int(unsafe.Sizeof(mapping{}))*cap(c.maps)
+	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + c.claims.bytes()
 	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd) + cap(c.backlog)
 	for _, p := range c.pkts {
 		n += cap(p)

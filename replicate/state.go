@@ -114,9 +114,10 @@ type clientSend struct {
 	// acknowledged.
 	dirty     bool
 	settle    tick.Tick
-	wholeMsgs uint64 // messages sent as whole segments (tests)
-	slot      int    // column of the client in Server.cstate
-	maxPkt    int    // the largest mutation message on its conn
+	wholeMsgs uint64     // messages sent as whole segments (tests)
+	grp       *slotGroup // the group holding the client's entity states
+	col       int        // the client's column in grp
+	maxPkt    int        // the largest mutation message on its conn
 	pkts      [][]byte
 }
 
@@ -128,8 +129,16 @@ type clientLink struct {
 	fresh  bool // authorized this tick: gets everything visible
 	gone   bool
 	// Until authed (its hello was accepted; it then holds a slot), the
-	// client is pending and is rejected if no hello came by helloBy.
+	// client is pending and is rejected if no hello came by helloBy, or
+	// (waiting: its hello passed, MaxJoining clients are joining) if it
+	// was not admitted by then.
 	helloBy time.Time
+	waiting bool
+	// proven: the client acknowledged a mutation message, so its first
+	// update arrived; until then it is joining, and is dropped JoinTimeout
+	// after joinSent, when its first update was all handed to its conn.
+	proven   bool
+	joinSent time.Time
 	// queued and queuedBytes: the client's game messages waiting in the
 	// server's inboxes (its quota).
 	queued, queuedBytes int
@@ -152,7 +161,7 @@ type clientAcks struct {
 type clientUpdate struct {
 	spawned    int // entities spawned on the client
 	lastUpdate tick.Tick
-	maps       []mapping // MapClientEntity requests not sent yet
+	claims     claimTable // MapClientEntity claims not sent yet (claims.go)
 
 	secMap, secDesp, secRem, secIns []byte
 	nMap, nDesp, nRem, nIns         int
@@ -187,14 +196,23 @@ type mapping struct {
 }
 
 // entityTable is the server's state per entity slot (ents, with the
-// replicated ones listed) and per client and entity slot (cstate).
+// replicated ones listed) and per client and entity slot (groups).
 type entityTable struct {
 	ents []srvEnt
 	list []uint32
-	// Per-client entity states, entity-major: the states of entity slot i
-	// are cstate[i*slotCap : (i+1)*slotCap], one column per client slot, so
-	// the clients' states of a changed entity share cache lines.
-	cstate  []clientEnt
-	slotCap int
-	slotOf  []*serverClient
+	// Per-client entity states, in groups of at most clientGroup
+	// connected clients (slotGroup); a group's table holds exactly one
+	// column per member, so the states follow the clients present.
+	groups []*slotGroup
+}
+
+// slotGroup holds the entity states of up to clientGroup clients,
+// entity-major: the states of entity slot i are tab[i*width :
+// (i+1)*width], one per member in member order, so the members' states
+// of a changed entity share cache lines (mutateChanged walks a group's
+// members entity by entity).
+type slotGroup struct {
+	tab     []clientEnt
+	width   int // len(members)
+	members []*serverClient
 }

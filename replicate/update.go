@@ -17,14 +17,10 @@ func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
 	ce.ackedTick, ce.sentTick = t, t
 	c.spawned++
 	c.newSpawns = append(c.newSpawns, uint32(idx))
-	for i, m := range c.maps {
-		if m.server == se.e {
-			c.secMap = appendEntity(c.secMap, m.server)
-			c.secMap = appendEntity(c.secMap, m.client)
-			c.nMap++
-			c.maps = append(c.maps[:i], c.maps[i+1:]...)
-			break
-		}
+	if ce, ok := c.claims.take(se.e); ok {
+		c.secMap = appendEntity(c.secMap, se.e)
+		c.secMap = appendEntity(c.secMap, ce)
+		c.nMap++
 	}
 	c.secIns = appendEntity(c.secIns, se.e)
 	c.secIns = append(c.secIns, 1)
@@ -41,9 +37,6 @@ func (s *Server) despawnOn(c *serverClient, idx int, e ecs.Entity) {
 	c.nDesp++
 }
 
-// maxMappings caps a client's MapClientEntity requests not sent yet.
-const maxMappings = 4096
-
 // sendClient sends the client its update for tick t and prepares its
 // mutation messages with the entities it owes (resends, deferred); the
 // entities that changed this tick are added for every client at once by
@@ -51,8 +44,15 @@ const maxMappings = 4096
 func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 	c.secMap, c.secDesp, c.secRem, c.secIns = c.secMap[:0], c.secDesp[:0], c.secRem[:0], c.secIns[:0]
 	c.nMap, c.nDesp, c.nRem, c.nIns = 0, 0, 0, 0
+	if s.joinTimedOut(c) {
+		return
+	}
 	s.expire(c)
+	c.claims.expire(s.now)
 	s.startResync(c, t)
+	if c.gone {
+		return
+	}
 
 	// Despawns first: a slot may be despawned and reused in one tick.
 	for _, e := range s.despawnedNow {
@@ -141,6 +141,9 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 	}
 	if c.backOff < len(c.backlog) && !s.flushBacklog(c) {
 		return
+	}
+	if !c.proven && c.joinSent.IsZero() && c.backOff == len(c.backlog) {
+		c.joinSent = s.now // the first update is all on its way
 	}
 	s.startMutations(c, t)
 }

@@ -109,7 +109,11 @@ import (
 // A rejection is no message: the server closes the connection with the
 // reason "reject/<code> <text>" (rejectReason), codes 1 protocol mismatch,
 // 2 authentication failed, 3 server full or busy, 4 wire version or
-// malformed hello, 5 hello timeout.
+// malformed hello, 5 hello timeout. The text of code 1 is "protocol
+// mismatch: client H, server H; server registers " and the server's
+// outline ("component NAME, ..., resource NAME, ..., message NAME, ..."
+// in registration order; left out when over 600 bytes), from which the
+// client names the first difference (mismatch.go).
 
 // Message kinds (the first byte of every message on the connection).
 const (

@@ -244,7 +244,9 @@ func TestWireGoldenReject(t *testing.T) {
 		p    *pipeEnd
 		want string
 	}{
-		{se, fmt.Sprintf("reject/1 protocol mismatch: client %016x, server %016x", other.Hash(), wp.p.Hash())},
+		{se, fmt.Sprintf("reject/1 protocol mismatch: client %016x, server %016x; server registers "+
+			"component github.com/rewindgo/rewind/replicate_test.WirePos, component github.com/rewindgo/rewind/replicate_test.WireName, "+
+			"message github.com/rewindgo/rewind/replicate_test.WireUp, message github.com/rewindgo/rewind/replicate_test.WireDown", other.Hash(), wp.p.Hash())},
 		{se3, "reject/4 wire version 5, server speaks 4"},
 	} {
 		if got := tc.p.err.(*transport.CloseError).Reason; got != tc.want {

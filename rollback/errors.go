@@ -36,6 +36,10 @@ var (
 	ErrReplayEnded = errors.New("rollback: replay ended")
 	// ErrRecording: a recording could not be written or read; wraps the cause.
 	ErrRecording = errors.New("rollback: recording")
+	// ErrRecordingDamaged: a recording's header or a block fails its
+	// integrity check (a CRC-32C per block): the file was altered after it
+	// was written. It wraps ErrRecording.
+	ErrRecordingDamaged = fmt.Errorf("%w: damaged", ErrRecording)
 	// ErrClosed: the session was closed.
 	ErrClosed = errors.New("rollback: session closed")
 )

@@ -5,6 +5,7 @@ package rollback
 // EventDesyncDetected.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/rewindgo/rewind/rollback/internal/wire"
@@ -112,7 +113,7 @@ func (s *P2PSession) checkParts() {
 func (s *P2PSession) endExchange(e *endpoint, i int, types []string) {
 	x := e.exchanges[i]
 	s.desyncEvent(e, x.frame, x.local, x.remote, types)
-	e.exchanges = append(e.exchanges[:i], e.exchanges[i+1:]...)
+	e.exchanges = slices.Delete(e.exchanges, i, i+1)
 }
 
 func (s *P2PSession) desyncEvent(e *endpoint, f Frame, local, remote uint64, types []string) {

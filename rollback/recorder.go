@@ -4,17 +4,19 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 
 	"github.com/rewindgo/rewind/rollback/internal/wire"
 )
 
-// Recording format, version 1 (all integers uvarints unless noted, minimal
+// Recording format, version 2 (all integers uvarints unless noted, minimal
 // as internal/bin requires):
 //
-//	header:  "RWND" (4 bytes), version byte (1), NumPlayers, MaxInputSize, FPS,
-//	         checksum interval, len(meta), meta, len(default input), default input
-//	blocks:  a kind byte, then
+//	header:  "RWND" (4 bytes), version byte (2), NumPlayers, MaxInputSize, FPS,
+//	         checksum interval, len(meta), meta, len(default input), default
+//	         input, CRC
+//	blocks:  a kind byte, then the block's fields below, then CRC
 //	  1 inputs:   first frame, frame count n (1..recordBlock), payload length,
 //	              payload = n records compressed as on the wire (each record
 //	              one byte per player: input length | 0x80 if disconnected,
@@ -24,6 +26,12 @@ import (
 //	              per part: name length, name, sum (8 bytes little-endian)
 //	  3 end:      number of frames recorded
 //
+// CRC is the CRC-32C (Castagnoli) of the header's or the block's bytes from
+// its first byte (the magic, the kind), 4 bytes little-endian: a reader
+// refuses a recording whose header or block does not match
+// (ErrRecordingDamaged). Version 1 was the same without the CRCs; it is
+// still read, without that check.
+//
 // Frames are consecutive from 0. A reader rejects anything else. The
 // checksum block of frame c follows the inputs of the frames before c and
 // precedes the inputs of frame c, so a reader that reaches frame c has read
@@ -31,7 +39,7 @@ import (
 // block holding frame c and the next; ReplaySession accepts both.)
 const (
 	recordMagic   = "RWND"
-	recordVersion = 1
+	recordVersion = 2
 	recordBlock   = 64
 	maxRecordMeta = 1 << 16
 	maxBlockBytes = 1 << 20
@@ -58,6 +66,7 @@ type recorder struct {
 	payload  []byte
 	tmp      []byte
 	finished bool
+	crc      uint32 // CRC-32C of what was written since the last seal
 }
 
 func newRecorder(w io.Writer, cfg *resolved) (*recorder, error) {
@@ -72,8 +81,10 @@ func newRecorder(w io.Writer, cfg *resolved) (*recorder, error) {
 	h = append(h, cfg.RecordMeta...)
 	h = binary.AppendUvarint(h, uint64(len(cfg.DefaultInput)))
 	h = append(h, cfg.DefaultInput...)
-	if _, err := r.w.Write(h); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRecording, err)
+	r.write(h)
+	r.seal()
+	if r.err != nil {
+		return nil, r.err
 	}
 	return r, nil
 }
@@ -82,6 +93,7 @@ func (r *recorder) write(b []byte) {
 	if r.err != nil {
 		return
 	}
+	r.crc = crc32.Update(r.crc, castagnoli, b)
 	if _, err := r.w.Write(b); err != nil {
 		r.err = fmt.Errorf("%w: %w", ErrRecording, err)
 	}
@@ -127,6 +139,7 @@ func (r *recorder) flushInputs() {
 	r.tmp = b
 	r.write(b)
 	r.write(r.payload)
+	r.seal()
 	r.pending = r.pending[:0]
 	r.lens = r.lens[:0]
 }
@@ -182,6 +195,7 @@ func (r *recorder) checksum(c Frame, sum uint64, parts []Part) {
 	}
 	r.tmp = b
 	r.write(b)
+	r.seal()
 }
 
 func (r *recorder) close(Frame) error {
@@ -193,6 +207,7 @@ func (r *recorder) close(Frame) error {
 	b := append(r.tmp[:0], blockEnd)
 	b = binary.AppendUvarint(b, uint64(r.next))
 	r.write(b)
+	r.seal()
 	if r.err == nil {
 		if err := r.w.Flush(); err != nil {
 			r.err = fmt.Errorf("%w: %w", ErrRecording, err)

@@ -351,6 +351,7 @@ func splitRecording(t *testing.T, data []byte) ([]byte, []recBlock) {
 	}
 	skip(uv()) // meta
 	skip(uv()) // default input
+	skip(4)    // CRC
 	header := data[:len(data)-r.Len()]
 	var blocks []recBlock
 	frames := rollback.Frame(0)
@@ -375,6 +376,7 @@ func splitRecording(t *testing.T, data []byte) ([]byte, []recBlock) {
 		default:
 			t.Fatalf("unknown block kind %d", b.kind)
 		}
+		skip(4) // CRC
 		b.data = data[start : len(data)-r.Len()]
 		blocks = append(blocks, b)
 	}

@@ -29,7 +29,8 @@ type ReplayInfo struct {
 // with ReportChecksum. A checksum that differs from the recording makes the
 // next AdvanceFrame return a *MismatchError naming the differing types.
 type ReplaySession struct {
-	r        *bufio.Reader
+	r        *blockReader
+	version  byte
 	info     ReplayInfo
 	dec      wire.InputDecoder
 	base     []byte
@@ -62,7 +63,7 @@ type fileSum struct {
 // NewReplay reads the header of a recording and returns a session that plays
 // it. The reader is read as frames are needed.
 func NewReplay(r io.Reader) (*ReplaySession, error) {
-	s := &ReplaySession{r: bufio.NewReader(r)}
+	s := &ReplaySession{r: &blockReader{r: bufio.NewReader(r)}}
 	var magic [5]byte
 	if _, err := io.ReadFull(s.r, magic[:]); err != nil {
 		return nil, s.fail("header: %w", err)
@@ -70,9 +71,10 @@ func NewReplay(r io.Reader) (*ReplaySession, error) {
 	if string(magic[:4]) != recordMagic {
 		return nil, s.fail("not a rewind recording")
 	}
-	if magic[4] != recordVersion {
-		return nil, s.fail("recording version %d, this build reads %d", magic[4], recordVersion)
+	if magic[4] != recordVersion && magic[4] != 1 {
+		return nil, s.fail("recording version %d, this build reads 1 and %d", magic[4], recordVersion)
 	}
+	s.version = magic[4]
 	var vals [5]uint64
 	limits := [5]uint64{MaxPlayers, MaxInputLimit, 1000, 1 << 20, maxRecordMeta}
 	for i := range vals {
@@ -95,6 +97,9 @@ func NewReplay(r io.Reader) (*ReplaySession, error) {
 	if _, err := io.ReadFull(s.r, s.info.DefaultInput); err != nil {
 		return nil, s.fail("default input: %w", err)
 	}
+	if err := s.sealed("the header", 0); err != nil {
+		return nil, err
+	}
 	s.inputs = make([]Input, s.info.NumPlayers)
 	s.inBuf = make([]byte, 0, s.info.NumPlayers*s.info.MaxInputSize)
 	return s, nil
@@ -113,6 +118,8 @@ func (s *ReplaySession) maxRecord() int { return s.info.NumPlayers * (1 + s.info
 // readBlock reads the next block: inputs into the record buffer, checksums
 // into the pending list, or the end marker.
 func (s *ReplaySession) readBlock() error {
+	start := s.r.off
+	s.r.begin()
 	kind, err := s.r.ReadByte()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -137,6 +144,9 @@ func (s *ReplaySession) readBlock() error {
 		s.payload = s.payload[:size]
 		if _, err := io.ReadFull(s.r, s.payload); err != nil {
 			return s.fail("inputs block: %w", err)
+		}
+		if err := s.sealed(fmt.Sprintf("the inputs block of frames %d..%d", first, first+n-1), start); err != nil {
+			return err
 		}
 		if err := s.dec.Reset(s.payload, s.base, int(n), s.maxRecord()); err != nil {
 			return s.fail("inputs block: %w", err)
@@ -184,6 +194,9 @@ func (s *ReplaySession) readBlock() error {
 			}
 			fs.parts = append(fs.parts, Part{Name: string(name), Sum: binary.LittleEndian.Uint64(sb[:])})
 		}
+		if err := s.sealed(fmt.Sprintf("the checksum block of frame %d", fs.frame), start); err != nil {
+			return err
+		}
 		if i := indexSum(s.reported, fs.frame); i >= 0 {
 			s.verify(fs, s.reported[i].sum, s.reported[i].parts)
 			s.reported = slices.Delete(s.reported, i, i+1)
@@ -195,6 +208,12 @@ func (s *ReplaySession) readBlock() error {
 		s.sums = append(s.sums, fs)
 	case blockEnd:
 		n, err := bin.ReadUvarint(s.r)
+		if err == nil {
+			err = s.sealed("the end marker", start)
+		}
+		if errors.Is(err, ErrRecordingDamaged) {
+			return err
+		}
 		if err != nil || Frame(n) != s.next+Frame(len(s.lens)) {
 			return s.fail("end marker says %d frames, recording has %d", n, s.next+Frame(len(s.lens)))
 		}

@@ -54,7 +54,8 @@ func ListenUDP(ctx context.Context, addr string, cfg UDPConfig) (*UDPConn, error
 	var lc net.ListenConfig
 	pc, err := lc.ListenPacket(ctx, "udp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("transport: listen udp %s: %w", addr, err)
+		// A *net.OpError already reads "listen udp ADDR: ...".
+		return nil, fmt.Errorf("transport: %w", err)
 	}
 	uc, ok := pc.(*net.UDPConn)
 	if !ok { // cannot happen for "udp"

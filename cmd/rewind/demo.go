@@ -24,9 +24,9 @@ type demoOptions struct {
 	// Record is the file peer 0 records the match to ("" for none).
 	Record string
 	JSON   bool
-	// Drain is ignored: a match ends when every peer has confirmed its
-	// last frame (rollback.Config.EndFrame). The flag is kept so that
-	// existing scripts still run.
+	// Drain is how long a peer of "rewind peer" keeps answering the others
+	// after finishing. The in-process demo has none: a match ends when
+	// every peer has confirmed its last frame (rollback.Config.EndFrame).
 	Drain time.Duration
 	// Timeout aborts a match that does not finish (0: from Frames).
 	Timeout time.Duration
@@ -39,9 +39,11 @@ func demoFlags() (*flag.FlagSet, *demoOptions) {
 	fs := flag.NewFlagSet("rewind demo", flag.ContinueOnError)
 	fs.IntVar(&o.Peers, "peers", 2, "number of peers, one player each (1..8)")
 	fs.IntVar(&o.Frames, "frames", 600, "frames every peer plays (60 per second)")
-	fs.DurationVar(&o.Latency, "latency", 30*time.Millisecond, "one-way latency of every link")
-	fs.DurationVar(&o.Jitter, "jitter", 0, "latency jitter: each datagram gets ± up to this much")
-	fs.Float64Var(&o.Loss, "loss", 0, "probability that a datagram is lost (0..1)")
+	// The defaults make rollbacks happen (30 ms and no loss against a
+	// 2-frame input delay gave none): the demo shows the headline feature.
+	fs.DurationVar(&o.Latency, "latency", 60*time.Millisecond, "one-way latency of every link")
+	fs.DurationVar(&o.Jitter, "jitter", 20*time.Millisecond, "latency jitter: each datagram gets ± up to this much")
+	fs.Float64Var(&o.Loss, "loss", 0.05, "probability that a datagram is lost (0..1)")
 	fs.Float64Var(&o.Dup, "dup", 0, "probability that a datagram is duplicated (0..1)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the game, the bots and the link conditions")
 	fs.IntVar(&o.Spectators, "spectators", 0, "number of spectators following peer 0")
@@ -50,7 +52,6 @@ func demoFlags() (*flag.FlagSet, *demoOptions) {
 	fs.IntVar(&o.DesyncInterval, "desync-interval", 30, "frames between desync checks (0: off)")
 	fs.StringVar(&o.Record, "record", "", "record peer 0's match to `FILE` (play it with rewind replay)")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout (live stats go to stderr)")
-	fs.DurationVar(&o.Drain, "drain", 0, "ignored (kept for old scripts): a match ends once every peer confirmed every frame")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "abort a match that takes longer (0: 3x its length plus 30s)")
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")
 	fs.Usage = func() {

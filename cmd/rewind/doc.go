@@ -13,7 +13,8 @@
 // demo p2p runs every peer (and optional spectators) in one process, each
 // with its own world, rollback.P2PSession and runner.Runner, on real UDP
 // sockets. Every link between two peers goes through a transport.Proxy that
-// adds the configured latency, jitter, loss and duplication. The match ends
+// adds the configured latency, jitter, loss and duplication (by default
+// 60 ms ±20 ms and 5% loss, so that rollbacks happen). The match ends
 // (rollback.Config.EndFrame = --frames) once every peer and spectator has
 // finished it: every frame confirmed, checked for desyncs, recorded and
 // sent to the spectators. It prints live statistics once a second and a
@@ -21,8 +22,10 @@
 // "confirmed_tail", the newest state every peer confirmed, which is
 // --frames for a finished match), and exits with status 1 when the match
 // did not finish, the peers' confirmed checksums differ or a desync was
-// detected. --record FILE records peer 0's match; rewind replay FILE plays
-// it back (all --frames frames) and checks every recorded checksum.
+// detected; a legend of the summary's terms follows it (and the flags in
+// --help). --record FILE records peer 0's match; rewind replay FILE plays
+// it back (all --frames frames) and checks every recorded checksum, and
+// refuses a damaged file (a CRC-32C per block).
 //
 // peer plays one peer of the demo p2p match in this process: --listen is
 // its UDP address, --handle its player, --remote the other peers' addresses
@@ -33,7 +36,9 @@
 // prints the demo's summary
 // (--json: the same fields) plus the digest of its confirmed checksums:
 // processes that print the same digest computed the same state at every
-// frame. With --spectate HOST --players N it is a spectator of the peer at
+// frame. It exits with status 1, saying why, when a remote never
+// answered, when a peer left before the match finished (abandoned: the
+// rest was played without it) or when it was interrupted. With --spectate HOST --players N it is a spectator of the peer at
 // HOST (which lists it in --spectators) and prints the digest of the
 // states it simulated.
 //

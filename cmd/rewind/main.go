@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -8,7 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 )
 
 const usage = `rewind: rollback netcode demos and tools
@@ -117,17 +121,64 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	fs.SetOutput(stdout)
 	fs.Usage()
+	if l := legendFor(fs.Name()); l != "" {
+		fmt.Fprint(stdout, "\n"+l)
+	}
 	return 0
 }
 
 // parseFlags parses args with fs, sending flag errors and usage to stderr.
+// A duration given without a unit gets a hint instead of the flag
+// package's bare "parse error".
 func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	err := fs.Parse(args)
 	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
+	msg := out.String()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		if name, val, ok := durationParseError(fs, err); ok {
+			hint := fmt.Sprintf("a duration needs a unit, e.g. %sms or %ss", val, val)
+			if _, perr := strconv.ParseFloat(val, 64); perr != nil {
+				hint = "want a duration such as 30ms, 1.5s or 2m"
+			}
+			msg = strings.Replace(msg, "parse error", hint, 1)
+			msg = strings.Replace(msg, "-"+name+":", "--"+name+":", 1)
+		}
+	}
+	io.WriteString(stderr, msg)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			if l := legendFor(fs.Name()); l != "" {
+				fmt.Fprint(stderr, "\n"+l)
+			}
 			return err
 		}
 		return fmt.Errorf("%w: %w", errFlags, err)
 	}
 	return nil
+}
+
+// durationParseError reports whether err is the flag package's error for
+// a value of a duration flag of fs that does not parse, with the flag's
+// name and the value.
+func durationParseError(fs *flag.FlagSet, err error) (name, val string, ok bool) {
+	// flag: `invalid value "30" for flag -latency: parse error`
+	var q string
+	if _, serr := fmt.Sscanf(err.Error(), "invalid value %q for flag -%s", &q, &name); serr != nil {
+		return "", "", false
+	}
+	name = strings.TrimSuffix(name, ":")
+	f := fs.Lookup(name)
+	if f == nil {
+		return "", "", false
+	}
+	g, isGetter := f.Value.(flag.Getter)
+	if !isGetter {
+		return "", "", false
+	}
+	if _, isDur := g.Get().(time.Duration); !isDur {
+		return "", "", false
+	}
+	return name, q, true
 }

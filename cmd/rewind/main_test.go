@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +91,7 @@ func TestDemo(t *testing.T) {
 		t.Fatal("no demo metadata in the recording")
 	}
 	b[i+len("rwdemo")+3] ^= 1 // magic, version, players, NPCs, then the seed
+	resealHeader(t, b)        // a recording of another game, not a damaged one
 	bad := filepath.Join(t.TempDir(), "bad.rwnd")
 	if err := os.WriteFile(bad, b, 0o600); err != nil {
 		t.Fatal(err)
@@ -116,6 +120,11 @@ func TestUsage(t *testing.T) {
 		{[]string{"help", "demo"}, 0, "-peers"},
 		{[]string{"help", "netsim"}, 0, "-bandwidth"},
 		{[]string{"help", "demo", "server"}, 0, "-entities"},
+		// --help and help end with a legend of the summary's terms.
+		{[]string{"help", "demo"}, 0, "confirmed_tail in --json"},
+		{[]string{"demo", "--help"}, 0, "wait recommendation"},
+		{[]string{"help", "demo", "predict"}, 0, "corrections    moves of a shown entity caused by a rollback; max in arena\n                 units"},
+		{[]string{"demo", "predict", "--help"}, 0, "late           inputs that reached the server after"},
 		{[]string{"demo", "server", "--clients", "0"}, 2, "--clients 0"},
 		{[]string{"demo", "server", "--priority", "2"}, 2, "--priority 2"},
 		{[]string{"demo", "server", "extra"}, 2, "unexpected arguments"},
@@ -127,6 +136,13 @@ func TestUsage(t *testing.T) {
 		{[]string{"replay", filepath.Join(t.TempDir(), "missing")}, 1, "no such file"},
 		{[]string{"netsim"}, 2, "--target is required"},
 		{[]string{"netsim", "--target", "127.0.0.1:9", "--loss", "2"}, 2, "probabilities"},
+		// A duration without a unit says which unit to add, for every command.
+		{[]string{"demo", "--latency", "30"}, 2, `invalid value "30" for flag --latency: a duration needs a unit, e.g. 30ms`},
+		{[]string{"demo", "predict", "--jitter", "5"}, 2, "--jitter: a duration needs a unit, e.g. 5ms"},
+		{[]string{"peer", "--remote", "127.0.0.1:9", "--timeout", "fast"}, 2, "--timeout: want a duration such as 30ms"},
+		{[]string{"demo", "--peers", "x"}, 2, "-peers: parse error"},
+		// The in-process demo has no --drain (it never waited): not offered.
+		{[]string{"demo", "--drain", "1s"}, 2, "flag provided but not defined: -drain"},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer
@@ -136,12 +152,17 @@ func TestUsage(t *testing.T) {
 			t.Errorf("rewind %q: exit %d (want %d), output %q (want %q)", c.args, code, c.code, all, c.want)
 		}
 	}
+	var help bytes.Buffer
+	run(context.Background(), []string{"help", "demo"}, &help, &help)
+	if strings.Contains(help.String(), "-drain") {
+		t.Errorf("help demo offers --drain:\n%s", help.String())
+	}
 }
 
 // TestDemoOnePeer: a match of one peer (no network) still runs and checks.
 func TestDemoOnePeer(t *testing.T) {
 	var out bytes.Buffer
-	code := run(context.Background(), []string{"demo", "p2p", "--peers", "1", "--frames", "30", "--drain", "0", "--json"}, &out, io.Discard)
+	code := run(context.Background(), []string{"demo", "p2p", "--peers", "1", "--frames", "30", "--json"}, &out, io.Discard)
 	var sum demoSummary
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil || code != 0 {
 		t.Fatalf("exit %d, output %q: %v", code, out.String(), err)
@@ -231,5 +252,67 @@ func TestCompareChecksums(t *testing.T) {
 	}
 	if _, _, first := compareChecksums([][]frameSum{a}, [][]frameSum{{{2, 7}}}); first != 2 {
 		t.Fatalf("spectator mismatch at %d, want 2", first)
+	}
+}
+
+// resealHeader rewrites the CRC-32C that ends the header of recording b
+// (see rollback's recording format) after the test changed the header.
+func resealHeader(t *testing.T, b []byte) {
+	t.Helper()
+	n := 5 // magic, version
+	uv := func() uint64 {
+		v, k := binary.Uvarint(b[n:])
+		if k <= 0 {
+			t.Fatal("bad recording header")
+		}
+		n += k
+		return v
+	}
+	for range 4 {
+		uv() // players, input size, FPS, checksum interval
+	}
+	n += int(uv()) // meta
+	n += int(uv()) // default input
+	binary.LittleEndian.PutUint32(b[n:], crc32.Checksum(b[:n], crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// TestReplayDamaged: "rewind replay" of a recording with one bit flipped
+// in a block exits 1 with an error that says the file is damaged and
+// where, instead of replaying it.
+func TestReplayDamaged(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "match.rwnd")
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"demo", "--peers", "1", "--frames", "120", "--stats", "0", "--record", rec}, &out, &errOut); code != 0 {
+		t.Fatalf("demo --record: exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)*2/3] ^= 0x04
+	if err := os.WriteFile(rec, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	code := run(context.Background(), []string{"replay", rec}, &out, &errOut)
+	if msg := errOut.String(); code != 1 || !strings.Contains(msg, "rewind replay: ") || !strings.Contains(msg, "damaged") ||
+		!strings.Contains(msg, "fails its CRC-32C check") || strings.Contains(out.String(), "match") {
+		t.Errorf("replay of a damaged recording: exit %d, stdout %q, stderr %q", code, out.String(), msg)
+	}
+}
+
+// TestDemoDefaults: "rewind demo" at its defaults shows the headline
+// feature, rollbacks, and ends with OK and the legend of its terms.
+func TestDemoDefaults(t *testing.T) {
+	var out bytes.Buffer
+	code := run(context.Background(), []string{"demo", "--frames", "300", "--stats", "0"}, &out, &out)
+	s := out.String()
+	m := regexp.MustCompile(`\nrollbacks (\d+) \(`).FindStringSubmatch(s)
+	if code != 0 || m == nil || m[1] == "0" || !strings.Contains(s, "\nOK\n") {
+		t.Errorf("exit %d, want 0, OK and rollbacks:\n%s", code, s)
+	}
+	if !strings.Contains(s, "(latency 60ms ±20ms, loss 5%") || !strings.Contains(s, "Terms:\n") || !strings.Contains(s, "stalls         frames") {
+		t.Errorf("defaults or legend missing:\n%s", s)
 	}
 }

@@ -25,6 +25,7 @@ type demoPeer struct {
 	run     *runner.Runner
 	sums    []frameSum
 	remotes map[rollback.PlayerHandle]string // remote handle -> label for stats
+	names   map[netip.AddrPort]string        // remote address -> name in verdicts
 	sent    uint64                           // bytes sent at the last stats line
 }
 
@@ -76,7 +77,8 @@ func runDemo(ctx context.Context, o demoOptions, live io.Writer) (*demoSummary, 
 func (o *demoOptions) newSummary(mode string) *demoSummary {
 	return &demoSummary{
 		Mode: mode, Frames: o.Frames, Peers: o.Peers, Spectators: o.Spectators,
-		Events: map[string]int{}, Record: o.Record,
+		Events: map[string]int{}, Record: o.Record, Running: true,
+		running: map[string]bool{}, answered: map[string]map[netip.AddrPort]bool{},
 		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss, Dup: o.Dup},
 	}
 }
@@ -201,6 +203,7 @@ func (o *demoOptions) gameConfig() demo.Config {
 // h (p's own entry is unused), specs where it reaches the spectators it
 // hosts; rec, if not nil, is where p records the match.
 func (p *demoPeer) start(o *demoOptions, conn transport.PacketConn, addrs, specs []netip.AddrPort, rec io.Writer) error {
+	p.names = map[netip.AddrPort]string{}
 	cfg := rollback.Config{
 		NumPlayers: o.Peers, InputDelay: o.InputDelay, DesyncInterval: o.DesyncInterval,
 		MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(p.idx) + 1, EndFrame: o.Frames,
@@ -210,6 +213,7 @@ func (p *demoPeer) start(o *demoOptions, conn transport.PacketConn, addrs, specs
 		if j != p.idx {
 			pl.Kind, pl.Addr = rollback.Remote, addrs[j]
 			p.remotes[pl.Handle] = fmt.Sprintf("p%d", j)
+			p.names[addrs[j]] = fmt.Sprintf("peer %d at %v", j, addrs[j])
 		}
 		cfg.Players = append(cfg.Players, pl)
 	}
@@ -217,6 +221,7 @@ func (p *demoPeer) start(o *demoOptions, conn transport.PacketConn, addrs, specs
 		h := rollback.PlayerHandle(o.Peers + k)
 		cfg.Players = append(cfg.Players, rollback.Player{Handle: h, Kind: rollback.Spectator, Addr: a})
 		p.remotes[h] = fmt.Sprintf("s%d", k)
+		p.names[a] = fmt.Sprintf("spectator %d at %v", k, a)
 	}
 	gcfg := o.gameConfig()
 	if rec != nil {
@@ -245,14 +250,14 @@ func (m *match) play(ctx context.Context, sum *demoSummary, live io.Writer) (tim
 	return m.loop(ctx, sum, live, func(_ time.Time, dt time.Duration) (bool, error) {
 		done := true
 		for _, p := range m.peers {
-			finished, err := advance(p.run, dt, fmt.Sprintf("peer %d", p.idx), sum, live)
+			finished, err := advance(p.run, dt, fmt.Sprintf("peer %d", p.idx), p.names, sum, live)
 			if err != nil {
 				return false, err
 			}
 			done = done && finished
 		}
 		for k, s := range m.specs {
-			finished, err := advance(s.run, dt, fmt.Sprintf("spectator %d", k), sum, live)
+			finished, err := advance(s.run, dt, fmt.Sprintf("spectator %d", k), nil, sum, live)
 			if err != nil {
 				return false, err
 			}
@@ -264,8 +269,9 @@ func (m *match) play(ctx context.Context, sum *demoSummary, live io.Writer) (tim
 
 // advance updates run by dt, or once it is finished only polls its session
 // (keep answering: the others may not know yet), and counts the session's
-// events as who's. It reports whether run was finished before this call.
-func advance(run *runner.Runner, dt time.Duration, who string, sum *demoSummary, live io.Writer) (bool, error) {
+// events as who's (names labels its remotes). It reports whether run was
+// finished before this call.
+func advance(run *runner.Runner, dt time.Duration, who string, names map[netip.AddrPort]string, sum *demoSummary, live io.Writer) (bool, error) {
 	finished := run.Finished()
 	if !finished {
 		if _, err := run.Update(dt); err != nil {
@@ -275,7 +281,7 @@ func advance(run *runner.Runner, dt time.Duration, who string, sum *demoSummary,
 		run.Session().Poll()
 	}
 	for _, ev := range run.Session().Events() {
-		sum.event(live, who, ev)
+		sum.event(live, who, ev, run, names)
 	}
 	return finished, nil
 }

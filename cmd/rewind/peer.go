@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -172,7 +173,14 @@ func (r *peerResult) ok() bool {
 
 func (r *peerResult) print(w io.Writer) {
 	r.demoSummary.print(w)
-	fmt.Fprintf(w, "digest %s over frames 0..%d (compare with the other peers)\n", r.Digest, r.DigestFrames-1)
+	switch {
+	case r.DigestFrames == 0:
+		fmt.Fprintln(w, "no digest: no frame confirmed")
+	case !r.ok():
+		fmt.Fprintf(w, "digest %s over frames 0..%d, of a match that did not finish properly\n", r.Digest, r.DigestFrames-1)
+	default:
+		fmt.Fprintf(w, "digest %s over frames 0..%d (compare with the other peers)\n", r.Digest, r.DigestFrames-1)
+	}
 }
 
 // digest folds the consecutive confirmed checksums from frame 0 (see
@@ -196,9 +204,11 @@ func digest(sums []frameSum) (string, int) {
 // runPeer plays this process's peer until the match is finished, answers
 // the other peers for o.Drain more, and returns the summary.
 func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
+	// The socket outlives an interruption (ctx) until the session has told
+	// the other peers that this one leaves (m.close).
+	sock, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel() // closes the socket
-	udp, conn, err := o.listen(ctx)
+	udp, conn, err := o.listen(sock)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +222,8 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 		return nil, err
 	}
 	sum := o.newSummary("peer")
-	elapsed, err := m.playOne(ctx, p.run, fmt.Sprintf("peer %d", p.idx), sum, live)
+	sum.Remote = true
+	elapsed, err := m.playOne(ctx, p.run, fmt.Sprintf("peer %d", p.idx), p.names, sum, live)
 	if err != nil {
 		return nil, err
 	}
@@ -227,10 +238,27 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 // playOne runs the one peer or spectator of m until the match is finished (the
 // session's EndFrame is o.Frames: every state 0..o.Frames confirmed and
 // checked on every peer) and o.Drain has passed since, or until the
-// timeout, or until ctx is done. It returns the time played.
-func (m *match) playOne(ctx context.Context, run *runner.Runner, who string, sum *demoSummary, live io.Writer) (time.Duration, error) {
+// timeout, or until ctx is done. It returns the time played. names labels
+// the remotes; while some have not answered after waitNote, it says so
+// once.
+func (m *match) playOne(ctx context.Context, run *runner.Runner, who string, names map[netip.AddrPort]string, sum *demoSummary, live io.Writer) (time.Duration, error) {
 	var doneAt time.Time
+	noteAt := time.Now().Add(waitNote)
 	return m.loop(ctx, sum, live, func(now time.Time, dt time.Duration) (bool, error) {
+		if !noteAt.IsZero() && now.After(noteAt) {
+			noteAt = time.Time{}
+			if !sum.running[who] {
+				var silent []string
+				for _, a := range slices.SortedFunc(maps.Keys(names), netip.AddrPort.Compare) {
+					if !sum.answered[who][a] {
+						silent = append(silent, names[a])
+					}
+				}
+				if len(silent) > 0 {
+					fmt.Fprintf(live, "%s: still waiting for %s to answer: start it, with %v in its --remote\n", who, strings.Join(silent, ", "), m.listenAddr())
+				}
+			}
+		}
 		// Once finished the runner only polls: the other peers may not know
 		// yet that we are done.
 		if _, err := run.Update(dt); err != nil {
@@ -240,10 +268,28 @@ func (m *match) playOne(ctx context.Context, run *runner.Runner, who string, sum
 			doneAt = now
 		}
 		for _, ev := range run.Session().Events() {
-			sum.event(live, who, ev)
+			sum.event(live, who, ev, run, names)
+		}
+		if len(sum.Abandoned) > 0 && !sum.running[who] {
+			return true, nil // left during the handshake: the match cannot start
 		}
 		return !doneAt.IsZero() && now.Sub(doneAt) >= m.o.Drain, nil
 	})
+}
+
+// waitNote is how long a peer waits for its remotes before saying which
+// have not answered.
+const waitNote = 5 * time.Second
+
+// listenAddr is the address of this process's socket.
+func (m *match) listenAddr() string {
+	switch {
+	case len(m.peers) > 0:
+		return m.peers[0].conn.LocalAddr().String()
+	case len(m.specs) > 0:
+		return m.specs[0].conn.LocalAddr().String()
+	}
+	return ""
 }
 
 // listen opens this process's UDP socket and, with link conditions, the
@@ -264,9 +310,9 @@ func (o *peerOptions) listen(ctx context.Context) (*transport.UDPConn, transport
 // digest of the states 0..o.Frames it simulated, comparable with the
 // peers'.
 func runSpectator(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // closes the socket
-	udp, conn, err := o.listen(ctx)
+	sock, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel() // closes the socket, after the session is closed
+	udp, conn, err := o.listen(sock)
 	if err != nil {
 		return nil, err
 	}
@@ -299,11 +345,13 @@ func runSpectator(ctx context.Context, o peerOptions, live io.Writer) (*peerResu
 		return nil, err
 	}
 	sum := o.newSummary("spectator")
-	sum.Spectators = 1
-	elapsed, err := m.playOne(ctx, s.run, "spectator", sum, live)
+	sum.Spectators, sum.Remote = 1, true
+	names := map[netip.AddrPort]string{o.Host: fmt.Sprintf("the host at %v", o.Host)}
+	elapsed, err := m.playOne(ctx, s.run, "spectator", names, sum, live)
 	if err != nil {
 		return nil, err
 	}
+	sum.started("spectator", names)
 	frame := int(s.sess.CurrentFrame())
 	sum.DurationSec = round3(elapsed.Seconds())
 	sum.FramesReached, sum.Finished = frame >= o.Frames, s.run.Finished()

@@ -159,6 +159,9 @@ func (d *predictDemo) settle(pc *predictClient) {
 		ts := pc.tl.Stats()
 		pc.at1s = settledBase{set: true, snaps: ss.SnapsAhead + ss.SnapsBack, late: is.Late, miss: is.Missing,
 			spawns: ts.PredictedSpawns, refused: ts.PredictedSpawnsRefused, serverTick: d.tick}
+		own := uint64(pc.rc.ID())
+		pc.at1s.ownShots = pc.game.FiredShots(own)
+		pc.at1s.ownRef, _ = pc.game.RefusedShots(own)
 		return
 	}
 	lead := pc.tl.Now().Sub(d.tick)

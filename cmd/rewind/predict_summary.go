@@ -75,6 +75,9 @@ type predictSummary struct {
 	OwnShots           uint64  `json:"own_shots"`
 	OwnShotsRefused    uint64  `json:"own_shots_refused"`
 	OwnShotsRefusedPct float64 `json:"own_shots_refused_pct"`
+	// SettledOwnShotsRefusedPct is OwnShotsRefusedPct after the first
+	// second (the catch-up of the start sends inputs late).
+	SettledOwnShotsRefusedPct float64 `json:"own_shots_refused_after_1s_pct"`
 	// PredictedSpawns counts the bullets the clients' simulations fired
 	// as predicted spawns (their own, and the other ships' with --others
 	// predict); PredictedSpawnsMatched those a server bullet with the
@@ -243,7 +246,7 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 		elapsed = end.Sub(start).Seconds()
 	}
 	sum.Converged = true
-	var rate, udp, in, aheadSum, aheadN, spawns, refused float64
+	var rate, udp, in, aheadSum, aheadN, spawns, refused, settledOwn, settledOwnRef float64
 	var leads []int32
 	for _, pc := range d.clients {
 		st := pc.tl.Stats()
@@ -287,6 +290,9 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 			sum.SettledInputs += uint64(d.tick.Sub(b.serverTick))
 			spawns += float64(st.PredictedSpawns - b.spawns)
 			refused += float64(st.PredictedSpawnsRefused - b.refused)
+			ownRef, _ := pc.game.RefusedShots(uint64(pc.rc.ID()))
+			settledOwn += float64(pc.game.FiredShots(uint64(pc.rc.ID())) - b.ownShots)
+			settledOwnRef += float64(ownRef - b.ownRef)
 		}
 		own := uint64(pc.rc.ID())
 		cs.OwnShots = pc.game.FiredShots(own)
@@ -367,6 +373,9 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 	if sum.OwnShots > 0 {
 		sum.OwnShotsRefusedPct = round3(100 * float64(sum.OwnShotsRefused) / float64(sum.OwnShots))
 	}
+	if settledOwn > 0 {
+		sum.SettledOwnShotsRefusedPct = round3(100 * settledOwnRef / settledOwn)
+	}
 	if tk, ok := d.commonTick(); ok {
 		sum.ConvergedTick = uint32(tk)
 	} else if sum.Converged {
@@ -381,16 +390,21 @@ func (s *predictSummary) print(w io.Writer) {
 		s.Clients, s.Ticks, s.ServerTicks, s.DurationSec, s.Others, s.Link.LatencyMS, s.Link.JitterMS, 100*s.Link.Loss)
 	for i, c := range s.ClientStats {
 		state := "converged"
-		if !c.Converged {
+		if s.Interrupted {
+			state = "not compared"
+		} else if !c.Converged {
 			state = "DIFFERENT"
 		}
-		fmt.Fprintf(w, "  client %d: rtt %.0fms, ahead %.1f ticks, %d rollbacks (%d resimulated), %d mispredictions, %d corrections (max %d), inputs %d late %d missing, %.0f B/s down, %.0f B/s inputs, %d ticks compared (last %d), %s\n",
-			i, c.RTTMS, c.AheadTicks, c.Rollbacks, c.ResimulatedTicks, c.Mispredictions, c.Corrections, c.MaxCorrection,
+		fmt.Fprintf(w, "  client %d: rtt %.0fms, lead %d..%d (min %d, %d snaps after 1s), ahead %.1f ticks, %d rollbacks (%d resimulated), %d mispredictions, %d corrections (max %d), inputs %d late %d missing, %.0f B/s down, %.0f B/s inputs, %d ticks compared (last %d), %s\n",
+			i, c.RTTMS, c.Lead.P10, c.Lead.P90, c.Lead.Min, c.SnapsSettled, c.AheadTicks, c.Rollbacks, c.ResimulatedTicks, c.Mispredictions, c.Corrections, c.MaxCorrection,
 			c.LateInputs, c.MissingInputs, c.BytesPerSec, c.InputBytesPerSec, c.CheckedTicks, c.LastChecked, state)
 	}
 	fmt.Fprintf(w, "%d bullets fired; predicted on the clients %d (%d matched, %d dropped, %d refused; %d bullet-ticks unconfirmed), %d server bullets unpredicted\n",
 		s.BulletsFired, s.PredictedSpawns, s.PredictedSpawnsMatched, s.PredictedSpawnsDropped, s.PredictedSpawnsRefused, s.UnconfirmedBulletTicks, s.ServerSpawnsUnpredicted)
 	fmt.Fprintf(w, "%d range faults, %d late values superseded, %d resyncs\n", s.RangeFaults, s.Superseded, s.Resyncs)
+	fmt.Fprintf(w, "after the first second: lead over the server %d..%d ticks (p10..p90, min %d, max %d), %d snaps, inputs %d late %d missing of %d (%.2f%%), own shots refused %.2f%% (all run: %d of %d)\n",
+		s.Lead.P10, s.Lead.P90, s.Lead.Min, s.Lead.Max, s.SnapsSettled, s.SettledLate, s.SettledMissing, s.SettledInputs, s.SettledMissingPct,
+		s.SettledOwnShotsRefusedPct, s.OwnShotsRefused, s.OwnShots)
 	fmt.Fprintf(w, "%.0f B/s per client down (%.0f B/s UDP), %.0f B/s inputs up\n",
 		s.BytesPerSecPerClient, s.UDPBytesPerSecPerClient, s.InputBytesPerSecPerClient)
 	for _, e := range s.Events {
@@ -399,7 +413,9 @@ func (s *predictSummary) print(w io.Writer) {
 	if s.ChecksumsChecked > 0 {
 		fmt.Fprintf(w, "desync detection: %d checksum reports checked, %d desyncs\n", s.ChecksumsChecked, s.Desyncs)
 	}
-	if s.Converged {
+	if s.Interrupted {
+		fmt.Fprintln(w, "confirmed state: not compared (interrupted)")
+	} else if s.Converged {
 		fmt.Fprintf(w, "confirmed state: EQUAL to the server's on every client at every complete tick compared (%d; all at tick %d)\n", s.CheckedTicks, s.ConvergedTick)
 	} else {
 		fmt.Fprintf(w, "confirmed state: DIFFERENT: %s\n", s.FirstDifference)

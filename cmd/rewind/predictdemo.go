@@ -20,7 +20,11 @@ type predictOptions struct {
 	Clients, Ticks  int
 	Latency, Jitter time.Duration
 	Loss            float64
-	Seed            uint64
+	// Internet is the "internet" preset: an ordinary path of 150 ms
+	// RTT (Latency 75 ms, Jitter 20 ms, Loss 10%), for the flags of
+	// those not given.
+	Internet bool
+	Seed     uint64
 	// Others is how a client shows the other players' ships: "predict"
 	// (simulated with their forwarded inputs) or "interpolate".
 	Others     string
@@ -63,6 +67,7 @@ func predictFlags() (*flag.FlagSet, *predictOptions) {
 	fs.DurationVar(&o.Latency, "latency", 30*time.Millisecond, "one-way latency of every client's link")
 	fs.DurationVar(&o.Jitter, "jitter", 5*time.Millisecond, "latency jitter: each datagram gets ± up to this much")
 	fs.Float64Var(&o.Loss, "loss", 0, "probability that a datagram is lost (0..1)")
+	fs.BoolVar(&o.Internet, "internet", false, "an ordinary internet path: --latency 75ms --jitter 20ms --loss 0.1 (150 ms RTT), for those of the three not given")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the bots and the link conditions")
 	fs.StringVar(&o.Others, "others", "predict", "how clients show the other ships: predict (with their forwarded inputs, their bullets fired at once too) or interpolate (their bullets arrive from the server)")
 	fs.IntVar(&o.InputDelay, "input-delay", 0, "ticks by which clients apply their own input late")
@@ -90,6 +95,33 @@ Flags:
 		fs.PrintDefaults()
 	}
 	return fs, o
+}
+
+// Internet preset: a path of 150 ms RTT, 20 ms of jitter and 10% loss
+// each way, what a player on an ordinary connection far from the server
+// has (issue 20's test path).
+const (
+	internetLatency = 75 * time.Millisecond
+	internetJitter  = 20 * time.Millisecond
+	internetLoss    = 0.1
+)
+
+// preset applies --internet to the link flags not given.
+func (o *predictOptions) preset(fs *flag.FlagSet) {
+	if !o.Internet {
+		return
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["latency"] {
+		o.Latency = internetLatency
+	}
+	if !set["jitter"] {
+		o.Jitter = internetJitter
+	}
+	if !set["loss"] {
+		o.Loss = internetLoss
+	}
 }
 
 func (o *predictOptions) check() error {
@@ -121,6 +153,7 @@ func predictCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if fs.NArg() > 0 {
 		return usageError("unexpected arguments %q", fs.Args())
 	}
+	o.preset(fs)
 	if err := o.check(); err != nil {
 		return err
 	}
@@ -179,6 +212,7 @@ type settledBase struct {
 	snaps              uint64
 	inputs, late, miss uint64
 	spawns, refused    uint64
+	ownShots, ownRef   uint64
 	serverTick         tick.Tick
 }
 

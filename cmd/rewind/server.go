@@ -40,6 +40,11 @@ type serverOptions struct {
 	// client that received nothing for this long asks for a resync when
 	// traffic resumes (0: never).
 	ResyncAfter time.Duration
+
+	// stall, for tests, stops the whole loop (server and clients) for this
+	// long before simulation tick stallAt, as a loaded machine does.
+	stall   time.Duration
+	stallAt int
 }
 
 // Limits of the server demo's flags.
@@ -172,7 +177,42 @@ type serverDemo struct {
 	echoes    []demo.Echo                     // broadcast by the server, in order
 	pingsSeen map[replicate.ClientID][]uint32 // received by the server, per client
 	events    []string
-	resyncs   []string // the reasons of the resyncs sent, in order
+	resyncs   []string  // the reasons of the resyncs sent, in order
+	clock     loopClock // the clients' clock
+}
+
+// loopClock is the clients' clock (ClientConfig.Now): wall time, except
+// that it advances by at most maxLoopStep from one server tick to the
+// next. The server and every client run in one loop, so when the loop
+// stalls (a loaded machine, a long GC) the server sends nothing and no
+// client listens: a client must not take that for a network interruption
+// (ResyncAfterSilence) and ask for a resync. A real one, such as
+// --disrupt's cut, happens while the loop runs and is measured in full.
+type loopClock struct {
+	last, at time.Time
+}
+
+// maxLoopStep is the most loopClock advances per tick: far above a tick
+// (17 ms), far below any ResyncAfterSilence worth setting.
+const maxLoopStep = 100 * time.Millisecond
+
+// advance moves the clock to now, by at most maxLoopStep.
+func (c *loopClock) advance() {
+	real := time.Now()
+	if c.last.IsZero() {
+		c.at = real
+	} else {
+		c.at = c.at.Add(min(real.Sub(c.last), maxLoopStep))
+	}
+	c.last = real
+}
+
+// now is the clock's time.
+func (c *loopClock) now() time.Time {
+	if c.at.IsZero() {
+		c.advance()
+	}
+	return c.at
 }
 
 // runServerDemo runs a server demo as configured and returns its summary.
@@ -220,7 +260,8 @@ func (d *serverDemo) start(ctx context.Context) error {
 		if dc.proto, err = newDemoProtocol(); err != nil {
 			return err
 		}
-		ccfg := replicate.ClientConfig{World: dc.world, Protocol: dc.proto.Protocol, ResyncAfterSilence: o.ResyncAfter}
+		ccfg := replicate.ClientConfig{World: dc.world, Protocol: dc.proto.Protocol, ResyncAfterSilence: o.ResyncAfter,
+			Now: d.clock.now}
 		if dc.rc, err = replicate.NewClient(ccfg); err != nil {
 			return err
 		}
@@ -289,6 +330,9 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 
 	// Simulate.
 	for k := range o.Ticks {
+		if o.stall > 0 && k == o.stallAt {
+			time.Sleep(o.stall) // the scenario of a test: not synchronisation
+		}
 		if err := d.tick(live, true, k); err != nil {
 			return err
 		}
@@ -324,6 +368,7 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 // are echoed in this frame; the arena steps (simulation tick k); its send
 // phase replicates the values after the step with the echoes.
 func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
+	d.clock.advance()
 	if sim && d.o.PingEvery > 0 {
 		for _, dc := range d.clients {
 			if (k+dc.idx*7)%d.o.PingEvery != 0 || dc.rc.State() != replicate.Connected {
@@ -363,10 +408,10 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 	d.ticks++
 	for _, ev := range d.srv.Events() {
 		if ev.Kind == replicate.ClientResync {
-			d.resyncs = append(d.resyncs, fmt.Sprintf("client %d (%v): %s", d.index(ev.Client), ev.Resync, ev.Reason))
+			d.resyncs = append(d.resyncs, fmt.Sprintf("%s (%v): %s", d.label(ev.Client), ev.Resync, ev.Reason))
 		}
 		if ev.Kind != replicate.ClientConnected {
-			d.note(live, &d.events, fmt.Sprintf("server: client %d %v: %s", ev.Client, ev.Kind, ev.Reason))
+			d.note(live, &d.events, fmt.Sprintf("server: %s %v: %s", d.label(ev.Client), ev.Kind, ev.Reason))
 		}
 	}
 	for _, dc := range d.clients {
@@ -391,14 +436,16 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 	return nil
 }
 
-// index is the demo's index of client id (-1: unknown).
-func (d *serverDemo) index(id replicate.ClientID) int {
+// label names client id as the rest of the demo's output does: by the
+// demo's index ("client 2"), or by the server's id while it is not known
+// yet ("client id 7").
+func (d *serverDemo) label(id replicate.ClientID) string {
 	for _, dc := range d.clients {
-		if dc.id == id {
-			return dc.idx
+		if id != 0 && (dc.id == id || dc.rc.ID() == id) {
+			return fmt.Sprintf("client %d", dc.idx)
 		}
 	}
-	return -1
+	return fmt.Sprintf("client id %d", id)
 }
 
 // note records a notable event and prints it.
@@ -407,21 +454,7 @@ func (d *serverDemo) note(live io.Writer, to *[]string, s string) {
 	fmt.Fprintln(live, s)
 }
 
-func clientEventName(k replicate.ClientEventKind) string {
-	switch k {
-	case replicate.EventConnected:
-		return "connected"
-	case replicate.EventRejected:
-		return "rejected"
-	case replicate.EventDisconnected:
-		return "disconnected"
-	case replicate.EventDesync:
-		return "desync"
-	case replicate.EventResync:
-		return "resync"
-	}
-	return fmt.Sprintf("event %d", k)
-}
+func clientEventName(k replicate.ClientEventKind) string { return k.String() }
 
 func (d *serverDemo) allConnected() bool {
 	for _, dc := range d.clients {

@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/rewindgo/rewind/rollback"
+	"github.com/rewindgo/rewind/rollback/runner"
 )
 
 // demoSummary is the result of a demo match (the JSON printed with --json).
@@ -54,9 +57,28 @@ type demoSummary struct {
 	Interrupted        bool           `json:"interrupted,omitempty"`
 	DesyncEvents       []string       `json:"desync_events,omitempty"`
 	DisconnectEvents   []string       `json:"disconnect_events,omitempty"`
+	// Running: every peer's session synchronized with every other and
+	// started the match; NeverAnswered names the remotes a peer never heard
+	// from when the match did not start.
+	Running       bool     `json:"running"`
+	NeverAnswered []string `json:"never_answered,omitempty"`
+	// Abandoned names the peers that left before the match finished (a
+	// disconnection seen by a peer whose session had not finished): the
+	// rest of the match was played without their inputs, so no one can
+	// reproduce it.
+	Abandoned []string `json:"abandoned,omitempty"`
+	// Remote: this summary describes one process of a match played across
+	// processes (rewind peer): its checksums are compared with no one here,
+	// only through the digest.
+	Remote bool `json:"-"`
 
 	// Each peer's and spectator's confirmed checksums, compared by finish.
 	checksums, specSums [][]frameSum
+	// running and answered record, per peer or spectator ("peer 0"), its
+	// session's EventRunning and the remotes it heard from during the
+	// handshake.
+	running  map[string]bool
+	answered map[string]map[netip.AddrPort]bool
 }
 
 type frameSum struct {
@@ -72,6 +94,8 @@ type linkSummary struct {
 }
 
 type peerSummary struct {
+	// Handle is the peer's player handle.
+	Handle          int                `json:"handle"`
 	Frame           int                `json:"frame"`
 	Confirmed       int                `json:"confirmed"`
 	Rollbacks       int                `json:"rollbacks"`
@@ -86,15 +110,16 @@ type peerSummary struct {
 }
 
 func (s *demoSummary) ok() bool {
-	return s.FramesReached && s.Finished && s.ChecksumsEqual && s.Desyncs == 0 && !s.Interrupted
+	return s.Running && s.FramesReached && s.Finished && s.ChecksumsEqual && s.Desyncs == 0 &&
+		!s.Interrupted && len(s.Abandoned) == 0
 }
 
 func (s *demoSummary) print(w io.Writer) {
 	fmt.Fprintf(w, "\n%d peers, %d spectators, %d frames in %.1fs (latency %vms ±%vms, loss %.0f%%, dup %.0f%%)\n",
 		s.Peers, s.Spectators, s.Frames, s.DurationSec, s.Link.LatencyMS, s.Link.JitterMS, 100*s.Link.Loss, 100*s.Link.Dup)
-	for i, p := range s.PeerStats {
+	for _, p := range s.PeerStats {
 		fmt.Fprintf(w, "  peer %d: frame %d, confirmed %d, %d rollbacks (max %d frames), %d stalls, %.0f B/s sent%s\n",
-			i, p.Frame, p.Confirmed, p.Rollbacks, p.MaxRollback, p.Stalls, p.BytesPerSec, pingString(p.PingMS))
+			p.Handle, p.Frame, p.Confirmed, p.Rollbacks, p.MaxRollback, p.Stalls, p.BytesPerSec, pingString(p.PingMS))
 	}
 	for i, f := range s.SpectatorFrames {
 		fmt.Fprintf(w, "  spectator %d: frame %d\n", i, f)
@@ -102,18 +127,7 @@ func (s *demoSummary) print(w io.Writer) {
 	fmt.Fprintf(w, "rollbacks %d (%d frames re-simulated, longest %d), stalls %d, %.0f B/s per peer\n",
 		s.Rollbacks, s.RollbackFrames, s.MaxRollback, s.Stalls, s.BytesPerSecPerPeer)
 	fmt.Fprintf(w, "events: %s\n", eventsString(s.Events))
-	verdict := "EQUAL"
-	if !s.ChecksumsEqual {
-		verdict = "DIFFERENT"
-		if s.FirstMismatchFrame != nil {
-			verdict += fmt.Sprintf(" (first at frame %d)", *s.FirstMismatchFrame)
-		}
-	}
-	fmt.Fprintf(w, "confirmed checksums: %s over %d frames (states 0..%d)", verdict, s.CheckedFrames, s.ConfirmedTail)
-	if s.Spectators > 0 {
-		fmt.Fprintf(w, " (%d spectator frames)", s.SpectatorChecked)
-	}
-	fmt.Fprintf(w, "; desyncs %d\n", s.Desyncs)
+	fmt.Fprintf(w, "confirmed checksums: %s; desyncs %d\n", s.checksumVerdict(), s.Desyncs)
 	for _, d := range s.DesyncEvents {
 		fmt.Fprintf(w, "  %s\n", d)
 	}
@@ -123,6 +137,14 @@ func (s *demoSummary) print(w io.Writer) {
 	switch {
 	case s.Interrupted:
 		fmt.Fprintln(w, "INTERRUPTED")
+	case len(s.Abandoned) > 0 && !s.Running:
+		fmt.Fprintf(w, "ABANDONED: %s, before the match started\n", strings.Join(s.Abandoned, "; "))
+	case len(s.Abandoned) > 0:
+		fmt.Fprintf(w, "ABANDONED: %s; the rest was played without them, so the result is nobody's\n", strings.Join(s.Abandoned, "; "))
+	case !s.Running && len(s.NeverAnswered) > 0:
+		fmt.Fprintf(w, "FAILED: no match: %s never answered (is it running, with this peer's address in its --remote?)\n", strings.Join(s.NeverAnswered, ", "))
+	case !s.Running:
+		fmt.Fprintln(w, "FAILED: the match never started")
 	case !s.FramesReached:
 		fmt.Fprintln(w, "FAILED: not every peer reached the last frame")
 	case !s.Finished:
@@ -132,6 +154,38 @@ func (s *demoSummary) print(w io.Writer) {
 	default:
 		fmt.Fprintln(w, "OK")
 	}
+}
+
+// checksumVerdict says what the comparison of the confirmed checksums
+// found, or why there was none.
+func (s *demoSummary) checksumVerdict() string {
+	switch {
+	case s.Interrupted && s.Remote:
+		return "not compared (interrupted)"
+	case s.Remote && s.CheckedFrames == 0:
+		return "none (no frame confirmed)"
+	case s.Remote:
+		// One process of a match across processes: the digest is the
+		// comparison, made by whoever reads every peer's.
+		return fmt.Sprintf("%d frames (states 0..%d), compare the digest with the other peers'", s.CheckedFrames, s.ConfirmedTail)
+	case s.CheckedFrames == 0:
+		return "not compared (no frame confirmed)"
+	}
+	v := "EQUAL"
+	if !s.ChecksumsEqual {
+		v = "DIFFERENT"
+		if s.FirstMismatchFrame != nil {
+			v += fmt.Sprintf(" (first at frame %d)", *s.FirstMismatchFrame)
+		}
+	}
+	v += fmt.Sprintf(" over %d frames (states 0..%d)", s.CheckedFrames, s.ConfirmedTail)
+	if s.Interrupted {
+		v += " before the interruption"
+	}
+	if s.Spectators > 0 {
+		v += fmt.Sprintf(" (%d spectator frames)", s.SpectatorChecked)
+	}
+	return v
 }
 
 func pingString(m map[string]float64) string {
@@ -173,18 +227,62 @@ func ms(d time.Duration) float64 { return round3(float64(d) / float64(time.Milli
 // round3 rounds x to three decimals, for readable output.
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
-// event counts ev and reports the notable ones.
-func (s *demoSummary) event(live io.Writer, who string, ev rollback.Event) {
+// event counts ev, an event of run's session (who's), and reports the
+// notable ones. names labels the remote addresses of a peer (nil for a
+// spectator). A disconnection after run finished is how a match ends (the
+// others close their sessions); one before is an abandoned match.
+func (s *demoSummary) event(live io.Writer, who string, ev rollback.Event, run *runner.Runner, names map[netip.AddrPort]string) {
 	s.Events[ev.Kind.String()]++
 	switch ev.Kind {
 	case rollback.EventDesyncDetected:
 		s.DesyncEvents = append(s.DesyncEvents, who+": "+ev.String())
 	case rollback.EventDisconnected:
+		name := ev.Addr.String()
+		if n, ok := names[ev.Addr]; ok {
+			name = n
+		}
+		if s.answered[who] == nil {
+			s.answered[who] = map[netip.AddrPort]bool{}
+		}
+		s.answered[who][ev.Addr] = true
+		if run.Finished() {
+			fmt.Fprintf(live, "%s: %s left after the match ended\n", who, name)
+			return
+		}
+		left := fmt.Sprintf("%s left at frame %d", name, run.Session().CurrentFrame())
+		if ev.Reason != "the peer disconnected us" { // it did not say goodbye
+			left = fmt.Sprintf("%s was lost at frame %d (%s)", name, run.Session().CurrentFrame(), ev.Reason)
+		}
+		s.Abandoned = append(s.Abandoned, left)
 		s.DisconnectEvents = append(s.DisconnectEvents, who+": "+ev.String())
-	case rollback.EventSynchronizing, rollback.EventSynchronized, rollback.EventWaitRecommendation:
+		fmt.Fprintf(live, "%s: %s; the match is abandoned\n", who, left)
 		return
+	case rollback.EventSynchronizing, rollback.EventSynchronized:
+		if s.answered[who] == nil {
+			s.answered[who] = map[netip.AddrPort]bool{}
+		}
+		s.answered[who][ev.Addr] = true
+		return
+	case rollback.EventWaitRecommendation:
+		return
+	case rollback.EventRunning:
+		s.running[who] = true
 	}
 	fmt.Fprintf(live, "%s: %v\n", who, ev)
+}
+
+// started records whether who's session started the match, and which of
+// its remotes (names) never answered if it did not.
+func (s *demoSummary) started(who string, names map[netip.AddrPort]string) {
+	if s.running[who] || len(names) == 0 { // a lone peer has no one to wait for
+		return
+	}
+	s.Running = false
+	for _, a := range slices.SortedFunc(maps.Keys(names), netip.AddrPort.Compare) {
+		if !s.answered[who][a] && !slices.Contains(s.NeverAnswered, names[a]) {
+			s.NeverAnswered = append(s.NeverAnswered, names[a])
+		}
+	}
 }
 
 // finish fills the summary from the peers' final state and compares their
@@ -199,7 +297,7 @@ func (s *demoSummary) finish(peers []*demoPeer, specs []*demoSpectator, elapsed 
 		st := p.sess.Stats()
 		ts := p.conn.Stats()
 		ps := peerSummary{
-			Frame: int(st.Frame), Confirmed: int(st.Confirmed), Rollbacks: st.Rollbacks, MaxRollback: st.MaxRollback,
+			Handle: p.idx, Frame: int(st.Frame), Confirmed: int(st.Confirmed), Rollbacks: st.Rollbacks, MaxRollback: st.MaxRollback,
 			Stalls: st.Stalls, Desyncs: st.Desyncs, BytesSent: ts.BytesSent, BytesReceived: ts.BytesReceived,
 			BytesPerSec: round3(float64(ts.BytesSent) / elapsed.Seconds()), PingMS: pings(p), ConfirmedFrames: len(p.sums),
 		}
@@ -214,6 +312,7 @@ func (s *demoSummary) finish(peers []*demoPeer, specs []*demoSpectator, elapsed 
 			s.FramesReached = false
 		}
 		s.Finished = s.Finished && p.run.Finished()
+		s.started(fmt.Sprintf("peer %d", p.idx), p.names)
 		tail := -1
 		if n := len(p.sums); n > 0 {
 			tail = int(p.sums[n-1].frame)
@@ -222,8 +321,9 @@ func (s *demoSummary) finish(peers []*demoPeer, specs []*demoSpectator, elapsed 
 		s.checksums = append(s.checksums, p.sums)
 	}
 	s.BytesPerSecPerPeer = round3(rate / float64(len(peers)))
-	for _, sp := range specs {
+	for k, sp := range specs {
 		s.Finished = s.Finished && sp.run.Finished()
+		s.started(fmt.Sprintf("spectator %d", k), nil)
 		s.SpectatorFrames = append(s.SpectatorFrames, int(sp.sess.CurrentFrame()))
 		s.specSums = append(s.specSums, sp.sums)
 	}
@@ -305,6 +405,7 @@ func report(w io.Writer, asJSON bool, sum summaryReport) error {
 		}
 	} else {
 		sum.print(w)
+		printLegend(w, sum)
 	}
 	if !sum.ok() {
 		return errFailed

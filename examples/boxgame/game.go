@@ -15,20 +15,42 @@ import (
 	"github.com/hajimehoshi/ebiten/v2/vector"
 
 	"github.com/rewindgo/rewind/examples/boxgame/sim"
+	"github.com/rewindgo/rewind/rollback"
 )
 
-// Screen layout, in logical pixels: the HUD on top, the arena below.
+// Screen layout, in logical pixels: the HUD on top, the arena below it,
+// clear of the window's edges by margin.
 const (
 	screenW = 640
-	screenH = 480
+	screenH = 520
+	margin  = 20
 	arenaX  = (screenW - 480) / 2
-	arenaY  = screenH - 360
+	arenaY  = screenH - 360 - margin
 )
 
 // Colours of the screen.
 func background() color.RGBA { return color.RGBA{0x1d, 0x23, 0x2a, 0xff} }
 func arenaColor() color.RGBA { return color.RGBA{0x33, 0x3d, 0x47, 0xff} }
 func alarmColor() color.RGBA { return color.RGBA{0xd0, 0x10, 0x10, 0xff} }
+func hudColor() color.RGBA   { return color.RGBA{0x10, 0x14, 0x18, 0xff} }
+
+// youLabel says which players this window plays and with which keys:
+// "you: P1 (WASD), P2 (arrows)", "you: P2 (scripted)", or "spectating".
+func youLabel(local []rollback.PlayerHandle, script bool) string {
+	if len(local) == 0 {
+		return "spectating"
+	}
+	keys := []string{"WASD", "arrows", "IJKL", "TFGH"}
+	parts := make([]string, len(local))
+	for i, h := range local {
+		k := keys[i%len(keys)]
+		if script {
+			k = "scripted"
+		}
+		parts[i] = fmt.Sprintf("P%d (%s)", h+1, k)
+	}
+	return "you: " + strings.Join(parts, ", ")
+}
 
 // readKeys returns the input byte of the local player using key set i:
 // the first, second, ... local player uses WASD, the arrow keys, IJKL,
@@ -112,6 +134,10 @@ func (g *game) Draw(screen *ebiten.Image) {
 		x, y := arenaX+float32(b.Pos.X.Float64()), arenaY+float32(b.Pos.Y.Float64())
 		vector.DrawFilledRect(screen, x, y, size, size, sim.Color(int(b.Handle)), false)
 		ebitenutil.DebugPrintAt(screen, fmt.Sprintf("P%d", b.Handle+1), int(x)+9, int(y)+9)
+		if g.m.isLocal(rollback.PlayerHandle(b.Handle)) { // yours: outlined, and said so
+			vector.StrokeRect(screen, x-3, y-3, size+6, size+6, 2, color.White, false)
+			ebitenutil.DebugPrintAt(screen, "you", int(x)+int(size)/2-9, int(y)-18)
+		}
 	}
 	g.drawHUD(screen)
 	if g.m.complete() && !g.shotTaken {
@@ -133,22 +159,18 @@ func (g *game) drawHUD(screen *ebiten.Image) {
 	case !m.running():
 		status = "waiting for peers..."
 	}
-	fmt.Fprintf(&b, "%s, %s | frame %d, confirmed %d | frames ahead %d | %.0f FPS\n",
-		m.o.Mode, status, st.Frame, st.Confirmed, m.framesAhead(), ebiten.ActualFPS())
+	// At a glance: who you are and the state first, then the netcode.
+	fmt.Fprintf(&b, "%s | %s, %s\n", youLabel(m.local, m.o.Script), m.o.Mode, status)
+	fmt.Fprintf(&b, "frame %d, confirmed %d | frames ahead %d | %.0f FPS\n",
+		st.Frame, st.Confirmed, m.framesAhead(), ebiten.ActualFPS())
 	fmt.Fprintf(&b, "rollbacks %d (%d frames, deepest %d) | stalls %d | %.0f B/s sent\n",
 		st.Rollbacks, st.RollbackFrames, st.MaxRollback, st.Stalls, m.rate.rate)
 	fmt.Fprintf(&b, "ping:%s | desyncs %d\n", m.pingString(), st.Desyncs)
-	if len(m.local) > 0 && !m.o.Script {
-		keys := []string{"WASD", "arrows", "IJKL", "TFGH"}
-		b.WriteString("keys:")
-		for i, h := range m.local {
-			fmt.Fprintf(&b, " P%d %s", h+1, keys[i%len(keys)])
-		}
-		b.WriteString("\n")
-	}
 	for _, ev := range m.events {
 		b.WriteString(ev + "\n")
 	}
+	lines := strings.Count(b.String(), "\n")
+	vector.DrawFilledRect(screen, 4, 2, screenW-8, float32(lines*16+6), hudColor(), false)
 	ebitenutil.DebugPrintAt(screen, b.String(), 8, 4)
 	if m.alarm != "" {
 		// Loudly: a red banner across the arena that stays.

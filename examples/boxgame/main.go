@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	_ "boxgame.local/nodisplay" // a message instead of a panic without a display
 	"github.com/hajimehoshi/ebiten/v2"
 
 	"github.com/rewindgo/rewind/transport"

@@ -83,7 +83,7 @@ func newMatch(ctx context.Context, o options) (*match, error) {
 			pl := rollback.Player{Handle: rollback.PlayerHandle(h), Kind: rollback.Local}
 			if p.IsValid() {
 				pl.Kind, pl.Addr = rollback.Remote, p
-				m.remotes = append(m.remotes, peerInfo{fmt.Sprintf("p%d", h), pl.Handle, p})
+				m.remotes = append(m.remotes, peerInfo{fmt.Sprintf("P%d", h+1), pl.Handle, p}) // as its box is labelled
 			} else {
 				m.local = append(m.local, pl.Handle)
 			}
@@ -259,14 +259,24 @@ func (m *match) bytesSent() uint64 {
 	return m.conn.Stats().BytesSent
 }
 
+// isLocal reports whether this process plays handle h.
+func (m *match) isLocal(h rollback.PlayerHandle) bool { return slices.Contains(m.local, h) }
+
 // stats are the session's counters (zero for a spectator).
 func (m *match) stats() rollback.SessionStats {
 	if m.p2p != nil {
 		return m.p2p.Stats()
 	}
+	// SyncTest: every load is a check, which goes back CheckDistance
+	// frames (fewer at the start) and re-simulates them: the frames
+	// simulated beyond the current one are the re-simulated ones.
 	st := rollback.SessionStats{Frame: m.currentFrame(), Rollbacks: m.run.Loads()}
+	st.RollbackFrames = max(0, m.run.Frames()-int(st.Frame))
 	if m.sync != nil {
 		st.Confirmed = m.sync.ConfirmedFrame()
+		if st.Rollbacks > 0 {
+			st.MaxRollback = min(m.o.CheckDistance, int(st.Frame))
+		}
 	}
 	return st
 }

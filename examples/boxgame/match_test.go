@@ -12,6 +12,7 @@ import (
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/examples/boxgame/sim"
 	"github.com/rewindgo/rewind/fixed"
+	"github.com/rewindgo/rewind/rollback"
 )
 
 // freePorts returns n UDP ports that were free on loopback a moment ago.
@@ -162,6 +163,13 @@ func TestSyncTestMode(t *testing.T) {
 	if !s.OK || s.Rollbacks < 100 || len(s.Local) != 4 {
 		t.Fatalf("%+v", s)
 	}
+	// The HUD's "rollbacks N (F frames, deepest D)": every check goes back
+	// --check-distance (7) frames and re-simulates them.
+	st := m.stats()
+	if st.MaxRollback != 7 || st.RollbackFrames < 6*st.Rollbacks || st.RollbackFrames > 7*st.Rollbacks {
+		t.Errorf("SyncTest stats: %d rollbacks, %d frames re-simulated, deepest %d; want 7 deep, about 7 frames each",
+			st.Rollbacks, st.RollbackFrames, st.MaxRollback)
+	}
 }
 
 func TestOptions(t *testing.T) {
@@ -182,5 +190,30 @@ func TestOptions(t *testing.T) {
 	o, err := parseOptions([]string{"--players", "local,127.0.0.1:7001,local", "--headless", "--frames", "10"}, io.Discard)
 	if err != nil || len(o.Players) != 3 || o.Players[0].IsValid() || !o.Players[1].IsValid() || !o.Script || o.Mode != modeP2P {
 		t.Fatalf("%+v, %v", o, err)
+	}
+}
+
+// TestYouLabel: the HUD's first line says which boxes this window plays
+// and with which keys, so a player finds their box at a glance.
+func TestYouLabel(t *testing.T) {
+	cases := []struct {
+		local  []rollback.PlayerHandle
+		script bool
+		want   string
+	}{
+		{[]rollback.PlayerHandle{0}, false, "you: P1 (WASD)"},
+		{[]rollback.PlayerHandle{1}, false, "you: P2 (WASD)"},
+		{[]rollback.PlayerHandle{0, 1}, false, "you: P1 (WASD), P2 (arrows)"},
+		{[]rollback.PlayerHandle{2}, true, "you: P3 (scripted)"},
+		{nil, false, "spectating"},
+	}
+	for _, c := range cases {
+		if got := youLabel(c.local, c.script); got != c.want {
+			t.Errorf("youLabel(%v, %v) = %q, want %q", c.local, c.script, got, c.want)
+		}
+	}
+	m := &match{local: []rollback.PlayerHandle{1}}
+	if m.isLocal(0) || !m.isLocal(1) {
+		t.Error("isLocal does not follow the local players")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
+	"slices"
 	"time"
 
 	quicgo "github.com/quic-go/quic-go"
@@ -165,13 +166,23 @@ func finishTLS(c *tls.Config) *tls.Config {
 
 // SelfSigned generates, in memory, a self-signed ECDSA P-256 certificate
 // valid for hosts (DNS names or IP addresses; none means "localhost",
-// "127.0.0.1" and "::1") for 30 days, and returns a server config that
+// "127.0.0.1" and "::1"; "localhost" brings the two loopback addresses
+// with it, so dialling 127.0.0.1 works too) for 30 days, and returns a
+// server config that
 // presents it and a client config that trusts it and nothing else. Both
 // use TLS 1.3 and ALPN. It is meant for development, tests and LAN games:
 // the client config still verifies the certificate and host name.
 func SelfSigned(hosts ...string) (server, client *tls.Config, err error) {
 	if len(hosts) == 0 {
-		hosts = []string{"localhost", "127.0.0.1", "::1"}
+		hosts = []string{"localhost"}
+	}
+	if slices.Contains(hosts, "localhost") {
+		hosts = slices.Clone(hosts)
+		for _, ip := range []string{"127.0.0.1", "::1"} {
+			if !slices.Contains(hosts, ip) {
+				hosts = append(hosts, ip)
+			}
+		}
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -2,6 +2,7 @@ package quic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -50,6 +51,9 @@ func Listen(ctx context.Context, addr string, cfg Config) (*Listener, error) {
 	}
 	ql, err := quicgo.ListenAddr(addr, tlsConf, cfg.quicConfig(true))
 	if err != nil {
+		if _, ok := errors.AsType[*net.OpError](err); ok { // already "listen udp ADDR: ..."
+			return nil, fmt.Errorf("quic: %w", err)
+		}
 		return nil, fmt.Errorf("quic: listen %s: %w", addr, err)
 	}
 	lctx, cancel := context.WithCancel(context.Background())

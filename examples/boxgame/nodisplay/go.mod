@@ -1,0 +1,3 @@
+module boxgame.local/nodisplay
+
+go 1.26.0
