@@ -147,7 +147,7 @@ func (s *checksums) flush() {
 			s.due[k] = d // not final yet
 			k++
 			continue
-		case d.t.Before(tl.low()) || (tl.rs.has && d.t.Before(tl.rs.at)):
+		case d.t.Before(tl.low()) || (tl.rs.has && d.t.Before(tl.rs.at)) || tl.unsettledAt(d.t):
 			tl.stats.ChecksumsDropped++
 			continue
 		}

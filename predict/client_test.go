@@ -2,6 +2,7 @@ package predict_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -90,37 +91,54 @@ func TestClientFrameRunsAhead(t *testing.T) {
 }
 
 // TestClientFrameResyncOnRangeFault: NewClientFrame, like Attach, makes
-// the Timeline's range faults ask the server for a resync. The client's
-// link to the server is cut for 200 ticks (its window is 120) while both
-// keep ticking and the ships keep firing; when it heals, the server's
-// updates held up in the meantime bring values older than the window:
-// range faults, one resync request naming the first (the next ones are
-// within the request interval), one full resync, and the client's
-// history at complete ticks equals the server's again.
+// the Timeline's range faults ask the server for a resync, and the
+// history between the reconnect and the resync is what Confirmed says.
+// Two clients on a lossy link (20 ms ± 5 ms, 10% loss); client 0's link
+// to the server is cut for 200 ticks (its window is 120) while the server
+// and client 1 keep ticking and the ships keep firing. When it heals, the
+// server's updates held up in the meantime bring values and despawns
+// older than the window: range faults, one resync request naming the
+// first (the next ones are within the request interval), one full
+// resync. Every complete tick client 0 checks between the reconnect and
+// the resync is not Confirmed, and its history there already holds the
+// server's entities, each bullet's FBullet (predicted, sent once in its
+// spawn's update, like a velocity given at spawn) and no entity the
+// server despawned (the old spawn values and despawns apply from the
+// oldest tick held; applied at Now, they fail this test);
+// from the resync's tick on, every complete tick is Confirmed and equals
+// the server's state; client 1 is never disturbed. No checksum report
+// (every 10 ticks) differs.
 func TestClientFrameResyncOnRangeFault(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
+	unconfirmed := 0 // over the seeds: how many ticks the stretch held depends on them
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				unconfirmed += resyncAfterCut(t, seed)
+			})
+		})
+	}
+	if unconfirmed < 20 {
+		t.Fatalf("%d complete ticks unconfirmed between the reconnects and the resyncs over 6 seeds, want at least 20", unconfirmed)
+	}
+}
+
+// resyncAfterCut runs TestClientFrameResyncOnRangeFault with a seed and
+// returns the number of unconfirmed complete ticks client 0 checked.
+func resyncAfterCut(t *testing.T, seed uint64) int {
+	{
 		const step = time.Second / 60
-		net := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 5})
+		net := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
 		defer net.Close()
-		s := newFrameServer(t)
+		s := newFrameServer(t, func(c *replicate.ServerConfig) { c.ChecksumInterval = 10 })
 		defer s.srv.Close()
-		r := &frameRig{t: t, server: s, clients: connectMem(t, net, s, 1, transport.LinkConfig{Latency: 20 * time.Millisecond}, 5)}
+		link := transport.LinkConfig{Latency: 60 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.1}
+		r := &frameRig{t: t, server: s, clients: connectMem(t, net, s, 2, link, seed, func(c *replicate.ClientConfig) { c.ChecksumInterval = 10 })}
 		r.connect(step)
-		c := r.clients[0]
-		for range 60 {
-			r.frame(step)
-			time.Sleep(step)
-		}
-		srvAddr := c.conn.RemoteAddr()
-		net.Partition(c.conn.LocalAddr(), srvAddr)
+		c, other := r.clients[0], r.clients[1]
 		var reasons []string
 		run := func(n int) {
 			for range n {
-				r.tick++
-				if err := s.step(r.tick); err != nil {
-					t.Fatal(err)
-				}
-				c.frame.Frame(step, c.input, c.sim)
+				r.frame(step)
 				for _, ev := range s.srv.Events() {
 					if ev.Kind == replicate.ClientResync {
 						reasons = append(reasons, ev.Reason)
@@ -129,26 +147,83 @@ func TestClientFrameResyncOnRangeFault(t *testing.T) {
 				time.Sleep(step)
 			}
 		}
+		run(60)
+		srvAddr := c.conn.RemoteAddr()
+		net.Partition(c.conn.LocalAddr(), srvAddr)
 		run(200)
 		if st := c.tl.Stats(); st.RangeFaults != 0 || len(reasons) != 0 {
 			t.Fatalf("during the cut: %d range faults, resyncs %q", st.RangeFaults, reasons)
 		}
+		healed, before := c.tl.Now(), c.checked
 		net.Heal(c.conn.LocalAddr(), srvAddr)
-		run(120)
+		c.cut = true
+		run(180)
 		st := c.tl.Stats()
 		if st.RangeFaults == 0 || st.Resyncs != 1 || c.rc.Stats().ResyncRequests != 1 || len(reasons) != 1 || !strings.HasPrefix(reasons[0], "client request: range fault at tick ") {
 			t.Fatalf("after the cut: timeline %+v, %d requests sent, server resyncs %q; want range faults, one request, one resync", st, c.rc.Stats().ResyncRequests, reasons)
 		}
-		// Compare again from the resync on (the range faults are known).
-		c.pending, c.faults = c.pending[:0], st.RangeFaults
-		before := c.checked
-		for range 60 {
+		if c.unconfirmed > 0 && !c.lastUnconf.Before(st.LastResync) {
+			t.Fatalf("%d complete ticks unconfirmed, the newest %v, resync at %v: want all before the resync", c.unconfirmed, c.lastUnconf, st.LastResync)
+		}
+		if c.checked < before+100 || !c.last.After(st.LastResync) {
+			t.Fatalf("%d complete ticks confirmed after the cut (newest %v, resync at %v), want at least 100", c.checked-before, c.last, st.LastResync)
+		}
+		if n := other.tl.Stats().RangeFaults; n != 0 || other.unconfirmed != 0 || other.checked < 350 {
+			t.Fatalf("client 1: %d range faults, %d unconfirmed ticks, %d confirmed", n, other.unconfirmed, other.checked)
+		}
+		// Checksum reports (every 10 ticks) describe the confirmed state:
+		// none differs, before the cut or after the resync.
+		for i, fc := range r.clients {
+			ss, _ := s.srv.Stats(fc.rc.ID())
+			if ts := fc.tl.Stats(); ss.Desyncs != 0 || ts.ChecksumsReported < 10 {
+				t.Fatalf("client %d: %d desyncs, %d checksum reports sent, %d dropped", i, ss.Desyncs, ts.ChecksumsReported, ts.ChecksumsDropped)
+			}
+		}
+		t.Logf("healed at %v; range faults %d (last %v), superseded %d, resync at %v; %d ticks unconfirmed (%d bodies differed), %d confirmed after",
+			healed, st.RangeFaults, st.LastRangeFault, st.Superseded, st.LastResync, c.unconfirmed, c.bodyDiffs, c.checked-before)
+		return c.unconfirmed
+	}
+}
+
+// TestServerEntityAfterDespawn: replicate forgets a client entity's
+// server id when the server despawns it, but the Timeline keeps the World
+// entity (its despawn marker) for the window, and its history still holds
+// it at the ticks before the despawn: Timeline.ServerEntity still gives
+// the id, the right one, until the entity leaves the World.
+func TestServerEntityAfterDespawn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const step = time.Second / 60
+		net := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 2})
+		defer net.Close()
+		s := newFrameServer(t)
+		defer s.srv.Close()
+		r := &frameRig{t: t, server: s, clients: connectMem(t, net, s, 1, transport.LinkConfig{Latency: 30 * time.Millisecond, Loss: 0.05}, 2)}
+		r.connect(step)
+		c := r.clients[0]
+		kept, left := 0, 0
+		for range 300 {
 			r.frame(step)
 			time.Sleep(step)
+			for se, ce := range c.cliEnt {
+				if _, mapped := c.rc.ServerEntity(ce); mapped {
+					continue
+				}
+				got, ok := c.tl.ServerEntity(ce)
+				switch {
+				case c.w.Alive(ce) && (!ok || got != se):
+					t.Fatalf("entity %v, despawned by the server, still in the World: ServerEntity %v %v, want %v", ce, got, ok, se)
+				case !c.w.Alive(ce) && ok:
+					t.Fatalf("entity %v gone from the World: ServerEntity %v, want none", ce, got)
+				case ok:
+					kept++
+				default:
+					left++
+				}
+			}
 		}
-		if c.checked < before+50 {
-			t.Fatalf("%d complete ticks compared after the resync, want at least 50", c.checked-before)
+		if kept == 0 || left == 0 {
+			t.Fatalf("%d checks of despawned entities still held, %d of entities gone: want both", kept, left)
 		}
-		t.Logf("range faults %d (last %v), resync at %v, %d ticks compared after", st.RangeFaults, st.LastRangeFault, st.LastResync, c.checked-before)
+		t.Logf("%d checks of despawned entities still held, %d of entities gone", kept, left)
 	})
 }

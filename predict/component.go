@@ -112,13 +112,19 @@ func Register[T any](tl *Timeline, opts ...Option) (*Component[T], error) {
 // writes.
 func (c *Component[T]) Store() *ecs.Store[T] { return c.s }
 
-// At returns e's predicted value at tick t as held in the history (false
-// when e had no T then, or t is not held). The history of tick Now is
-// saved at the start of the next Step.
+// At returns e's predicted value at tick t (false when e had no T then,
+// or t is not held: before Timeline.Oldest or after Now). For t = Now
+// outside Step it is the World's current value (the history of Now is
+// saved at the start of the next Step; until then the World holds it,
+// with the changes made at Now since, such as Insert). Inside Step it
+// reads the history only.
 func (c *Component[T]) At(e ecs.Entity, t tick.Tick) (T, bool) {
 	var zero T
+	if t == c.tl.now && !c.tl.inStep {
+		return c.s.Get(e)
+	}
 	f := &c.hist[c.tl.slot(t)]
-	if !f.held || f.t != t {
+	if !f.held || f.t != t || t.Before(c.tl.low()) {
 		return zero, false
 	}
 	if p := f.layout.pos(e); p >= 0 {
@@ -129,13 +135,21 @@ func (c *Component[T]) At(e ecs.Entity, t tick.Tick) (T, bool) {
 
 // Authoritative records the server's value of e's T at the end of tick t
 // ("server values at t"). It is never written straight into the predicted
-// component: once t is complete (Timeline.Complete), the next Step compares
-// it with the history of t and rolls back on a mismatch (e had no T at t: a
-// component inserted in the past), and every re-simulation through t
-// applies it. A value for a tick not yet simulated is applied when the
-// timeline simulates it; one older than the window is applied to the
-// current state at the next Step and counted as a range fault, unless a
-// newer value or removal of e's T supersedes it before (Stats.Superseded).
+// component, and nothing happens until t is complete: once t is complete
+// (Timeline.Complete, which replicate's TickComplete hook calls), the next
+// Step compares it with the history of t and rolls back on a mismatch (e
+// had no T at t: a component inserted in the past), and every
+// re-simulation through t applies it. A test that gives values through
+// Authoritative calls Complete(t) to see them; Insert is the change that
+// applies without completeness (at once at Now, by a rollback at the next
+// Step in the past). ExampleComponent_Authoritative shows both.
+//
+// A value for a tick not yet simulated is applied when the timeline
+// simulates it; one older than the window is applied at the oldest tick
+// held (Timeline.Oldest), before that tick's own values, by the next
+// Step, which rolls back there, and counted as a range fault, unless a
+// newer value or removal of e's T supersedes it before
+// (Stats.Superseded; see late.go).
 func (c *Component[T]) Authoritative(e ecs.Entity, t tick.Tick, v T) error {
 	return c.add(t, op[T]{e: e, v: v, kind: opSet, auth: true})
 }
@@ -161,9 +175,10 @@ func (c *Component[T]) AuthoritativeRemove(e ecs.Entity, t tick.Tick) error {
 
 // Insert gives e the value v at the end of tick t, a change from outside
 // the simulation (a game event, a blueprint assembled for t), not compared
-// with anything: at Now it applies at once; in the past it rolls back to
-// t at the next Step; ahead, it applies when t is simulated. Every
-// re-simulation through t applies it again.
+// with anything and not waiting for completeness, unlike Authoritative: at
+// Now it applies at once; in the past it rolls back to t at the next Step;
+// ahead, it applies when t is simulated. Every re-simulation through t
+// applies it again.
 func (c *Component[T]) Insert(e ecs.Entity, t tick.Tick, v T) error {
 	return c.add(t, op[T]{e: e, v: v, kind: opSet})
 }
@@ -182,13 +197,19 @@ func (c *Component[T]) add(t tick.Tick, o op[T]) error {
 	if o.auth && c.supersede(t, o.e, w == wOld) {
 		return nil
 	}
-	if w == wOld { // a snap: a change at Now, replayed by later rollbacks
-		if o.auth && !c.tl.resyncSnap(t) {
-			c.late = append(c.late, lateOp[T]{t: t, o: o}) // until the next Step
+	early := false
+	if w == wOld {
+		switch {
+		case c.tl.resyncSnap(t): // the resync's state: the history starts at Now
+			t, w, o.auth = c.tl.now, wNow, false
+		case o.auth:
+			c.late = append(c.late, lateOp[T]{t: t, o: o}) // until the next Step (late.go)
+			c.tl.lateN++
 			return nil
+		default: // a range fault: a change at the oldest tick held, before its own
+			c.tl.fault(t)
+			t, w, early = c.tl.oldest()
 		}
-		c.tl.fault(t)
-		t, w, o.auth = c.tl.now, wNow, false
 	}
 	if w == wNow && !o.auth {
 		c.do(&o)
@@ -198,6 +219,9 @@ func (c *Component[T]) add(t tick.Tick, o op[T]) error {
 		b.t, b.used, b.ops = t, true, b.ops[:0]
 	}
 	b.ops = append(b.ops, o)
+	if early {
+		first(b.ops, len(b.ops)-1)
+	}
 	c.tl.noted(t, w, o.auth)
 	return nil
 }
@@ -300,6 +324,11 @@ func (c *Component[T]) endCorrections(now tick.Tick) {
 	c.ts.Corrections += uint64(len(c.corr))
 	c.tl.stats.Corrections += uint64(len(c.corr))
 }
+
+// Stats returns the counters of T (its entry of Timeline.Stats().Types,
+// without looking it up by name): Mispredictions, Corrections and
+// HistoryBytes.
+func (c *Component[T]) Stats() TypeStats { return c.stats() }
 
 // Corrections returns the corrections made to T by the rollback of the last
 // Step (with LogCorrections; empty when it did not roll back), in the

@@ -97,7 +97,8 @@
 // from the simulation, DespawnAt from outside): the entity's predicted
 // components are removed at once, its identity and history stay, a
 // rollback to an earlier tick revives it, and the World despawn happens
-// when the marker's tick leaves the window. A marker the simulation made is
+// when the marker's tick T leaves the window, at the end of the Step that
+// simulates T+W+1 (W the window). A marker the simulation made is
 // predicted state: a rollback before it drops it, and the re-simulation
 // makes it again only if it still happens. A DespawnAt(e, T) in the past
 // requests a rollback to T, unless the simulation already put e's marker
@@ -105,15 +106,40 @@
 // the same tick): the rollback would change nothing
 // (TestDespawnAtPredicted).
 //
-// Values older than the window are applied to the current state as a snap
-// and counted (Stats.RangeFaults, LastRangeFault), and reported to the
-// OnRangeFault function: the one Attach and NewClientFrame install asks
-// the server for a resync (see RNG and resyncs). An authoritative component value or removal older than
-// the window waits for the next Step first: a newer one of the same
-// entity and type arriving before it (replication delivers a held-up
-// batch at once, oldest first) supersedes it, and it is dropped and
-// counted in Stats.Superseded, not a range fault (late.go). Values more
-// than W ticks ahead are refused (ErrTooFarAhead).
+// Values, removals and despawns older than the window (after a network
+// cut or a stall longer than the window) apply at the oldest tick the
+// history holds (Timeline.Oldest), before that tick's own values, and the
+// next Step rolls back there: every tick held then has them, as the
+// server's state had them since their tick (a bullet the server spawned
+// during a cut has the velocity of its spawn at every tick held, a
+// bullet it despawned is gone from every tick held), not from Now only.
+// They are counted (Stats.RangeFaults, LastRangeFault) and reported to
+// the OnRangeFault function: the one Attach and NewClientFrame install
+// asks the server for a resync (see RNG and resyncs). An authoritative
+// component value or removal older than the window waits for the next
+// Step first: a newer one of the same entity and type arriving before it
+// (replication delivers a held-up batch at once, oldest first)
+// supersedes it, counted in Stats.Superseded, not a range fault: an older
+// late one is dropped, one older than a newer value within the window
+// still applies from the oldest tick held until that value (late.go).
+// Values more than W ticks ahead are refused (ErrTooFarAhead).
+//
+// What a range fault leaves uncertain is what the server did not send: a
+// value unchanged on the server since before the cut, which the client's
+// prediction changed meanwhile (its own ship moved by inputs the server
+// never received). So from the oldest tick held at the first range fault
+// until the resync, ticks are not final: Timeline.Confirmed reports false
+// for them, and checksum reports of them are not sent. From the resync's
+// tick on, complete ticks are Confirmed again once a Step compared them
+// (TestRangeFaultHistory, TestClientFrameResyncOnRangeFault).
+//
+// For tests and checkers: an authoritative value does nothing until its
+// tick is complete (call Complete, as replicate's TickComplete hook does;
+// Insert needs no completeness), Component.At answers for Timeline.Oldest
+// .. Now (Now from the World outside Step), Confirmed says which ticks
+// to compare with the server's state, and each Component or Resource
+// handle has its own Stats (ExampleComponent_Authoritative,
+// ExampleComponent_At, ExampleComponent_Stats, ExampleTimeline_Despawn).
 //
 // # Corrections
 //
@@ -132,8 +158,10 @@
 //  2. After a Step whose rollbacks were not held (HoldRollbacks), the
 //     history at every complete tick it holds equals the authoritative
 //     values received for that tick (for the predicted types the server
-//     sent; with a tolerant compare function, within the tolerance). TestCompleteTicksMatchServer checks it under loss and
-//     late delivery.
+//     sent; with a tolerant compare function, within the tolerance), and
+//     at every Confirmed tick the server's state.
+//     TestCompleteTicksMatchServer checks it under loss and late delivery;
+//     after a range fault, see above for the ticks before the resync.
 //  3. Forced mode reaches the same state as the normal mode.
 //  4. One rollback per Step at most, to the oldest tick needing it.
 //  5. A rollback stamps change ticks only on values whose bytes it changes
@@ -388,8 +416,9 @@
 // an entity it refers to appeared (replicate.ValueRemapped) is an Insert
 // from the tick it appeared, not a correction of the past; a despawn is
 // DespawnAt(e, T) (no rollback when the simulation predicted it), the
-// World entity leaving after the window; a complete
-// tick is Complete(T). Spawns need nothing: replicate spawns the World
+// World entity leaving after the window (replicate forgets its server id
+// at once; Timeline.ServerEntity keeps it while the entity stays); a
+// complete tick is Complete(T). Spawns need nothing: replicate spawns the World
 // entity at once and keeps its mapping, which no rollback undoes; a spawn
 // carrying a SpawnKey adopts the predicted entity of that key
 // (AttachSpawns, see Predicted spawns). Hooks

@@ -62,7 +62,8 @@ type frameServer struct {
 	frame   *predict.ServerFrame[FInput]
 	ships   []ecs.Entity
 	bullets []ecs.Entity
-	states  map[tick.Tick]map[ecs.Entity]FBody // the bodies at the end of each tick
+	states  map[tick.Tick]map[ecs.Entity]FBody   // the bodies at the end of each tick
+	marks   map[tick.Tick]map[ecs.Entity]FBullet // the bullets' markers at the end of each tick
 }
 
 func (s *frameServer) step(t tick.Tick) error {
@@ -97,6 +98,12 @@ func (s *frameServer) step(t tick.Tick) error {
 		}
 		s.states[t] = st
 		delete(s.states, t-200)
+		mk := map[ecs.Entity]FBullet{}
+		for e, b := range bullet.Values() {
+			mk[e] = b
+		}
+		s.marks[t] = mk
+		delete(s.marks, t-200)
 	})
 }
 
@@ -108,6 +115,7 @@ type frameClient struct {
 	rc      *replicate.Client
 	tl      *predict.Timeline
 	body    *predict.Component[FBody]
+	bullet  *predict.Component[FBullet] // predicted, sent once (in the spawn's update)
 	frame   *predict.ClientFrame[FInput]
 	sim     func(tick.Tick)
 	input   func(tick.Tick) FInput
@@ -117,6 +125,13 @@ type frameClient struct {
 	last    tick.Tick // newest tick checked
 	stale   int       // complete ticks that left the window before a check
 	faults  uint64    // range faults expected (a test that makes them)
+	// cut: the test cuts the client off for longer than the window, so
+	// range faults happen and ticks stay unconfirmed until the resync
+	// (unconfirmed counts those checked, bodyDiffs their bodies that
+	// differed from the server's).
+	cut                    bool
+	unconfirmed, bodyDiffs int
+	lastUnconf             tick.Tick // newest unconfirmed tick checked
 }
 
 func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input func(tick.Tick) FInput, opts ...func(*replicate.ClientConfig)) *frameClient {
@@ -136,6 +151,12 @@ func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input fun
 		t.Fatal(err)
 	}
 	if err := predict.AttachComponent(c.rc, c.body); err != nil {
+		t.Fatal(err)
+	}
+	if c.bullet, err = predict.Register[FBullet](c.tl); err != nil {
+		t.Fatal(err)
+	}
+	if err := predict.AttachComponent(c.rc, c.bullet); err != nil {
 		t.Fatal(err)
 	}
 	c.frame, err = predict.NewClientFrame(c.rc, c.tl, in, predict.ClientFrameConfig{
@@ -174,14 +195,19 @@ func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input fun
 }
 
 // check compares the client's history at every complete tick received
-// before its last Step (the Step applies them), older than Now, and not
-// checked yet with the server's state at that tick: the same
-// entities, the same bodies. It returns the first difference.
+// before its last Step (the Step applies them), older than Now, held, and
+// not checked yet with the server's state at that tick. At a Confirmed
+// tick: the same entities, the same bodies. At a tick a range fault left
+// unconfirmed (only when the test expects range faults, cut set): the
+// same entities, what predict promises until the resync (every value and
+// despawn the server sent, those older than the window from the oldest
+// tick held); the bodies are compared too, and a difference only counted
+// (bodyDiffs). It returns the first difference.
 func (c *frameClient) check(s *frameServer) error {
-	if n := c.tl.Stats().RangeFaults; n != c.faults {
+	if n := c.tl.Stats().RangeFaults; n != c.faults && !c.cut {
 		return fmt.Errorf("client %d: %d range faults (tick %v): a value older than the window", c.idx, n, c.tl.Stats().LastRangeFault)
 	}
-	low := c.tl.Now().Add(-int32(c.tl.Window()))
+	low := c.tl.Oldest()
 	later := c.pending[:0] // the history of Now is saved by the next Step
 	defer func() { c.pending = later }()
 	for _, tk := range c.pending {
@@ -190,28 +216,53 @@ func (c *frameClient) check(s *frameServer) error {
 			continue
 		}
 		want, ok := s.states[tk]
-		if !ok || tk.Before(low) {
-			c.stale++
+		if st := c.tl.Stats(); !ok || tk.Before(low) || st.Resyncs > 0 && tk.Before(st.LastResync) {
+			c.stale++ // not held, or held from before a resync that replaced it
 			continue
+		}
+		confirmed := c.tl.Confirmed(tk)
+		if !confirmed && !c.cut {
+			return fmt.Errorf("client %d, now %v: complete tick %v not confirmed", c.idx, c.tl.Now(), tk)
 		}
 		for se, b := range want {
 			ce, ok := c.cliEnt[se]
 			if !ok {
 				return fmt.Errorf("client %d, tick %v complete: server entity %v not replicated", c.idx, tk, se)
 			}
-			if got, ok := c.body.At(ce, tk); !ok || got != b {
-				return fmt.Errorf("client %d, now %v, complete tick %v, entity %v: client %v (%v), server %v", c.idx, c.tl.Now(), tk, se, got, ok, b)
+			got, ok := c.body.At(ce, tk)
+			switch {
+			case !ok:
+				return fmt.Errorf("client %d, now %v, complete tick %v (confirmed %v), entity %v: no body, server %v", c.idx, c.tl.Now(), tk, confirmed, se, b)
+			case got != b && confirmed:
+				return fmt.Errorf("client %d, now %v, complete tick %v, entity %v: client %v, server %v", c.idx, c.tl.Now(), tk, se, got, b)
+			case got != b:
+				c.bodyDiffs++
+			}
+			// The marker, sent once with the spawn: held at every tick,
+			// confirmed or not (a range fault applies it from the oldest
+			// tick held).
+			mk, isBullet := s.marks[tk][se]
+			if got, ok := c.bullet.At(ce, tk); ok != isBullet || got != mk {
+				return fmt.Errorf("client %d, now %v, complete tick %v (confirmed %v), entity %v: bullet %v (%v), server %v (%v)", c.idx, c.tl.Now(), tk, confirmed, se, got, ok, mk, isBullet)
 			}
 		}
 		for se, ce := range c.cliEnt {
 			if _, ok := want[se]; !ok {
 				if got, ok := c.body.At(ce, tk); ok {
-					return fmt.Errorf("client %d, complete tick %v: entity %v absent on the server has %v", c.idx, tk, se, got)
+					return fmt.Errorf("client %d, complete tick %v (confirmed %v): entity %v absent on the server has %v", c.idx, tk, confirmed, se, got)
+				}
+				if got, ok := c.bullet.At(ce, tk); ok {
+					return fmt.Errorf("client %d, complete tick %v (confirmed %v): entity %v absent on the server has bullet %v", c.idx, tk, confirmed, se, got)
 				}
 			}
 		}
-		c.checked++
-		c.last = tk
+		if confirmed {
+			c.checked++
+			c.last = tk
+		} else {
+			c.unconfirmed++
+			c.lastUnconf = tk
+		}
 	}
 	return nil
 }
@@ -227,7 +278,7 @@ type frameRig struct {
 func newFrameServer(t testing.TB, opts ...func(*replicate.ServerConfig)) *frameServer {
 	t.Helper()
 	p, in := frameProtocol(t)
-	s := &frameServer{w: ecs.New(), states: map[tick.Tick]map[ecs.Entity]FBody{}}
+	s := &frameServer{w: ecs.New(), states: map[tick.Tick]map[ecs.Entity]FBody{}, marks: map[tick.Tick]map[ecs.Entity]FBullet{}}
 	var err error
 	scfg := replicate.ServerConfig{World: s.w, Protocol: p}
 	for _, o := range opts {

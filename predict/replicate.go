@@ -29,6 +29,7 @@ import (
 // the client's checksum reports describe the Timeline's confirmed state
 // (AttachChecksum).
 func Attach(c *replicate.Client, tl *Timeline) {
+	tl.mapper = c
 	c.SetClientHooks(Hooks(tl))
 	_ = AttachSpawns(c, tl) // replicate.ErrUnknownType: no predicted spawns
 	attachResync(c, tl)
@@ -50,11 +51,59 @@ func Hooks(tl *Timeline) replicate.ClientHooks {
 			if tl.sums != nil {
 				tl.sums.despawned(e, t)
 			}
-			return tl.DespawnAt(e, t) == nil
+			if tl.DespawnAt(e, t) != nil {
+				return false
+			}
+			tl.noteGone(e)
+			return true
 		},
 		TickComplete: func(t tick.Tick) { _ = tl.Complete(t) },
 		Resync:       resyncHook(tl),
 	}
+}
+
+// entityMapper is replicate.Client's mapping from client to server ids.
+type entityMapper interface {
+	ServerEntity(e ecs.Entity) (ecs.Entity, bool)
+}
+
+// goneID is the server id of an entity the server despawned, kept while
+// the Timeline keeps the World entity (its despawn marker in the window).
+type goneID struct{ e, se ecs.Entity }
+
+// noteGone keeps e's server id, which replicate forgets at the despawn
+// (Hooks' Despawn hook, while replicate still maps e).
+func (tl *Timeline) noteGone(e ecs.Entity) {
+	if tl.mapper == nil {
+		return
+	}
+	if se, ok := tl.mapper.ServerEntity(e); ok {
+		tl.gone = append(tl.gone, goneID{e: e, se: se})
+	}
+}
+
+// ServerEntity returns the server's id of client entity e: replicate's
+// mapping (replicate.Client.ServerEntity), or, for an entity the server
+// despawned, the id it had, for as long as the Timeline keeps e in the
+// World (its despawn marker's tick T in the window: until the end of the
+// Step that simulates T+W+1). replicate forgets the mapping at the
+// despawn, but the history still holds e at the ticks before it, so a
+// test or a checker comparing the history with the server's state of
+// those ticks asks here. It needs Attach (NewClientFrame calls it);
+// false for an entity replicate never mapped, or gone from the World.
+func (tl *Timeline) ServerEntity(e ecs.Entity) (ecs.Entity, bool) {
+	if tl.mapper == nil {
+		return 0, false
+	}
+	if se, ok := tl.mapper.ServerEntity(e); ok {
+		return se, true
+	}
+	for _, g := range tl.gone {
+		if g.e == e && tl.w.Alive(e) {
+			return g.se, true
+		}
+	}
+	return 0, false
 }
 
 // AttachComponent routes the replicated values and removals of T to comp
@@ -96,8 +145,8 @@ func componentHooks[T any](comp *Component[T], buf *Interpolated[T], interpolate
 				err = comp.Insert(e, t, v)
 			case replicate.ValueInserted:
 				// A late one (older than the window) waits for the next Step,
-				// which snaps it at Now unless a newer value supersedes it
-				// (late.go): no rollback to request, no range fault yet.
+				// which applies it at the oldest tick held and rolls back
+				// there (late.go): no rollback to request, no range fault yet.
 				if err = comp.Authoritative(e, t, v); err == nil && !t.Before(tl.low()) && !comp.predicted(e, t, &v) {
 					tl.Request(t)
 				}

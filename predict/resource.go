@@ -61,10 +61,14 @@ func RegisterResource[T any](tl *Timeline, opts ...Option) (*Resource[T], error)
 func (r *Resource[T]) Resource() *ecs.Resource[T] { return r.r }
 
 // At returns the predicted value at tick t (false when absent then or not
-// held).
+// held); for t = Now outside Step, the World's current value (see
+// Component.At).
 func (r *Resource[T]) At(t tick.Tick) (T, bool) {
+	if t == r.tl.now && !r.tl.inStep {
+		return r.r.Get()
+	}
 	f := &r.hist[r.tl.slot(t)]
-	if !f.held || f.t != t || !f.present {
+	if !f.held || f.t != t || !f.present || t.Before(r.tl.low()) {
 		var zero T
 		return zero, false
 	}
@@ -100,8 +104,12 @@ func (r *Resource[T]) add(t tick.Tick, o resOp[T]) error {
 	if err != nil {
 		return err
 	}
-	if w == wOld { // a snap: a change at Now, replayed by later rollbacks
-		t, w, o.auth = r.tl.now, wNow, false
+	if w == wOld { // a range fault (counted by where): at the oldest tick held
+		t, w, _ = r.tl.oldest()
+		o.auth = false
+		if r.op(t) != nil {
+			return nil // the tick's own change is newer
+		}
 	}
 	if w == wNow && !o.auth {
 		r.do(&o)
@@ -177,6 +185,10 @@ func (r *Resource[T]) clearCorrections()          {}
 func (r *Resource[T]) flushLate()                 {}
 func (r *Resource[T]) beginCorrections(tick.Tick) {}
 func (r *Resource[T]) endCorrections(tick.Tick)   {}
+
+// Stats returns the counters of the resource type (its entry of
+// Timeline.Stats().Types).
+func (r *Resource[T]) Stats() TypeStats { return r.stats() }
 
 func (r *Resource[T]) stats() TypeStats {
 	s := r.ts

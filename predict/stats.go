@@ -10,14 +10,17 @@ type Stats struct {
 	// rollback to T at tick now re-simulates now-T ticks).
 	TicksResimulated uint64
 	// RangeFaults counts authoritative values and changes for ticks older
-	// than the window, applied as a snap to the current state;
-	// LastRangeFault is the tick of the newest one.
+	// than the window, applied at the oldest tick held (Timeline.Oldest;
+	// see Timeline.Confirmed for what holds until the resync they ask
+	// for); LastRangeFault is the tick of the newest one.
 	RangeFaults    uint64
 	LastRangeFault tick.Tick
 	// Superseded counts authoritative values and removals of a component
 	// older than the window that a newer one for the same entity and type
 	// replaced before the next Step (a batch that was held up arrives at
-	// once): dropped, never range faults (see late.go).
+	// once): never range faults; dropped when the newer one is older than
+	// the window too, applied from the oldest tick held until the newer
+	// one otherwise (see late.go).
 	Superseded uint64
 	// Corrections counts the correction records made (types registered
 	// with LogCorrections).

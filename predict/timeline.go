@@ -16,8 +16,9 @@ const DefaultWindow = 30
 type Config struct {
 	// Window is the rollback window W in ticks: the timeline keeps the
 	// predicted state of the last W+1 ticks (now-W .. now) and can roll back
-	// to any of them. Authoritative values older than that are applied as a
-	// snap and counted as range faults. Default DefaultWindow (30).
+	// to any of them. Authoritative values older than that are applied at
+	// the oldest tick held and counted as range faults. Default
+	// DefaultWindow (30).
 	Window int
 	// Forced rolls back to every complete tick that received authoritative
 	// values, whether or not they differ from the prediction: the worst
@@ -51,6 +52,7 @@ type tickInfo struct {
 	complete bool
 	auth     bool // authoritative values or changes arrived for t
 	checked  bool // compared since they last arrived
+	stepped  bool // a Step ran since t completed (see Confirmed)
 	despawns []ecs.Entity
 }
 
@@ -89,10 +91,13 @@ type Timeline struct {
 	deaths  uint64 // World despawns seen (see layoutBuf.deaths)
 	started bool
 	unsaved bool // during decide: the state of Now is the World's, not yet saved
+	lateN   int  // late authoritative changes waiting for the next Step (late.go)
 	stats   Stats
-	rs      resyncState // the last resync (resync.go)
-	sums    *checksums  // held checksum reports (checksum.go)
-	hold    bool        // HoldRollbacks: Steps check nothing and roll back nothing
+	rs      resyncState  // the last resync (resync.go)
+	sums    *checksums   // held checksum reports (checksum.go)
+	hold    bool         // HoldRollbacks: Steps check nothing and roll back nothing
+	gone    []goneID     // server ids of entities the server despawned, still in the World (ServerEntity)
+	mapper  entityMapper // replicate's mapping (Attach)
 	// attachChecked: warnUnattached ran (unattached.go).
 	attachChecked bool
 }
@@ -129,6 +134,12 @@ func (tl *Timeline) Window() int { return tl.window }
 // Now returns the newest simulated tick: the World holds the predicted state
 // at the end of it.
 func (tl *Timeline) Now() tick.Tick { return tl.now }
+
+// Oldest returns the oldest tick the history holds: Now-W once the
+// Timeline has simulated W ticks since its start or its last resync
+// (Resync), the start before. Component.At and Resource.At answer for
+// the ticks Oldest .. Now.
+func (tl *Timeline) Oldest() tick.Tick { return tl.low() }
 
 // Tick returns the tick being simulated while Step runs the simulation
 // (during a rollback, the tick being re-simulated), and Now otherwise.
@@ -198,7 +209,7 @@ const (
 	wPast  where = iota // held in the history: replayed, may roll back
 	wNow                // the newest tick: applied at once, replayed
 	wAhead              // not simulated yet: applied when simulated
-	wOld                // older than the window: snap and range fault
+	wOld                // older than the window: range fault, applied at the oldest tick held
 )
 
 func (tl *Timeline) where(t tick.Tick) (where, error) {
@@ -228,6 +239,16 @@ func (tl *Timeline) place(t tick.Tick) (where, error) {
 		return wOld, nil
 	}
 	return wPast, nil
+}
+
+// oldest is where a change older than the window goes: the oldest tick
+// held, before that tick's own changes (early), so every tick the history
+// holds has it (see late.go). It is Now when the history holds Now only.
+func (tl *Timeline) oldest() (t tick.Tick, w where, early bool) {
+	if t = tl.low(); t == tl.now {
+		return t, wNow, true
+	}
+	return t, wPast, true
 }
 
 // noted records that a change for t arrived: authoritative ones are compared
@@ -286,14 +307,17 @@ func (tl *Timeline) Complete(t tick.Tick) error {
 	return nil
 }
 
-// Despawn puts a despawn marker on e at the tick being simulated (or Now
-// outside Step): e's predicted components are removed at once, but e keeps
-// its identity and its history, so a rollback to an earlier tick revives
-// it; e is despawned from the World once the marker's tick leaves the
-// window (W ticks later). Called from the simulation, the marker is part of
-// the predicted state (a rollback before it drops it, and the
-// re-simulation makes it again if it still happens); called outside Step,
-// it is an external change at Now, like DespawnAt.
+// Despawn puts a despawn marker on e at the tick T being simulated (or
+// Now outside Step): e's predicted components are removed at once, but e
+// keeps its identity and its history, so a rollback to an earlier tick
+// revives it; e is despawned from the World once the marker's tick leaves
+// the window W: at the end of the Step that simulates tick T+W+1 (the
+// World entity is still alive, without predicted components, at the end
+// of ticks T .. T+W, and Alive is false from the end of T+W+1 on). Called
+// from the simulation, the marker is part of the predicted state (a
+// rollback before it drops it, and the re-simulation makes it again if it
+// still happens); called outside Step, it is an external change at Now,
+// like DespawnAt.
 func (tl *Timeline) Despawn(e ecs.Entity) error {
 	if !tl.w.Alive(e) {
 		return fmt.Errorf("%w: %v", ecs.ErrNotAlive, e)
@@ -309,7 +333,9 @@ func (tl *Timeline) Despawn(e ecs.Entity) error {
 // replication, or a game change): from the end of t on, e has none of its
 // predicted components, in the current state and in every re-simulation
 // through t. It puts a despawn marker on e (see Despawn). A despawn older
-// than the window is applied at once and counted as a range fault. A
+// than the window is a range fault: it applies at the oldest tick held,
+// which the next Step rolls back to, so that no tick of the history holds
+// e's predicted components any more (the server had despawned it). A
 // despawn in the past requests a rollback to t, unless the current state
 // already has e despawned at t by the simulation (a predicted despawn,
 // Despawn from Step, at the same tick): the rollback would change
@@ -319,8 +345,8 @@ func (tl *Timeline) DespawnAt(e ecs.Entity, t tick.Tick) error {
 	if err != nil {
 		return err
 	}
-	if w == wOld { // a snap: a despawn at Now
-		t, w = tl.now, wNow
+	if w == wOld { // at the oldest tick held (a range fault, counted by where)
+		t, w, _ = tl.oldest()
 	}
 	if w == wNow {
 		tl.mark(e, t)
@@ -399,9 +425,20 @@ func (tl *Timeline) saveAll(t tick.Tick) {
 func (tl *Timeline) decide() (tick.Tick, bool) {
 	from, ok := tl.req, tl.hasReq
 	tl.hasReq = false
+	if low := tl.low(); ok && from.Before(low) {
+		// A request that waited (HoldRollbacks) until its tick left the
+		// window: its changes can no longer be replayed from their tick,
+		// a range fault (the resync it asks for repairs the state).
+		tl.fault(from)
+		from = low
+	}
 	for t := tl.low(); !t.After(tl.now); t++ {
 		in := tl.peek(t)
-		if in == nil || !in.auth || !in.complete || in.checked {
+		if in == nil || !in.complete {
+			continue
+		}
+		in.stepped = true
+		if !in.auth || in.checked {
 			continue
 		}
 		in.checked = true
@@ -441,6 +478,7 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 		h.flushLate()
 		h.clearCorrections()
 	}
+	tl.lateN = 0
 	// Decide before saving Now: a rollback to an earlier tick saves Now
 	// again anyway, so the save is skipped then (ticks at Now are checked
 	// against the World itself).
@@ -538,6 +576,16 @@ func (tl *Timeline) expire() {
 	}
 	tl.markers = tl.markers[:k]
 	tl.expireSpawns(low)
+	if len(tl.gone) > 0 {
+		k = 0
+		for _, g := range tl.gone {
+			if tl.w.Alive(g.e) {
+				tl.gone[k] = g
+				k++
+			}
+		}
+		tl.gone = tl.gone[:k]
+	}
 }
 
 func (tl *Timeline) register(name string, h history) error {

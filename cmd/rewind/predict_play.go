@@ -170,8 +170,10 @@ func (d *predictDemo) settle(pc *predictClient) {
 }
 
 // check compares the client's confirmed state at every complete server
-// tick received before its last Step and older than its Now with the
-// server's state at that tick: the same entities, the same bodies (from
+// tick received before its last Step, older than its Now and Confirmed
+// (after a range fault, the ticks before the resync are not: counted as
+// unchecked) with the server's state at that tick: the same entities,
+// the same bodies (from
 // the Timeline's history for what it predicts, from the interpolation
 // buffer for the ships it interpolates), and for each bullet the same
 // predicted Bullet (who fired it, when). The first difference is kept.
@@ -184,18 +186,27 @@ func (d *predictDemo) check(pc *predictClient) {
 	if pc.diff != "" {
 		return
 	}
-	if st := pc.tl.Stats(); st.RangeFaults != 0 {
-		pc.diff = fmt.Sprintf("%d values older than the rollback window (tick %v)", st.RangeFaults, st.LastRangeFault)
-		return
-	}
-	low := pc.tl.Now().Add(-int32(pc.tl.Window()))
+	st := pc.tl.Stats()
+	faults := st.RangeFaults + st.Resyncs
 	for _, tk := range pc.pending {
 		if !tk.Before(pc.tl.Now()) {
 			later = append(later, tk)
 			continue
 		}
 		want, ok := d.states[tk]
-		if !ok || tk.Before(low) {
+		if !ok || tk.Before(pc.tl.Oldest()) {
+			pc.stale++
+			continue
+		}
+		if !pc.tl.Confirmed(tk) {
+			// After a range fault, the ticks up to the resync it asks for
+			// are not final, nor those before a resync's tick
+			// (predict.Timeline.Confirmed): not compared, counted as
+			// unchecked. Without either, every such tick is final.
+			if faults == 0 {
+				pc.diff = fmt.Sprintf("tick %v (client at %v) complete but not confirmed", tk, pc.tl.Now())
+				return
+			}
 			pc.stale++
 			continue
 		}

@@ -87,7 +87,8 @@ its bullets at once (predicted spawns, adopted by the server's), predicts
 or interpolates the others (--others) and rolls back when the server
 disagrees. After every step, each client's confirmed
 state at every complete server tick is compared with the server's state at
-that tick. Exits with status 1 when one differed.
+that tick (after a range fault, the ticks before the resync it asks for are
+not confirmed: counted as unchecked). Exits with status 1 when one differed.
 
 Flags:
 `)
@@ -191,7 +192,7 @@ type predictClient struct {
 	checked          []tick.Tick // ticks checked, the newest predictStates
 	nChecks          int
 	lastChk          tick.Tick
-	stale            int    // complete ticks that left the window before a check
+	stale            int    // complete ticks not checked: left the window first, or not Confirmed after a range fault
 	diff             string // the first difference found
 	maxCorr          int32
 	aheadSum, aheadN int64 // Ahead after each frame that stepped
