@@ -66,7 +66,7 @@ func (c *Component[T]) supersede(t tick.Tick, e ecs.Entity, old bool) bool {
 			return true
 		case old:
 			c.tl.stats.Superseded++
-			c.late = append(c.late[:i], c.late[i+1:]...)
+			c.late = slices.Delete(c.late, i, i+1) // clears the freed slot
 		case !l.newer:
 			c.tl.stats.Superseded++
 			l.newer = true
