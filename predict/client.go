@@ -30,13 +30,14 @@ type ClientFrameConfig struct {
 	// SlowFrame is the frame period (the mean elapsed time given to
 	// Frame) beyond which the client counts as overloaded: then a
 	// rollback waits (Timeline.HoldRollbacks) until the client has
-	// simulated, since the last one, as many new ticks as the rollback
-	// would re-simulate (Ahead), so that re-simulation costs at most as
-	// much as simulation and a slow machine does not spiral: longer
-	// frames, more steps per frame, deeper rollbacks, longer frames.
-	// Corrections then come a few frames later. It ends below 3/4 of
-	// SlowFrame. Default 2 ticks (under 30 frames a second at 60 Hz);
-	// negative turns it off.
+	// simulated, since the last one, twice as many new ticks as it runs
+	// ahead of the newest complete server tick (Ahead; at most a third of
+	// the window), so that re-simulation costs about 1.5 times what
+	// simulation does rather than every frame's time, and a slow machine
+	// does not spiral: longer frames, more steps per frame, deeper
+	// rollbacks, longer frames. Corrections then come a few frames later.
+	// It ends below 3/4 of SlowFrame. Default 2 ticks (under 30 frames a
+	// second at 60 Hz); negative turns it off.
 	SlowFrame time.Duration
 }
 
@@ -56,9 +57,9 @@ type ClientFrameStats struct {
 	// (replication messages, transport framing excluded).
 	Inputs, InputBytes uint64
 	// SlowFrames counts the frames run overloaded (see
-	// ClientFrameConfig.SlowFrame), and HeldSteps the Steps whose
-	// rollbacks were held then.
-	SlowFrames, HeldSteps uint64
+	// ClientFrameConfig.SlowFrame), and HeldFrames the frames whose
+	// Steps' rollbacks were held then.
+	SlowFrames, HeldFrames uint64
 }
 
 // ClientFrame runs a predicting client's frame over a replicate.Client:
@@ -98,7 +99,7 @@ type ClientFrame[T any] struct {
 	step   time.Duration
 	slowAt time.Duration // SlowFrame, 0 when off
 
-	backlog   int           // steps due but not run yet (at most MaxSteps a frame)
+	backlog   int           // steps due but not run yet (at most tick.DefaultMaxSteps run a frame)
 	period    time.Duration // mean frame period (elapsed), for SlowFrame
 	slow      bool
 	sinceRB   int    // ticks stepped since the last rollback
@@ -253,9 +254,9 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 }
 
 // overload notes the frame period and, for an overloaded client, holds
-// the Timeline's rollbacks until it has simulated, since the last, as
-// many ticks as a rollback would re-simulate (see SlowFrame): never
-// longer than a quarter of the window.
+// the Timeline's rollbacks until it has simulated, since the last,
+// twice the ticks it runs ahead (see SlowFrame): never longer than a
+// third of the window.
 func (f *ClientFrame[T]) overload(elapsed time.Duration) {
 	if f.slowAt == 0 {
 		return
@@ -272,7 +273,7 @@ func (f *ClientFrame[T]) overload(elapsed time.Duration) {
 		f.stats.SlowFrames++
 	}
 	if hold {
-		f.stats.HeldSteps++
+		f.stats.HeldFrames++
 	}
 	f.tl.HoldRollbacks(hold)
 }

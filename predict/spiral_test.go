@@ -38,7 +38,7 @@ func runSlow(t *testing.T, r *frameRig, clients []*slowClient, ticks int, cost t
 			}
 			el := now() - c.last
 			c.last = now()
-			held := c.frame.Stats().HeldSteps
+			held := c.frame.Stats().HeldFrames
 			n := c.frame.Frame(el, c.input, c.sim)
 			rs := c.tl.Stats().TicksResimulated
 			w := n + int(rs-c.resim)
@@ -48,7 +48,7 @@ func runSlow(t *testing.T, r *frameRig, clients []*slowClient, ticks int, cost t
 			c.free = now() + time.Duration(w)*cost
 			// The history equals the server's at the complete ticks once
 			// a Step has checked them: not while rollbacks are held.
-			if n > 0 && c.frame.Stats().HeldSteps == held {
+			if n > 0 && c.frame.Stats().HeldFrames == held {
 				if err := c.check(r.server); err != nil {
 					t.Fatal(err)
 				}
