@@ -311,8 +311,14 @@ func (r *frameRig) frame(elapsed time.Duration) {
 		r.t.Fatal(err)
 	}
 	for _, c := range r.clients {
+		held := c.frame.Stats().HeldFrames
 		if c.frame.Frame(elapsed, c.input, c.sim) == 0 {
 			continue // values received are applied by the next Step
+		}
+		if c.frame.Stats().HeldFrames != held {
+			// Overloaded (a real-time test on a busy machine): the frame
+			// held its rollbacks, a later Step checks what it received.
+			continue
 		}
 		if err := c.check(r.server); err != nil {
 			r.t.Fatal(err)

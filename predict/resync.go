@@ -107,6 +107,10 @@ func (tl *Timeline) Resync(t tick.Tick) error {
 // client mispredicted during the hold-up and the server never sent
 // since); checksum reports with ResyncOnDesync are what catches it.
 //
+// Nor is a tick Confirmed while the server values of a complete tick at
+// or before it wait for a Step to check them (HoldRollbacks: an
+// overloaded ClientFrame holds rollbacks for a few frames).
+//
 // A test or a checker compares the history with the server's state at
 // the Confirmed ticks; Confirmed never allocates.
 func (tl *Timeline) Confirmed(t tick.Tick) bool {
@@ -115,6 +119,13 @@ func (tl *Timeline) Confirmed(t tick.Tick) bool {
 	}
 	if tl.hasReq && !tl.req.After(t) {
 		return false
+	}
+	// A complete tick at or before t whose server values no Step has
+	// checked yet (rollbacks held, HoldRollbacks) may still roll t back.
+	for u := tl.low(); u.Before(t); u++ {
+		if in := tl.peek(u); in != nil && in.auth && in.complete && !in.checked {
+			return false
+		}
 	}
 	in := tl.peek(t)
 	return in != nil && in.complete && in.stepped && (!in.auth || in.checked)
