@@ -110,7 +110,8 @@ func (p *udpPath) close() {
 // minus the server's) is never behind, spans at most 3 ticks from p10 to
 // p90, no snap happens, and its inputs arrive: on an idle machine 0-0.3%
 // are missing (the target is under 1%; the bound here allows for a busy
-// CI machine whose stalls delay the whole loop).
+// CI machine whose stalls delay the whole loop). Under the race detector
+// only the comparisons and their count are checked.
 func TestFrameOverQUICInternetPath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 12 seconds in real time")
@@ -168,6 +169,9 @@ func TestFrameOverQUICInternetPath(t *testing.T) {
 			i, c.conn.Stats().RTT, l[0], p10, l[len(l)/2], p90, l[len(l)-1], st.SnapsAhead+st.SnapsBack-snaps0[i], missing, loss, c.frame.Sender().Redundancy(), c.checked)
 		if c.checked < 400 || c.last < tick.Tick(600) {
 			t.Errorf("client %d checked %d complete ticks, the last %v", i, c.checked, c.last)
+		}
+		if raceEnabled {
+			continue // the detector slows the loop several times: correctness only
 		}
 		if l[0] < 1 || p90-p10 > 3 {
 			t.Errorf("client %d: lead over the server's present min %d, p10..p90 %d..%d", i, l[0], p10, p90)
