@@ -144,18 +144,7 @@ func (tl *Timeline) unsettledAt(t tick.Tick) bool {
 // entity despawned before it only in a tick it then no longer replays
 // (replicate no longer maps such an entity, so the resync cannot).
 func (tl *Timeline) despawnBefore(t tick.Tick) {
-	k := 0
-	for _, m := range tl.markers {
-		if m.t.Before(t) {
-			if tl.w.Alive(m.e) {
-				_ = tl.w.Despawn(m.e)
-			}
-			continue
-		}
-		tl.markers[k] = m
-		k++
-	}
-	tl.markers = tl.markers[:k]
+	tl.despawnMarked(t)
 	for i := range tl.ticks {
 		in := &tl.ticks[i]
 		if !in.used || !in.t.Before(t) {

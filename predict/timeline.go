@@ -560,12 +560,12 @@ func (tl *Timeline) rollback(from tick.Tick, sim func(t tick.Tick)) {
 	}
 }
 
-// expire despawns the entities whose marker left the window.
-func (tl *Timeline) expire() {
-	low := tl.low()
+// despawnMarked despawns from the World the entities whose despawn
+// marker is before t, and forgets the markers.
+func (tl *Timeline) despawnMarked(t tick.Tick) {
 	k := 0
 	for _, m := range tl.markers {
-		if m.t.Before(low) {
+		if m.t.Before(t) {
 			if tl.w.Alive(m.e) {
 				_ = tl.w.Despawn(m.e)
 			}
@@ -575,9 +575,15 @@ func (tl *Timeline) expire() {
 		k++
 	}
 	tl.markers = tl.markers[:k]
+}
+
+// expire despawns the entities whose marker left the window.
+func (tl *Timeline) expire() {
+	low := tl.low()
+	tl.despawnMarked(low)
 	tl.expireSpawns(low)
 	if len(tl.gone) > 0 {
-		k = 0
+		k := 0
 		for _, g := range tl.gone {
 			if tl.w.Alive(g.e) {
 				tl.gone[k] = g
