@@ -282,64 +282,20 @@
 //
 // TickSync keeps the client's simulation ahead of the server so that its
 // input for tick F reaches the server before the server simulates F. It
-// steers by the signal that decides it: the server's InputReports (sent
-// by InputBuffer.SendReports every InputConfig.ReportInterval ticks, 4 by
-// default, and in the tick after a missing or late input) say, for each
-// input message, how many ticks before its tick the server received it
-// (its margin) and which messages never arrived. The client notes when
-// it sent each message (Sent), so each arrival measures the offset
-// between its own clock and the server's ticks as the inputs see it,
-// uplink delay included: y = margin - (the message's lead at its send),
-// which does not depend on the client's own lead. A rate change or a snap
-// is therefore seen at once, with no round trip of delay in the loop (a
-// Smith predictor): the expected margin of the next input is the
-// client's current position (Position: its tick, the time into its next
-// step, now) plus the mean offset, and its target is
-//
-//	Safety + JitterMultiple*jitter + r ticks + the frame period beyond a tick
-//
-// with jitter the offset's mean deviation, and r the loss margin: the
-// least r with loss^(r+1) <= LateTarget (0.2%), from the loss of input
-// messages the reports measure over the last 256 (r = 1 at no loss, 2 up
-// to 12.6%, 3 up to 21%): an input whose first r messages are lost still
-// arrives through the next copy, each message carrying the previous
-// ticks' inputs (Redundancy: ClientFrame sends r+2, at least
-// InputConfig.Redundancy). The frame-period term covers a frame slower
-// than a tick, which sends several ticks' inputs at once. The error
-// (expected - target) sets tick.Clock's rate factor: Rate is 1000 + 50
-// per tick of error, capped at ±100 (a client ahead gets longer steps);
-// three reports in a row more than 10 ticks off snap. Arrivals far from
-// the mean on one side six times in a row move the mean at once (the
-// server stalled: one wait, not several). A snap never moves the tick
-// backwards: the inputs of ticks already simulated are sent, so a client
-// too far ahead waits (Steps returns fewer steps), and one too far behind
-// catches up by up to 8 extra steps per frame. PresentLead estimates the
-// client's lead over the server's present (the uplink taken as half the
-// RTT): the measure that says whether it predicts at all.
-//
-// Until the reports have measured MinArrivals (8) arrivals, and with a
-// server that sends none, TickSync steers by the arrival of server ticks
-// (Observe, a SyncSample per newer complete tick): the target lead over
-// the newest tick received is RTT + JitterMultiple*jitter + Safety + r
-// ticks - InputDelay, at least RTT/2 + one tick (lightyear #1402). The
-// new client's first sample snaps; it starts at Start's tick. With
-// InputDelay d the input sampled while simulating F is for InputTick(F) =
-// F+d, and the lead shrinks by d ticks.
-//
-// Measured (TestTickSyncOnLossyPath, OnInternetPath, OnCleanPath,
-// virtual time, 4 clients, three seeds, after the first second): at 60
-// ms RTT and 20% loss client-to-server, 0-2 of 1200 inputs missing per
-// client (it was 3.8-4.4% when the lead followed complete ticks with a
-// fixed redundancy of 3), lead over the server's present 6..7 ticks; at
-// 150 ms RTT, 10% loss and 20 ms jitter, none missing, lead p10..p90
-// 10..11, no snap; on a 2 ms clean path none missing or late (a client
-// used to settle exactly on its target while every input was a tick
-// late). TestFrameOverQUICInternetPath measures the same over QUIC.
-//
-// The frame: the receive phase calls Report for each InputReport and
-// Observe; then Clock.SetRate(Rate()), the clock's due steps go through
-// Steps, each sent input through Sent, and the frame ends with Position.
-// TickSync reads no clock.
+// steers by the server's InputReports (InputBuffer.SendReports): how
+// early each input message arrived and which were lost. Matched with the
+// messages' send times (Sent) and the client's position (Position), they
+// give the offset between the client's clock and the server's ticks
+// whatever the client's own lead, so the lead settles without swinging.
+// The inputs aim to arrive Safety + JitterMultiple x jitter + r ticks
+// early (r covers the measured loss, see SyncConfig.LateTarget), plus a
+// slow frame's length; the redundancy follows r (Redundancy). The error
+// sets tick.Clock's rate; far off, it snaps, never moving the tick
+// backwards. Until the reports steer, it steers by the arrival of server
+// ticks (Observe, Lead). PresentLead estimates the lead over the server's
+// present. With InputDelay d the input sampled at F is for F+d. The
+// design, its reasons and its figures are in ARCHITECTURE.md (predict,
+// "Tick sync"). TickSync reads no clock.
 //
 // # Interpolation
 //
