@@ -279,7 +279,7 @@ func (cs *compSummer[T]) part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, 
 		}
 	}
 	vals := f.buf.vals
-	for p, e := range f.layout.ents {
+	for p, e := range f.layout.Ents {
 		if se, ok := server(e); ok {
 			sum += cs.s.Term(se, &vals[p])
 		}
@@ -291,7 +291,7 @@ func (cs *compSummer[T]) part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, 
 			if !o.auth || o.kind != opSet || laterOp(ops[i+1:], o.e) {
 				continue
 			}
-			p := f.layout.pos(o.e)
+			p := f.layout.Pos(o.e)
 			se, ok := server(o.e)
 			if p < 0 || !ok {
 				continue

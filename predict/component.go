@@ -2,6 +2,7 @@ package predict
 
 import (
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/column"
 	"github.com/rewindgo/rewind/tick"
 )
 
@@ -69,7 +70,7 @@ type Component[T any] struct {
 	p       *plain[T]
 	log     bool
 	hist    []frame[T] // W+1, by tick
-	layouts []*layoutBuf
+	layouts column.Layouts
 	bufs    []*valBuf[T]
 	patches []bucket[T] // 2(W+1), by tick
 	before  frame[T]
@@ -127,7 +128,7 @@ func (c *Component[T]) At(e ecs.Entity, t tick.Tick) (T, bool) {
 	if !f.held || f.t != t || t.Before(c.tl.low()) {
 		return zero, false
 	}
-	if p := f.layout.pos(e); p >= 0 {
+	if p := f.layout.Pos(e); p >= 0 {
 		return f.buf.vals[p], true
 	}
 	return zero, false
@@ -278,7 +279,7 @@ func (c *Component[T]) check(t tick.Tick) int {
 			if c.cur, ok = c.s.Get(o.e); ok {
 				pred = &c.cur
 			}
-		} else if p := f.layout.pos(o.e); p >= 0 {
+		} else if p := f.layout.Pos(o.e); p >= 0 {
 			pred = &f.buf.vals[p]
 		}
 		switch {
@@ -300,7 +301,7 @@ func (c *Component[T]) beginCorrections(now tick.Tick) {
 	if !c.log {
 		return
 	}
-	release(&c.before.layout)
+	column.Release(&c.before.layout)
 	c.releaseVals(&c.before.buf)
 	col := c.s.Column() // the state of now, saved or not
 	c.before.layout = c.acquire(col.Layout, col.Entities)
@@ -314,12 +315,12 @@ func (c *Component[T]) endCorrections(now tick.Tick) {
 	}
 	col := c.s.Column()
 	for p, e := range col.Entities {
-		j := c.before.layout.pos(e)
+		j := c.before.layout.Pos(e)
 		if j >= 0 && !c.p.same(&c.before.buf.vals[j], &col.Values[p]) {
 			c.corr = append(c.corr, Correction[T]{Entity: e, Tick: now, Before: c.before.buf.vals[j], After: col.Values[p]})
 		}
 	}
-	release(&c.before.layout)
+	column.Release(&c.before.layout)
 	c.releaseVals(&c.before.buf)
 	c.ts.Corrections += uint64(len(c.corr))
 	c.tl.stats.Corrections += uint64(len(c.corr))
@@ -341,8 +342,6 @@ func (c *Component[T]) stats() TypeStats {
 	for _, b := range c.bufs {
 		s.HistoryBytes += cap(b.vals) * c.p.size
 	}
-	for _, b := range c.layouts {
-		s.HistoryBytes += 8*cap(b.ents) + 4*cap(b.idx)
-	}
+	s.HistoryBytes += c.layouts.Bytes()
 	return s
 }

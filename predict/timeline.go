@@ -88,7 +88,7 @@ type Timeline struct {
 	hasReq  bool
 	done    tick.Tick // newest complete server tick, when hasDone (Complete)
 	hasDone bool
-	deaths  uint64 // World despawns seen (see layoutBuf.deaths)
+	deaths  uint64 // World despawns seen (see column.Layout.Mark)
 	started bool
 	unsaved bool // during decide: the state of Now is the World's, not yet saved
 	lateN   int  // late authoritative changes waiting for the next Step (late.go)

@@ -1,19 +1,22 @@
 package replicate
 
 // The in-memory form of a checkpoint: per-type copies of the replicated
-// stores' columns (entities and values), taken with a memory copy, as
-// package snapshot's copy strategy does. Encoding to the saved state form
-// (save.go) and the checksum wait until they are asked for.
+// stores' columns (entities and values), taken with internal/column's copy
+// strategy, the per-type store history snapshot and predict use too.
+// Checkpoints do not share entity layouts with each other (snapshot's
+// ring and predict's history do): a checkpoint's memory is its own, so the
+// ring's MaxBytes bound counts each one exactly and drops whole ones.
+// Encoding to the saved state form (save.go) and the checksum wait until
+// they are asked for.
 
 import (
 	"encoding/binary"
 	"math/bits"
-	"reflect"
 	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/internal/bin"
-	"github.com/rewindgo/rewind/internal/canon"
+	"github.com/rewindgo/rewind/internal/column"
 	"github.com/rewindgo/rewind/internal/parts"
 	"github.com/rewindgo/rewind/internal/xxh64"
 )
@@ -35,10 +38,11 @@ type ckResource interface {
 	bytes() int
 }
 
-// plainData reports whether T holds no pointers (canon's plain data): its
-// values can be copied as memory and stay independent of the live ones.
+// plainData reports whether T holds no pointers (column's copy strategy
+// applies): its values can be copied as memory and stay independent of
+// the live ones.
 func plainData[T any]() bool {
-	_, err := canon.Of(reflect.TypeFor[T]())
+	_, err := column.PlainOf[T]()
 	return err == nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/column"
 	"github.com/rewindgo/rewind/internal/xxh64"
 )
 
@@ -19,7 +20,7 @@ type Registry struct {
 	ents    entSaver
 	parts   []saver
 	names   map[string]bool
-	entHash *canonical
+	entHash *column.Plain[ecs.Entity]
 	d       xxh64.Digest
 }
 
@@ -52,7 +53,7 @@ func NoChecksum() Option { return func(o *options) { o.noChecksum = true } }
 // ecs.Hierarchy component are always included.
 func NewRegistry(w *ecs.World) *Registry {
 	r := &Registry{w: w, names: make(map[string]bool)}
-	r.entHash, _ = plainForm(reflect.TypeFor[ecs.Entity]())
+	r.entHash, _ = column.PlainOf[ecs.Entity]()
 	r.ents.r = r
 	if err := Copy[ecs.Hierarchy](r); err != nil {
 		panic(err) // unreachable: Hierarchy is plain data
@@ -73,11 +74,11 @@ func (r *Registry) add(name string, s saver) error {
 }
 
 func copyValuesFor[T any]() (values[T], error) {
-	c, err := plainForm(reflect.TypeFor[T]())
+	p, err := column.PlainOf[T]()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrNotPlainData, err)
 	}
-	return copyValues[T]{c: c, k: kernelFor(c.size)}, nil
+	return copyValues[T]{p: p}, nil
 }
 
 func cloneValuesFor[T Cloner[T]](opts []Option) (values[T], error) {
@@ -162,39 +163,14 @@ type compSaver[T any] struct {
 	r       *Registry
 	s       *ecs.Store[T]
 	v       values[T]
-	layouts []*layoutBuf
+	layouts column.Layouts
 	// the hash of the entity layout is cached by layout id: layouts change far
 	// less often than values, so a checksum hashes values only
 	hashedLayout uint64
 	layoutHash   uint64
 }
 
-type layoutBuf struct {
-	id   uint64
-	ents []ecs.Entity
-	refs int
-}
-
 func (c *compSaver[T]) name() string { return c.s.Info().Name }
-
-func (c *compSaver[T]) acquire(id uint64, ents []ecs.Entity) *layoutBuf {
-	var free *layoutBuf
-	for _, b := range c.layouts {
-		if b.refs > 0 && b.id == id {
-			b.refs++
-			return b
-		}
-		if b.refs == 0 && free == nil {
-			free = b
-		}
-	}
-	if free == nil {
-		free = &layoutBuf{}
-		c.layouts = append(c.layouts, free)
-	}
-	free.id, free.ents, free.refs = id, append(free.ents[:0], ents...), 1
-	return free
-}
 
 func (c *compSaver[T]) newFrame() frameData { return &compFrame[T]{c: c} }
 
@@ -203,12 +179,12 @@ func (c *compSaver[T]) checksum(d *xxh64.Digest) (uint64, error) {
 	if c.hashedLayout != col.Layout || c.hashedLayout == 0 {
 		d.Reset()
 		d.WriteUint64(uint64(len(col.Entities)))
-		hashSlice(d, c.r.entHash, col.Entities)
+		c.r.entHash.Hash(d, col.Entities)
 		c.hashedLayout, c.layoutHash = col.Layout, d.Sum64()
 	}
-	if cv, ok := c.v.(copyValues[T]); ok && cv.c.direct {
+	if cv, ok := c.v.(copyValues[T]); ok && cv.p.Direct {
 		// The values' memory is their canonical bytes: hash it in place.
-		return xxh64.Sum64Prefixed(c.layoutHash, bytesOf(col.Values)), nil
+		return xxh64.Sum64Prefixed(c.layoutHash, column.Bytes(col.Values)), nil
 	}
 	d.Reset()
 	d.WriteUint64(c.layoutHash)
@@ -218,44 +194,33 @@ func (c *compSaver[T]) checksum(d *xxh64.Digest) (uint64, error) {
 
 type compFrame[T any] struct {
 	c      *compSaver[T]
-	layout *layoutBuf
+	layout *column.Layout
 	buf    valueBuf[T]
 }
 
 func (f *compFrame[T]) save() error {
 	col := f.c.s.Column()
-	if f.layout == nil || f.layout.id != col.Layout {
-		f.release()
-		f.layout = f.c.acquire(col.Layout, col.Entities)
+	if f.layout == nil || f.layout.ID != col.Layout {
+		column.Release(&f.layout)
+		f.layout = f.c.layouts.Acquire(col.Layout, col.Entities, 0)
 	}
 	return f.c.v.save(&f.buf, col.Values)
 }
 
 func (f *compFrame[T]) load(rs *ecs.Restore, savedTick uint64) error {
-	dst, changed, write := ecs.RestoreStore(rs, f.c.s, f.layout.id, f.layout.ents, savedTick)
+	dst, changed, write := ecs.RestoreStore(rs, f.c.s, f.layout.ID, f.layout.Ents, savedTick)
 	if !write {
 		return nil
 	}
 	return f.c.v.load(dst, &f.buf, changed, savedTick, f.c.r.w.Tick())
 }
 
-func (f *compFrame[T]) release() {
-	if f.layout != nil {
-		f.layout.refs--
-		f.layout = nil
-	}
-}
+func (f *compFrame[T]) release() { column.Release(&f.layout) }
 
 func (f *compFrame[T]) bytes() int { return f.c.v.bytes(&f.buf) + int(unsafe.Sizeof(*f)) }
 
 // poolBytes counts the layout buffers once, however many frames share them.
-func (c *compSaver[T]) poolBytes() int {
-	n := 0
-	for _, b := range c.layouts {
-		n += 8*cap(b.ents) + int(unsafe.Sizeof(*b))
-	}
-	return n
-}
+func (c *compSaver[T]) poolBytes() int { return c.layouts.Bytes() }
 
 // resSaver handles one resource type.
 type resSaver[T any] struct {

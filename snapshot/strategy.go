@@ -4,8 +4,8 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
-	"unsafe"
 
+	"github.com/rewindgo/rewind/internal/column"
 	"github.com/rewindgo/rewind/internal/xxh64"
 )
 
@@ -42,10 +42,9 @@ type valueBuf[T any] struct {
 	offs []uint32 // codec: end offset of value i
 }
 
-type copyValues[T any] struct {
-	c *canonical
-	k kernel // load kernel for the value size, if any
-}
+// copyValues is the copy strategy: column.Plain's save, compare and
+// restore kernels.
+type copyValues[T any] struct{ p *column.Plain[T] }
 
 func (copyValues[T]) name() string { return "copy" }
 func (copyValues[T]) save(b *valueBuf[T], src []T) error {
@@ -54,38 +53,17 @@ func (copyValues[T]) save(b *valueBuf[T], src []T) error {
 }
 
 // load overwrites the live values with the saved ones and stamps exactly
-// those whose bytes change (see copyStamp).
+// those whose bytes change (column.Plain.Stamp).
 func (v copyValues[T]) load(dst []T, b *valueBuf[T], changed []uint64, _, now uint64) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	src := b.vals[:len(dst)]
-	copyStamp(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), len(dst), v.c.size, v.c.align, v.k, changed, now)
+	v.p.Stamp(dst, b.vals, changed, now)
 	return nil
 }
 
-// bytesOf views the memory of a slice of plain data.
-func bytesOf[T any](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
-}
-
-// stampWritten stamps every value written since the save: strategies that
-// cannot compare values treat each of them as changed by the load.
-func stampWritten(changed []uint64, savedTick, now uint64) {
-	for p, c := range changed {
-		if c > savedTick {
-			changed[p] = now
-		}
-	}
-}
 func (v copyValues[T]) hash(d *xxh64.Digest, vals []T) error {
-	hashSlice(d, v.c, vals)
+	v.p.Hash(d, vals)
 	return nil
 }
-func (v copyValues[T]) bytes(b *valueBuf[T]) int { return cap(b.vals) * int(v.c.size) }
+func (v copyValues[T]) bytes(b *valueBuf[T]) int { return cap(b.vals) * int(v.p.Size) }
 
 type cloneValues[T Cloner[T]] struct {
 	size     int
@@ -102,7 +80,7 @@ func (*cloneValues[T]) save(b *valueBuf[T], src []T) error {
 	return nil
 }
 func (*cloneValues[T]) load(dst []T, b *valueBuf[T], changed []uint64, savedTick, now uint64) error {
-	stampWritten(changed, savedTick, now)
+	column.StampWritten(changed, savedTick, now)
 	for i := range dst {
 		dst[i] = b.vals[i].Clone() // the saved value stays untouched by later writes
 	}
@@ -159,7 +137,7 @@ func (*codecValues[T, PT]) save(b *valueBuf[T], src []T) error {
 	return nil
 }
 func (*codecValues[T, PT]) load(dst []T, b *valueBuf[T], changed []uint64, savedTick, now uint64) error {
-	stampWritten(changed, savedTick, now)
+	column.StampWritten(changed, savedTick, now)
 	start := uint32(0)
 	var zero T
 	for i := range dst {

@@ -1,4 +1,4 @@
-package snapshot
+package column
 
 import (
 	"bytes"

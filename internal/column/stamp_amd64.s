@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// AVX2 kernels of the copy strategy's load (see copyload.go). Each one
+// AVX2 kernels of the copy strategy's load (see stamp.go). Each one
 // overwrites dst with src and sets ticks[i] = now for every value i whose
 // bytes differ, for whole groups of values:
 //

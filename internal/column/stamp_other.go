@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package snapshot
+package column
 
 var useKernels = false
 

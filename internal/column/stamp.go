@@ -1,11 +1,11 @@
-package snapshot
+package column
 
 import (
 	"bytes"
 	"unsafe"
 )
 
-// The copy strategy's load overwrites the live values with the saved ones and
+// Plain.Stamp overwrites the live values with the saved ones and
 // stamps exactly those whose bytes change (see ecs.RestoreStore). It compares
 // every value, so its cost is a compare plus a copy; on amd64 with AVX2 an
 // assembly kernel does both in one pass over whole groups of values (values
