@@ -61,7 +61,7 @@ func (p *plain[T]) matches(pred, auth *T) bool {
 type frame[T any] struct {
 	t      tick.Tick
 	held   bool
-	saved  uint64 // the World's change tick at the save
+	saved  uint64         // the World's change tick at the save
 	layout *column.Layout // Mark: Timeline.deaths when every entity was known alive
 	buf    *valBuf[T]
 	// restored: a rollback just made the store equal to this frame as of
