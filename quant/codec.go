@@ -396,3 +396,12 @@ func (c *Codec[T]) Quantize(v *T) {
 		f.snap(v)
 	}
 }
+
+// Must returns q, or panics if err is not nil: for quantizers built from
+// constants at setup, as in NewCodec(FloatField(Must(NewFloat(...)), ...)).
+func Must[Q any](q Q, err error) Q {
+	if err != nil {
+		panic(err.Error())
+	}
+	return q
+}
