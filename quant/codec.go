@@ -12,8 +12,8 @@ import (
 
 // Field is one quantized field of a T, for NewCodec: a quantizer and an
 // accessor that returns a pointer to the field in a T. Make one with
-// FloatField, Vec3Field, IntField, BoolField, UnitVecField, RotationField
-// or AtRest; the constructors panic on a nil accessor or a zero-value
+// FloatField, Vec3Field, IntField, BoolField, UnitVec2Field, UnitVecField,
+// RotationField or AtRest; the constructors panic on a nil accessor or a zero-value
 // quantizer, as a codec is built once at setup.
 type Field[T any] struct {
 	bits int // the most bits it writes
@@ -404,4 +404,27 @@ func Must[Q any](q Q, err error) Q {
 		panic(err.Error())
 	}
 	return q
+}
+
+// UnitVec2Field is a 2D direction quantized by q (its error bound is q's).
+func UnitVec2Field[T any](q UnitVec2, get func(*T) *[2]float32) Field[T] {
+	mustAccessor(get, "UnitVec2Field")
+	if q.bits == 0 {
+		panic("quant: UnitVec2Field with a UnitVec2 not made by NewUnitVec2")
+	}
+	return Field[T]{
+		bits: q.Bits(),
+		put:  func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(*get(v)), q.Bits()); return w },
+		get: func(r bin.BitReader, v *T) bin.BitReader {
+			x, err := q.Value(r.ReadBits(q.Bits()))
+			if err != nil {
+				r.Fail(ErrCode)
+			}
+			*get(v) = x
+			return r
+		},
+		snap: func(v *T) { p := get(v); *p = q.Quantize(*p) },
+		zero: func(v *T) { *get(v) = [2]float32{} },
+		ptrs: func(v *T) []span { return spanOf(get(v)) },
+	}
 }

@@ -195,3 +195,64 @@ func FuzzCodec(f *testing.F) {
 		}
 	})
 }
+
+// ship uses the field kinds the cube does not.
+type ship struct {
+	Heading  [2]float32
+	Boost    bool
+	Fuel     float64
+	Ammo     uint8
+	Shield   float32
+	Thruster [3]float64
+}
+
+func shipCodec() *Codec[ship] {
+	return NewCodec(
+		UnitVec2Field(Must(NewUnitVec2(10)), func(s *ship) *[2]float32 { return &s.Heading }),
+		BoolField(func(s *ship) *bool { return &s.Boost }),
+		FloatField(Must(NewFloat(0.0, 100, 0.1)), func(s *ship) *float64 { return &s.Fuel }),
+		IntField(Must(NewInt(0, 200)), func(s *ship) *uint8 { return &s.Ammo }),
+		FloatField(Must(NewFloat[float32](0, 1, 1.0/64)), func(s *ship) *float32 { return &s.Shield }),
+		Vec3Field(Must(NewFloat(-1.0, 1, 0.01)), func(s *ship) *[3]float64 { return &s.Thruster }),
+	)
+}
+
+func TestCodecShip(t *testing.T) {
+	c := shipCodec()
+	// 10 + 1 + 10 + 8 + 7 + 3*8 = 60 bits: 8 bytes.
+	if c.Bits() != 60 || c.MaxSize() != 8 {
+		t.Fatalf("%d bits", c.Bits())
+	}
+	r := rand.New(rand.NewPCG(12, 13))
+	for range 10000 {
+		a := r.Float64() * 7
+		v := ship{
+			Heading: [2]float32{float32(a - 3), float32(2 - a)}, Boost: r.IntN(2) == 0,
+			Fuel: r.Float64()*120 - 10, Ammo: uint8(r.IntN(256)), Shield: float32(r.Float64()),
+			Thruster: [3]float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64()},
+		}
+		q := v
+		c.Quantize(&q)
+		enc := c.Append(nil, &v)
+		var got ship
+		if err := c.Decode(enc, &got); err != nil || got != q {
+			t.Fatalf("sent %+v\nquantized %+v\nreceived  %+v (%v)", v, q, got, err)
+		}
+	}
+}
+
+// FuzzCodecShip: as FuzzCodec, for the other field kinds.
+func FuzzCodecShip(f *testing.F) {
+	c := shipCodec()
+	v := ship{Heading: [2]float32{0, 1}, Fuel: 50, Ammo: 3, Shield: 0.5}
+	f.Add(c.Append(nil, &v))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var v ship
+		if err := c.Decode(in, &v); err != nil {
+			return
+		}
+		if out := c.Append(nil, &v); !bytes.Equal(out, in) {
+			t.Fatalf("accepted %x as %+v, which encodes to %x", in, v, out)
+		}
+	})
+}
