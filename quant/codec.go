@@ -74,16 +74,26 @@ func Vec3Field[T any, F ~float32 | ~float64](q Float[F], get func(*T) *[3]F) Fie
 	return Field[T]{
 		bits: 3 * q.Bits(),
 		put: func(w bin.BitWriter, v *T) bin.BitWriter {
-			p := get(v)
+			p, b := get(v), uint(q.bits)
+			if 3*b <= 64 { // one field of three codes
+				w.WriteBits(q.Code(p[0])|q.Code(p[1])<<b|q.Code(p[2])<<(2*b), int(3*b))
+				return w
+			}
 			for i := range p {
-				w.WriteBits(q.Code(p[i]), int(q.bits))
+				w.WriteBits(q.Code(p[i]), int(b))
 			}
 			return w
 		},
 		get: func(r bin.BitReader, v *T) bin.BitReader {
-			p := get(v)
-			for i := range p {
-				c := r.ReadBits(int(q.bits))
+			p, b := get(v), uint(q.bits)
+			var codes [3]uint64
+			if 3*b <= 64 {
+				all, mask := r.ReadBits(int(3*b)), uint64(1)<<b-1
+				codes = [3]uint64{all & mask, all >> b & mask, all >> (2 * b) & mask}
+			} else {
+				codes = [3]uint64{r.ReadBits(int(b)), r.ReadBits(int(b)), r.ReadBits(int(b))}
+			}
+			for i, c := range codes {
 				f, err := q.Value(c)
 				if err != nil || q.Code(f) != c {
 					r.Fail(ErrCode)
