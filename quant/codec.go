@@ -22,7 +22,8 @@ type Codec[T any] struct {
 }
 
 // NewCodec returns the codec of fields, in that order. Every byte of T
-// that holds data (not padding) must belong to exactly one field, so that
+// that holds data (not padding, nor a blank _ field) must belong to
+// exactly one field, so that
 // Decode sets all of a T and Quantize's result is all of what the
 // receiver sees; NewCodec panics otherwise, naming the first uncovered
 // field, or if an accessor returns a pointer outside its argument.
@@ -61,6 +62,9 @@ func uncovered(t reflect.Type, off uintptr, covered []bool) (string, bool) {
 	case reflect.Struct:
 		for i := range t.NumField() {
 			f := t.Field(i)
+			if f.Name == "_" { // padding the type declares: no data
+				continue
+			}
 			if name, ok := uncovered(f.Type, off+f.Offset, covered); !ok {
 				return joinName(f.Name, name), false
 			}

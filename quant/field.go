@@ -12,9 +12,9 @@ import (
 
 // Field is one quantized field of a T, for NewCodec: a quantizer and an
 // accessor that returns a pointer to the field in a T. Make one with
-// FloatField, Vec3Field, IntField, BoolField, UnitVec2Field, UnitVecField,
-// RotationField or AtRest; the constructors panic on a nil accessor or a zero-value
-// quantizer, as a codec is built once at setup.
+// FloatField, Vec3Field, IntField, BoolField, UnitVec2Field,
+// UnitVecField, RotationField or AtRest; the constructors panic on a nil
+// accessor or a zero-value quantizer, as a codec is built once at setup.
 type Field[T any] struct {
 	bits int // the most bits it writes
 	put  func(w bin.BitWriter, v *T) bin.BitWriter
