@@ -19,6 +19,7 @@ import (
 type Codec[T any] struct {
 	fields []Field[T]
 	bits   int
+	vary   bool
 }
 
 // NewCodec returns the codec of fields, in that order. Every byte of T
@@ -36,6 +37,7 @@ func NewCodec[T any](fields ...Field[T]) *Codec[T] {
 	for _, f := range c.fields {
 		mustField(f)
 		c.bits += f.bits
+		c.vary = c.vary || f.vary
 		for _, s := range f.ptrs(&probe) {
 			off := uintptr(s.p) - base
 			if uintptr(s.p) < base || off+s.n > size {
@@ -96,6 +98,17 @@ func joinName(a, b string) string {
 // Bits returns the most bits a value takes (fewer when an AtRest group is
 // at rest).
 func (c *Codec[T]) Bits() int { return c.bits }
+
+// FixedSize returns the size in bytes of every encoding, or 0 if sizes
+// vary (an AtRest group whose fields take bits, sent only when moving).
+// replicate length-prefixes the values of custom codecs today; a fixed
+// size would let it drop the prefix.
+func (c *Codec[T]) FixedSize() int {
+	if c.vary {
+		return 0
+	}
+	return (c.bits + 7) / 8
+}
 
 // MaxSize returns the most bytes Append appends.
 func (c *Codec[T]) MaxSize() int { return (c.bits + 7) / 8 }

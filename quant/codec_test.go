@@ -45,7 +45,7 @@ func randomCube(r *rand.Rand) cube {
 func TestCodecRoundTrip(t *testing.T) {
 	c := cubeCodec(t)
 	// 3*19 + 29 + (1 + 3*11) + 7 + 16 = 143 bits: 18 bytes; at rest 110 bits, 14 bytes.
-	if c.Bits() != 143 || c.MaxSize() != 18 {
+	if c.Bits() != 143 || c.MaxSize() != 18 || c.FixedSize() != 0 {
 		t.Fatalf("%d bits, %d bytes", c.Bits(), c.MaxSize())
 	}
 	r := rand.New(rand.NewPCG(7, 8))
@@ -220,7 +220,7 @@ func shipCodec() *Codec[ship] {
 func TestCodecShip(t *testing.T) {
 	c := shipCodec()
 	// 10 + 1 + 10 + 8 + 7 + 3*8 = 60 bits: 8 bytes.
-	if c.Bits() != 60 || c.MaxSize() != 8 {
+	if c.Bits() != 60 || c.MaxSize() != 8 || c.FixedSize() != 8 {
 		t.Fatalf("%d bits", c.Bits())
 	}
 	r := rand.New(rand.NewPCG(12, 13))

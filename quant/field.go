@@ -16,7 +16,8 @@ import (
 // UnitVecField, RotationField or AtRest; the constructors panic on a nil
 // accessor or a zero-value quantizer, as a codec is built once at setup.
 type Field[T any] struct {
-	bits int // the most bits it writes
+	bits int  // the most bits it writes
+	vary bool // it may write fewer (AtRest)
 	put  func(w bin.BitWriter, v *T) bin.BitWriter
 	get  func(r bin.BitReader, v *T) bin.BitReader // a bad code: r.Fail(ErrCode)
 	snap func(v *T)                                // quantize in place
@@ -224,6 +225,7 @@ func AtRest[T any](rest func(*T) *bool, fields ...Field[T]) Field[T] {
 	}
 	return Field[T]{
 		bits: n,
+		vary: n > 1,
 		put: func(w bin.BitWriter, v *T) bin.BitWriter {
 			if *rest(v) {
 				w.WriteBool(true)
