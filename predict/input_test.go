@@ -338,9 +338,31 @@ func TestInputsForwarded(t *testing.T) {
 	})
 }
 
+// TestInputBatchPaddedVarint: a batch whose player is the padded varint
+// 80 00 (a non-minimal 0) is refused, while the same batch with the
+// minimal 00 decodes: the one varint rule of internal/bin.
+func TestInputBatchPaddedVarint(t *testing.T) {
+	c, err := predict.NewInputCodec[uint8](nil, predict.InputConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b predict.InputBatch[uint8]
+	if err := c.Decode([]byte{0x80, 0x00, 0x05, 0x01, 0x01, 0x01}, &b); !errors.Is(err, predict.ErrBadInputs) {
+		t.Fatalf("Decode(80 00 05 01 01 01) = %v, %+v; want ErrBadInputs", err, b)
+	}
+	minimal := []byte{0x00, 0x05, 0x01, 0x01, 0x01}
+	if err := c.Decode(minimal, &b); err != nil || b.Player != 0 || b.Last != 5 || len(b.Inputs) != 1 || b.Inputs[0] != 1 {
+		t.Fatalf("Decode(00 05 01 01 01) = %v, %+v", err, b)
+	}
+	if again := c.Append(nil, &b); string(again) != string(minimal) {
+		t.Fatalf("re-encoded as %x, want %x", again, minimal)
+	}
+}
+
 // FuzzInputBatchDecode: the input message decoder never panics, never
 // allocates more than MaxRedundancy inputs, and what it accepts encodes
-// and decodes to the same batch.
+// back to exactly the bytes it accepted (one varint rule: no second
+// encoding of a batch) and decodes to the same batch.
 func FuzzInputBatchDecode(f *testing.F) {
 	c, err := predict.NewInputCodec[Move](nil, predict.InputConfig{})
 	if err != nil {
@@ -348,6 +370,7 @@ func FuzzInputBatchDecode(f *testing.F) {
 	}
 	f.Add(c.Append(nil, &predict.InputBatch[Move]{Player: 3, Last: 99, Inputs: []Move{{1, 2, true}, {3, 4, false}}}))
 	f.Add([]byte{0, 0, 16})
+	f.Add([]byte{0x80, 0x00, 0x05, 0x01, 0x01, 0x01})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var b predict.InputBatch[Move]
@@ -360,8 +383,12 @@ func FuzzInputBatchDecode(f *testing.F) {
 		if len(b.Inputs) == 0 || len(b.Inputs) > predict.MaxRedundancy {
 			t.Fatalf("%d inputs decoded", len(b.Inputs))
 		}
+		again := c.Append(nil, &b)
+		if string(again) != string(data) {
+			t.Fatalf("%x decodes to %+v, which encodes to %x", data, b, again)
+		}
 		var b2 predict.InputBatch[Move]
-		if err := c.Decode(c.Append(nil, &b), &b2); err != nil {
+		if err := c.Decode(again, &b2); err != nil {
 			t.Fatalf("re-decoding %+v: %v", b, err)
 		}
 		if b2.Player != b.Player || b2.Last != b.Last || len(b2.Inputs) != len(b.Inputs) {
