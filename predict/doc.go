@@ -280,27 +280,27 @@
 //
 // # Tick synchronisation
 //
-// TickSync keeps the client's simulation ahead of the server so that its
+// ticksync.Sync keeps the client's simulation ahead of the server so that its
 // input for tick F reaches the server before the server simulates F. It
-// steers by the server's InputReports (InputBuffer.SendReports): how
+// steers by the server's InputReports (input.Buffer.SendReports): how
 // early each input message arrived and which were lost. Matched with the
 // messages' send times (Sent) and the client's position (Position), they
 // give the offset between the client's clock and the server's ticks
 // whatever the client's own lead, so the lead settles without swinging.
 // The inputs aim to arrive Safety + JitterMultiple x jitter + r ticks
-// early (r covers the measured loss, see SyncConfig.LateTarget), plus a
+// early (r covers the measured loss, see ticksync.Config.LateTarget), plus a
 // slow frame's length; the redundancy follows r (Redundancy). The error
 // sets tick.Clock's rate; far off, it snaps, never moving the tick
 // backwards. Until the reports steer, it steers by the arrival of server
 // ticks (Observe, Lead). PresentLead estimates the lead over the server's
 // present. With InputDelay d the input sampled at F is for F+d. The
 // design, its reasons and its figures are in ARCHITECTURE.md (predict,
-// "Tick sync"). TickSync reads no clock.
+// "Tick sync"). ticksync.Sync reads no clock.
 //
 // # Interpolation
 //
 // Entities the client does not predict are shown in the past, between two
-// authoritative values, by an Interpolated buffer per type: Push(e, t, v)
+// authoritative values, by an interp.Buffer buffer per type: Push(e, t, v)
 // for each server value (a late one is inserted in tick order, a
 // duplicate replaces, at most Capacity kept per entity, the oldest
 // dropped), Complete(t) for each complete server tick, Remove(e) when the
@@ -308,13 +308,13 @@
 //
 //	Latest() + alpha - delay,  delay = max(5 ms, 1.7*SendInterval) + 2*jitter
 //
-// (ShowTime, InterpConfig.Delay: lightyear's min_delay and
+// (ShowTime, interp.Config.Delay: lightyear's min_delay and
 // send_interval_ratio; the jitter term keeps the next value there in
 // time). Latest() jumps by 0 to several ticks per frame as packets arrive
-// (the choppiness of lightyear #423); ShowAt with TickSync.Received (the
+// (the choppiness of lightyear #423); ShowAt with ticksync.Sync.Received (the
 // client's tick minus the lead it keeps) moves with the client's clock
 // instead. At(e, tick, frac) interpolates by tick distance with the user's
-// function (or a Lerp method, LerpMethod), so a lost tick is bridged.
+// function (or a Lerp method, interp.LerpMethod), so a lost tick is bridged.
 // Past the newest value it holds the newest value rather than extrapolate
 // (counted in Stats().Holds: a sign the delay is too short), since an
 // extrapolation overshoots a stop or a turn and jumps back. Replication
@@ -324,28 +324,28 @@
 // moving moves from the tick it started, not across the gap. Steady-state
 // Push and At allocate nothing.
 //
-// # Inputs
+// # input.Type
 //
-// RegisterInputs[T] registers a game input type with a replicate.Protocol
+// input.Register[T] registers a game input type with a replicate.Protocol
 // (three unreliable messages: client to server, server to the other
-// clients, and the server's InputReport to each client). The client's
-// InputSender.Add(client, F, v) keeps v for re-simulation (Input(F), the
+// clients, and the server's input.Report to each client). The client's
+// input.Sender.Add(client, F, v) keeps v for re-simulation (Input(F), the
 // last Window ticks) and sends it with the inputs of the K-1 ticks before
 // it (K = Redundancy, default 3, raised by ClientFrame with the loss the
 // reports measure; with a fixed K = 3 an input is lost at 20% loss only
 // when 3 messages in a row are, 0.8%: TestInputsSurviveLoss measures
 // 99.2% real at 20% loss and 60 ms RTT when the client is far enough
-// ahead for all three copies to count, 84% with K = 1). Inputs are at
+// ahead for all three copies to count, 84% with K = 1). input.Type are at
 // most MaxInputSize bytes, one message per tick. The server's
-// InputBuffer (ReceiveAt(s, F) after Server.Receive, F the tick about to
+// input.Buffer (ReceiveAt(s, F) after Server.Receive, F the tick about to
 // be simulated) gives Input(client, F) for the tick it simulates,
 // repeating the last input when F's is missing; it counts missing (each
 // tick once), late (arrived after its tick was simulated without it),
 // duplicate and garbage inputs (ticks more than Window from the simulated
 // tick) per client (Stats), and Peek reads an input and when it arrived
 // without counting. It notes each message's arrival for the client's
-// next InputReport (SendReports, once per tick). Forward sends
-// each client's newest inputs to the others; a client's RemoteInputs
+// next input.Report (SendReports, once per tick). Forward sends
+// each client's newest inputs to the others; a client's input.Remote
 // gives another player's input for a tick, or the last known one. A
 // remote player whose inputs arrive before the client simulates their
 // ticks (it sends them early, for example with an input delay) is
@@ -356,7 +356,7 @@
 // tick): replicate validates and decodes messages into values it reuses,
 // the batch decoder decodes into the batch's own slice, and the default
 // input codec is the canonical form (the same bytes as encoding/binary
-// for a fixed-size T) without reflection per value. So the InputBatch
+// for a fixed-size T) without reflection per value. So the input.Batch
 // values replicate returns are only valid until the next receive: Store
 // copies the inputs out.
 //
@@ -396,12 +396,12 @@
 //
 // ClientFrame (client.go) runs the client's frame over a
 // replicate.Client with the pieces above: Frame(elapsed, input, sim)
-// receives (Update, RemoteInputs.Receive, the InputReports to
-// TickSync.Report), feeds the newest complete server tick to the TickSync
+// receives (Update, input.Remote.Receive, the InputReports to
+// ticksync.Sync.Report), feeds the newest complete server tick to the ticksync.Sync
 // (one sample per frame that received a newer one), sets a tick.Clock's
 // rate from it, and for each step due asks the game for its input for
-// InputTick(F), sends it with InputSender at the redundancy the TickSync
-// asks for, and runs Timeline.Step(sim); it ends with TickSync.Position.
+// InputTick(F), sends it with input.Sender at the redundancy the ticksync.Sync
+// asks for, and runs Timeline.Step(sim); it ends with ticksync.Sync.Position.
 // A frame runs at most 8 steps and carries the rest to the next frames
 // (the clock drops only what is due beyond half the window). An
 // overloaded client (frames over ClientFrameConfig.SlowFrame, 2 ticks)
@@ -421,10 +421,10 @@
 // the first complete server tick; that sample snaps, and the client
 // catches up by MaxCatchUp steps a frame, so the Timeline starts near the
 // server's first tick. ServerFrame (server.go) is the server's side:
-// Receive, InputBuffer.ReceiveAt(F), the simulation of F with each
+// Receive, input.Buffer.ReceiveAt(F), the simulation of F with each
 // client's buffered input, Forward, SendReports, SendTick(F). AttachSplit (split.go) is the
 // per-entity choice for one type: entities the game interpolates get
-// their values in an Interpolated buffer, the others are predicted as
+// their values in an interp.Buffer buffer, the others are predicted as
 // with AttachComponent. ExampleClientFrame and ExampleAttachSplit run
 // them; TestChaosClientsConverge (4 clients, random inputs, 15% loss,
 // jitter, 1200 ticks, virtual time) and TestFrameOverQUIC check that
@@ -497,7 +497,7 @@
 //     types and resources): the World when T completed, with nothing
 //     newer applied, as without prediction;
 //   - a type split by AttachSplit: the predicted entities' history at T
-//     plus, for each entity of its Interpolated buffer, the value the
+//     plus, for each entity of its interp.Buffer buffer, the value the
 //     buffer holds for T (its newest value at or before T: the entity
 //     was unchanged since, so that is the server's value at T).
 //
@@ -524,7 +524,7 @@
 //     completes (the HoldChecksums callback), not after the Step: replicate
 //     reports T only when T is the newest tick seen and complete, so each
 //     buffer then holds every value up to T and none newer, and replicate
-//     still maps every entity alive at T. The Interpolated buffer needs
+//     still maps every entity alive at T. The interp.Buffer buffer needs
 //     no capacity for the reports beyond its newest value (any Capacity
 //     works); the sum waits with its report, at most 16 held reports
 //     (one per report tick). An entity replicate no longer maps (gone at

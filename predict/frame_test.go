@@ -9,6 +9,7 @@ import (
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -31,7 +32,7 @@ type (
 
 const fTTL = 20
 
-func frameProtocol(t testing.TB) (*replicate.Protocol, *predict.Inputs[FInput]) {
+func frameProtocol(t testing.TB) (*replicate.Protocol, *input.Type[FInput]) {
 	t.Helper()
 	p := replicate.NewProtocol()
 	for _, err := range []error{ // markers first: a spawn writes them before the body
@@ -43,7 +44,7 @@ func frameProtocol(t testing.TB) (*replicate.Protocol, *predict.Inputs[FInput]) 
 			t.Fatal(err)
 		}
 	}
-	in, err := predict.RegisterInputs[FInput](p, nil, predict.InputConfig{})
+	in, err := input.Register[FInput](p, nil, input.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
