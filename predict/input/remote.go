@@ -26,7 +26,7 @@ func (in *Type[T]) NewRemote() *Remote[T] {
 }
 
 // Receive stores the forwarded inputs the client received (after
-// replicate.Client.Update). Type more than Window ticks older than a
+// replicate.Client.Update). Inputs more than Window ticks older than a
 // player's newest are dropped.
 func (r *Remote[T]) Receive(c *replicate.Client) {
 	for _, m := range r.in.down.ReceiveFromServer(c) {

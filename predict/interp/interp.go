@@ -88,7 +88,7 @@ type interpEntry[T any] struct {
 // Buffer holds authoritative values of one type for the entities the
 // client does not predict, by tick, and shows them interpolated at a time
 // that trails the server by the interpolation delay. See the package
-// documentation, section "Interpolation". An Buffer is not safe for
+// documentation. A Buffer is not safe for
 // concurrent use; it reads no clock.
 type Buffer[T any] struct {
 	cfg      Config

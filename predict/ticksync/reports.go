@@ -2,8 +2,7 @@ package ticksync
 
 // Sync's steering by the server's input reports: the send times of
 // the input messages, the client's position, the arrival offsets, the
-// loss and the target margin (see the package documentation, "Tick
-// synchronisation").
+// loss and the target margin (see the package documentation).
 
 import (
 	"time"

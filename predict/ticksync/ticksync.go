@@ -140,8 +140,7 @@ type Stats struct {
 
 // Sync keeps the client's simulation the right number of ticks ahead
 // of the server, so that its input for tick F reaches the server before
-// the server simulates F. See the package documentation, section "Tick
-// synchronisation". It reads no clock: every time is passed in. A
+// the server simulates F. See the package documentation. It reads no clock: every time is passed in. A
 // Sync is not safe for concurrent use.
 //
 // It steers by two signals. The input reports (Sent, Report) say when
