@@ -114,7 +114,7 @@ func (b *Buffer[T]) Remove(id replicate.ClientID) {
 
 // Receive stores the input messages the server received since the last
 // call (after replicate.Server.Receive), as arriving before the server
-// simulates its next tick, s.Tick()+1. ServerFrame, which knows the tick,
+// simulates its next tick, s.Tick()+1. predict.ServerFrame, which knows the tick,
 // calls ReceiveAt.
 func (b *Buffer[T]) Receive(s *replicate.Server) {
 	b.ReceiveAt(s, s.Tick()+1)
@@ -248,7 +248,7 @@ func (b *Buffer[T]) Stats(id replicate.ClientID) Stats {
 // ReportInterval calls, or at once after one of its inputs was missing or
 // late, provided it has sent an input message. Call it once per server
 // tick, after the simulation and before replicate.Server.SendTick
-// (ServerFrame does). It returns the first send error.
+// (predict.ServerFrame does). It returns the first send error.
 func (b *Buffer[T]) SendReports(s *replicate.Server) error {
 	var first error
 	for _, c := range b.order {

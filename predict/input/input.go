@@ -22,7 +22,7 @@ type Config struct {
 	// Redundancy is how many of the newest ticks' inputs each message
 	// carries (K), at least. Default 3: at 20% independent loss an input
 	// is lost only if 3 messages in a row are (0.8%), and 3 inputs of a
-	// few bytes cost little. At most MaxRedundancy. A ClientFrame raises
+	// few bytes cost little. At most MaxRedundancy. A predict.ClientFrame raises
 	// it with the loss its input reports measure (ticksync.Sync.Redundancy);
 	// an Sender used alone sends K.
 	Redundancy int
@@ -223,7 +223,7 @@ func (in *Type[T]) Config() Config { return in.cfg }
 
 // Reports returns the InputReports the client received since the last
 // call (after replicate.Client.Update), for ticksync.Sync.Report. The slice and
-// the reports' Arrivals are reused by the next call. ClientFrame calls it.
+// the reports' Arrivals are reused by the next call. predict.ClientFrame calls it.
 func (in *Type[T]) Reports(c *replicate.Client) []Report {
 	return in.report.ReceiveFromServer(c)
 }
@@ -296,7 +296,7 @@ func (in *Type[T]) NewSender() *Sender[T] {
 
 // SetRedundancy sets how many of the newest ticks' inputs each message
 // carries from now on, clamped to [1, min(MaxRedundancy, Window)].
-// ClientFrame sets it each tick from ticksync.Sync.Redundancy.
+// predict.ClientFrame sets it each tick from ticksync.Sync.Redundancy.
 func (s *Sender[T]) SetRedundancy(k int) {
 	s.k = min(max(k, 1), MaxRedundancy, s.in.cfg.Window)
 }

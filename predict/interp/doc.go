@@ -28,6 +28,6 @@
 // gap. Steady-state Push and At allocate nothing.
 //
 // predict.AttachSplit routes one replicated type's values to a Buffer
-// for the entities the game interpolates and to the Timeline for the
+// for the entities the game interpolates and to the predict.Timeline for the
 // others.
 package interp

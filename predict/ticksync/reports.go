@@ -58,7 +58,7 @@ type feedback struct {
 // Sent notes that the input message whose newest input is for tick t
 // (input.Batch.Last) was sent at time at, on the caller's clock (any
 // monotonic time base, the same for every call and for Position;
-// ClientFrame uses the sum of the elapsed times of its frames), since
+// predict.ClientFrame uses the sum of the elapsed times of its frames), since
 // being the time the client's clock was into its next step then
 // (Clock.Alpha() times the step length). Reports about the message are
 // matched to it.
@@ -264,7 +264,7 @@ func (s *Sync) LossMargin() int {
 
 // Redundancy returns how many inputs each input message should carry:
 // at least least, and LossMargin()+2 (the copies the loss margin counts on,
-// and one more), at most input.MaxRedundancy. ClientFrame sets its sender's
+// and one more), at most input.MaxRedundancy. predict.ClientFrame sets its sender's
 // redundancy with it, least being input.Config.Redundancy.
 func (s *Sync) Redundancy(least int) int {
 	return max(1, min(max(least, s.LossMargin()+2), input.MaxRedundancy))
