@@ -1,0 +1,357 @@
+package interest
+
+import (
+	"math"
+	"slices"
+
+	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/replicate"
+)
+
+// Grid keeps visibility from positions, in 2D (a 3D game gives x and z):
+// the game moves entities (Move) and each client's focus point (SetFocus)
+// every tick, and Apply shows each client the entities near its focus.
+//
+// The rule, for a client with focus f and radius R (GridConfig.Radius or
+// SetRadius) and the grid's Margin M, and an entity at distance d from f
+// at Apply:
+//
+//   - d <= R: visible;
+//   - d > R + M: hidden;
+//   - R < d <= R + M: as it was (hidden if the client never saw it).
+//
+// So an entity wandering around the radius edge, or along a cell border,
+// flips only when it moves by more than M. Cells are an index and never
+// decide anything. NaN coordinates count as infinitely far.
+//
+// Cost: Move is O(1) (an entity changing cells moves between two cell
+// lists); Apply, per client, scans the cells overlapping the square of
+// side 2(R + M) around its focus, the entities in them and the entities
+// it sees. It is proportional to the entities near clients, not to
+// entities × clients, and allocates nothing once the lists have grown.
+// Memory: cells stay allocated once an entity entered them; per client a
+// bit per entity slot (ecs.Entity.Index).
+//
+// Apply calls SetVisible only for changes, in an order that depends only
+// on the sequence of calls: clients in the order they were added, the
+// cells of each client's square row by row, entities in each cell's
+// order. The zero Grid is not usable; call NewGrid.
+type Grid struct {
+	cfg     GridConfig
+	ents    []gridEnt // by ecs.Entity.Index
+	cells   []gridCell
+	cellAt  map[uint64]int32 // cell key -> index in cells (looked up, never iterated)
+	clients []*gridClient    // in the order they were added
+	byID    map[replicate.ClientID]int
+	hides   []gridHide // hides owed by Remove, told at the next Apply
+	epoch   uint32     // stamp of the client being applied
+}
+
+type gridEnt struct {
+	e       ecs.Entity // 0: slot not tracked
+	x, y    float64
+	cx, cy  int32 // cell coordinates
+	cell    int32 // index in Grid.cells
+	cellPos int32 // index in the cell's list
+	seen    uint32
+}
+
+type gridCell struct {
+	cx, cy int32
+	slots  []uint32 // entity slots in the cell
+}
+
+type gridClient struct {
+	id    replicate.ClientID
+	x, y  float64
+	r     float64
+	bits  []uint64     // shown, by entity slot
+	shown []ecs.Entity // shown entities (with stale ones until the next sweep)
+	gone  bool
+}
+
+type gridHide struct {
+	c *gridClient
+	e ecs.Entity
+}
+
+// NewGrid returns an empty Grid configured by cfg.
+func NewGrid(cfg GridConfig) (*Grid, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Grid{cfg: cfg, cellAt: make(map[uint64]int32), byID: make(map[replicate.ClientID]int)}, nil
+}
+
+// Config returns the grid's configuration with its defaults filled in.
+func (g *Grid) Config() GridConfig { return g.cfg }
+
+// Move sets entity e's position (tracking it from its first Move). An
+// entity whose slot held another entity (despawned without Remove) is
+// taken for a new one: the old one is removed first.
+func (g *Grid) Move(e ecs.Entity, x, y float64) {
+	x, y = finite(x), finite(y)
+	slot := e.Index()
+	if int(slot) >= len(g.ents) {
+		g.ents = append(g.ents, make([]gridEnt, int(slot)+1-len(g.ents))...)
+	}
+	en := &g.ents[slot]
+	if en.e != e && en.e != 0 {
+		g.Remove(en.e)
+	}
+	en.x, en.y = x, y
+	cx, cy := g.cellOf(x), g.cellOf(y)
+	if en.e == e {
+		if cx == en.cx && cy == en.cy {
+			return
+		}
+		g.unlink(slot, en)
+	}
+	en.e, en.cx, en.cy = e, cx, cy
+	ci := g.cell(cx, cy)
+	c := &g.cells[ci]
+	en.cell, en.cellPos = ci, int32(len(c.slots))
+	c.slots = append(c.slots, slot)
+}
+
+// Remove stops tracking e: clients that see it are told to hide it at the
+// next Apply. Call it before despawning an entity, or for one that should
+// no longer be shown by position.
+func (g *Grid) Remove(e ecs.Entity) {
+	slot := e.Index()
+	if int(slot) >= len(g.ents) || g.ents[slot].e != e {
+		return
+	}
+	en := &g.ents[slot]
+	g.unlink(slot, en)
+	*en = gridEnt{}
+	w, bit := slot/64, uint64(1)<<(slot%64)
+	for _, c := range g.clients {
+		if int(w) < len(c.bits) && c.bits[w]&bit != 0 {
+			c.bits[w] &^= bit
+			g.hides = append(g.hides, gridHide{c, e})
+		}
+	}
+}
+
+// Position returns e's position and whether the grid tracks e.
+func (g *Grid) Position(e ecs.Entity) (x, y float64, ok bool) {
+	slot := e.Index()
+	if int(slot) >= len(g.ents) || g.ents[slot].e != e {
+		return 0, 0, false
+	}
+	return g.ents[slot].x, g.ents[slot].y, true
+}
+
+// SetFocus sets client id's focus point (adding the client, with radius
+// GridConfig.Radius, on first use).
+func (g *Grid) SetFocus(id replicate.ClientID, x, y float64) {
+	c := g.client(id)
+	c.x, c.y = finite(x), finite(y)
+}
+
+// SetRadius sets client id's view radius R (adding the client, with focus
+// (0, 0), on first use). A negative or NaN radius sees nothing.
+func (g *Grid) SetRadius(id replicate.ClientID, r float64) {
+	if !(r >= 0) {
+		r = math.Inf(-1)
+	}
+	g.client(id).r = r
+}
+
+// ForgetClient drops client id without any SetVisible call, for a client
+// that disconnected. A client that stays but should stop seeing by
+// position: give it a negative radius and Apply.
+func (g *Grid) ForgetClient(id replicate.ClientID) {
+	i, ok := g.byID[id]
+	if !ok {
+		return
+	}
+	g.clients[i].gone = true
+	g.clients = slices.Delete(g.clients, i, i+1)
+	delete(g.byID, id)
+	for j := i; j < len(g.clients); j++ {
+		g.byID[g.clients[j].id] = j
+	}
+}
+
+// Visible reports whether the last Apply left e shown to client id.
+func (g *Grid) Visible(id replicate.ClientID, e ecs.Entity) bool {
+	i, ok := g.byID[id]
+	if !ok {
+		return false
+	}
+	slot := e.Index()
+	return int(slot) < len(g.ents) && g.ents[slot].e == e && g.clients[i].bit(slot)
+}
+
+// Apply decides every client's visibility from the current positions and
+// focus points by the rule above, and calls v.SetVisible (a
+// *replicate.Server, or a Union) for the entities whose answer changed
+// since the previous Apply, and for no other. Call it once per tick,
+// after the game's Moves and SetFocus calls and before Server.Send. An
+// error of v does not stop it; Apply returns the first (replicate's
+// ErrNotConnected means the client left: call ForgetClient).
+func (g *Grid) Apply(v Visibility) error {
+	var first error
+	tell := func(id replicate.ClientID, e ecs.Entity, vis bool) {
+		if err := v.SetVisible(id, e, vis); err != nil && first == nil {
+			first = applyError(id, e, vis, err)
+		}
+	}
+	for _, h := range g.hides {
+		if !h.c.gone {
+			tell(h.c.id, h.e, false)
+		}
+	}
+	clear(g.hides)
+	g.hides = g.hides[:0]
+	for _, c := range g.clients {
+		g.applyClient(c, tell)
+	}
+	return first
+}
+
+// applyClient scans the cells around c's focus, then sweeps c's shown list
+// for entities no longer near it.
+func (g *Grid) applyClient(c *gridClient, tell func(replicate.ClientID, ecs.Entity, bool)) {
+	g.epoch++
+	if g.epoch == 0 { // wrapped: no stale stamp may equal a new one
+		for i := range g.ents {
+			g.ents[i].seen = 0
+		}
+		g.epoch = 1
+	}
+	if n := len(g.ents); len(c.bits) < (n+63)/64 {
+		c.bits = append(c.bits, make([]uint64, (n+63)/64-len(c.bits))...)
+	}
+	in := c.r * c.r
+	reach := c.r + g.cfg.Margin
+	out := reach * reach
+	if c.r < 0 {
+		in, reach, out = -1, -1, -1
+	}
+	scan := func(ci int32) {
+		for _, slot := range g.cells[ci].slots {
+			en := &g.ents[slot]
+			en.seen = g.epoch
+			dx, dy := en.x-c.x, en.y-c.y
+			d := float64(dx*dx) + float64(dy*dy) // no fused multiply-add
+			w, bit := slot/64, uint64(1)<<(slot%64)
+			switch shown := c.bits[w]&bit != 0; {
+			case !shown && d <= in:
+				c.bits[w] |= bit
+				c.shown = append(c.shown, en.e)
+				tell(c.id, en.e, true)
+			case shown && !(d <= out):
+				c.bits[w] &^= bit
+				tell(c.id, en.e, false)
+			}
+		}
+	}
+	if reach >= 0 {
+		x0, x1 := g.cellOf(c.x-reach), g.cellOf(c.x+reach)
+		y0, y1 := g.cellOf(c.y-reach), g.cellOf(c.y+reach)
+		if float64(x1-x0+1)*float64(y1-y0+1) <= float64(len(g.cells)) {
+			for cy := y0; ; cy++ {
+				for cx := x0; ; cx++ {
+					if ci, ok := g.cellAt[cellKey(cx, cy)]; ok {
+						scan(ci)
+					}
+					if cx == x1 {
+						break
+					}
+				}
+				if cy == y1 {
+					break
+				}
+			}
+		} else {
+			// The square spans more cells than exist: walk the cells.
+			for ci := range g.cells {
+				if cl := &g.cells[ci]; cl.cx >= x0 && cl.cx <= x1 && cl.cy >= y0 && cl.cy <= y1 {
+					scan(int32(ci))
+				}
+			}
+		}
+	}
+	// Sweep: drop stale entries; hide what is shown but was not scanned
+	// (outside the square, so beyond R + M).
+	k := 0
+	for _, e := range c.shown {
+		slot := e.Index()
+		en := &g.ents[slot]
+		if en.e != e || !c.bit(slot) {
+			continue // removed (hidden by Remove) or hidden by the scan
+		}
+		if en.seen != g.epoch {
+			c.bits[slot/64] &^= 1 << (slot % 64)
+			tell(c.id, e, false)
+			continue
+		}
+		c.shown[k] = e
+		k++
+	}
+	clear(c.shown[k:])
+	c.shown = c.shown[:k]
+}
+
+func (c *gridClient) bit(slot uint32) bool {
+	w := int(slot / 64)
+	return w < len(c.bits) && c.bits[w]&(1<<(slot%64)) != 0
+}
+
+func (g *Grid) client(id replicate.ClientID) *gridClient {
+	if i, ok := g.byID[id]; ok {
+		return g.clients[i]
+	}
+	c := &gridClient{id: id, r: g.cfg.Radius}
+	g.byID[id] = len(g.clients)
+	g.clients = append(g.clients, c)
+	return c
+}
+
+// cellOf is the cell coordinate of v, clamped to int32.
+func (g *Grid) cellOf(v float64) int32 {
+	f := math.Floor(v / g.cfg.CellSize)
+	switch {
+	case f <= math.MinInt32:
+		return math.MinInt32
+	case f >= math.MaxInt32:
+		return math.MaxInt32
+	}
+	return int32(f)
+}
+
+func cellKey(cx, cy int32) uint64 { return uint64(uint32(cx))<<32 | uint64(uint32(cy)) }
+
+// cell returns the index of cell (cx, cy), made on first use.
+func (g *Grid) cell(cx, cy int32) int32 {
+	k := cellKey(cx, cy)
+	if ci, ok := g.cellAt[k]; ok {
+		return ci
+	}
+	ci := int32(len(g.cells))
+	g.cells = append(g.cells, gridCell{cx: cx, cy: cy})
+	g.cellAt[k] = ci
+	return ci
+}
+
+// unlink takes slot out of its cell's list (swap-remove).
+func (g *Grid) unlink(slot uint32, en *gridEnt) {
+	c := &g.cells[en.cell]
+	last := len(c.slots) - 1
+	moved := c.slots[last]
+	c.slots[en.cellPos] = moved
+	g.ents[moved].cellPos = en.cellPos
+	c.slots = c.slots[:last]
+}
+
+// finite maps NaN to +Inf (infinitely far); other values are kept.
+func finite(v float64) float64 {
+	if math.IsNaN(v) {
+		return math.Inf(1)
+	}
+	return v
+}
