@@ -376,4 +376,3 @@ func TestGridOverReplicate(t *testing.T) {
 		t.Logf("%d spawns on the clients, %d entities shown at the end", spawns, shown)
 	})
 }
-
