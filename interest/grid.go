@@ -38,13 +38,15 @@ import (
 // order. The zero Grid is not usable; call NewGrid.
 type Grid struct {
 	cfg     GridConfig
+	inv     float64   // 1 / CellSize
 	ents    []gridEnt // by ecs.Entity.Index
 	cells   []gridCell
 	cellAt  map[uint64]int32 // cell key -> index in cells (looked up, never iterated)
 	clients []*gridClient    // in the order they were added
 	byID    map[replicate.ClientID]int
 	hides   []gridHide // hides owed by Remove, told at the next Apply
-	epoch   uint32     // stamp of the client being applied
+	v       Visibility // during Apply
+	err     error      // Apply's first error
 }
 
 type gridEnt struct {
@@ -53,12 +55,18 @@ type gridEnt struct {
 	cx, cy  int32 // cell coordinates
 	cell    int32 // index in Grid.cells
 	cellPos int32 // index in the cell's list
-	seen    uint32
 }
 
 type gridCell struct {
 	cx, cy int32
-	slots  []uint32 // entity slots in the cell
+	items  []cellItem // the entities in the cell, with their positions
+}
+
+// cellItem is an entity in a cell's list, its position copied there so a
+// scan reads the list alone.
+type cellItem struct {
+	x, y float64
+	e    ecs.Entity
 }
 
 type gridClient struct {
@@ -81,7 +89,7 @@ func NewGrid(cfg GridConfig) (*Grid, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Grid{cfg: cfg, cellAt: make(map[uint64]int32), byID: make(map[replicate.ClientID]int)}, nil
+	return &Grid{cfg: cfg, inv: 1 / cfg.CellSize, cellAt: make(map[uint64]int32), byID: make(map[replicate.ClientID]int)}, nil
 }
 
 // Config returns the grid's configuration with its defaults filled in.
@@ -104,15 +112,17 @@ func (g *Grid) Move(e ecs.Entity, x, y float64) {
 	cx, cy := g.cellOf(x), g.cellOf(y)
 	if en.e == e {
 		if cx == en.cx && cy == en.cy {
+			it := &g.cells[en.cell].items[en.cellPos]
+			it.x, it.y = x, y
 			return
 		}
-		g.unlink(slot, en)
+		g.unlink(en)
 	}
 	en.e, en.cx, en.cy = e, cx, cy
 	ci := g.cell(cx, cy)
 	c := &g.cells[ci]
-	en.cell, en.cellPos = ci, int32(len(c.slots))
-	c.slots = append(c.slots, slot)
+	en.cell, en.cellPos = ci, int32(len(c.items))
+	c.items = append(c.items, cellItem{x, y, e})
 }
 
 // Remove stops tracking e: clients that see it are told to hide it at the
@@ -124,7 +134,7 @@ func (g *Grid) Remove(e ecs.Entity) {
 		return
 	}
 	en := &g.ents[slot]
-	g.unlink(slot, en)
+	g.unlink(en)
 	*en = gridEnt{}
 	w, bit := slot/64, uint64(1)<<(slot%64)
 	for _, c := range g.clients {
@@ -194,62 +204,36 @@ func (g *Grid) Visible(id replicate.ClientID, e ecs.Entity) bool {
 // error of v does not stop it; Apply returns the first (replicate's
 // ErrNotConnected means the client left: call ForgetClient).
 func (g *Grid) Apply(v Visibility) error {
-	var first error
-	tell := func(id replicate.ClientID, e ecs.Entity, vis bool) {
-		if err := v.SetVisible(id, e, vis); err != nil && first == nil {
-			first = applyError(id, e, vis, err)
-		}
-	}
+	g.v, g.err = v, nil
 	for _, h := range g.hides {
 		if !h.c.gone {
-			tell(h.c.id, h.e, false)
+			g.tell(h.c.id, h.e, false)
 		}
 	}
 	clear(g.hides)
 	g.hides = g.hides[:0]
 	for _, c := range g.clients {
-		g.applyClient(c, tell)
+		g.applyClient(c)
 	}
-	return first
+	err := g.err
+	g.v, g.err = nil, nil
+	return err
 }
 
-// applyClient scans the cells around c's focus, then sweeps c's shown list
-// for entities no longer near it.
-func (g *Grid) applyClient(c *gridClient, tell func(replicate.ClientID, ecs.Entity, bool)) {
-	g.epoch++
-	if g.epoch == 0 { // wrapped: no stale stamp may equal a new one
-		for i := range g.ents {
-			g.ents[i].seen = 0
-		}
-		g.epoch = 1
+func (g *Grid) tell(id replicate.ClientID, e ecs.Entity, vis bool) {
+	if err := g.v.SetVisible(id, e, vis); err != nil && g.err == nil {
+		g.err = applyError(id, e, vis, err)
 	}
+}
+
+// applyClient scans the cells around c's focus, showing what came within
+// R and hiding what went beyond R + M, then sweeps c's shown list for
+// entities that left the square (beyond R + M too) or the grid.
+func (g *Grid) applyClient(c *gridClient) {
 	if n := len(g.ents); len(c.bits) < (n+63)/64 {
 		c.bits = append(c.bits, make([]uint64, (n+63)/64-len(c.bits))...)
 	}
-	in := c.r * c.r
-	reach := c.r + g.cfg.Margin
-	out := reach * reach
-	if c.r < 0 {
-		in, reach, out = -1, -1, -1
-	}
-	scan := func(ci int32) {
-		for _, slot := range g.cells[ci].slots {
-			en := &g.ents[slot]
-			en.seen = g.epoch
-			dx, dy := en.x-c.x, en.y-c.y
-			d := float64(dx*dx) + float64(dy*dy) // no fused multiply-add
-			w, bit := slot/64, uint64(1)<<(slot%64)
-			switch shown := c.bits[w]&bit != 0; {
-			case !shown && d <= in:
-				c.bits[w] |= bit
-				c.shown = append(c.shown, en.e)
-				tell(c.id, en.e, true)
-			case shown && !(d <= out):
-				c.bits[w] &^= bit
-				tell(c.id, en.e, false)
-			}
-		}
-	}
+	in, out, reach := c.thresholds(g.cfg.Margin)
 	if reach >= 0 {
 		x0, x1 := g.cellOf(c.x-reach), g.cellOf(c.x+reach)
 		y0, y1 := g.cellOf(c.y-reach), g.cellOf(c.y+reach)
@@ -257,7 +241,7 @@ func (g *Grid) applyClient(c *gridClient, tell func(replicate.ClientID, ecs.Enti
 			for cy := y0; ; cy++ {
 				for cx := x0; ; cx++ {
 					if ci, ok := g.cellAt[cellKey(cx, cy)]; ok {
-						scan(ci)
+						g.scan(c, ci, in, out)
 					}
 					if cx == x1 {
 						break
@@ -271,13 +255,11 @@ func (g *Grid) applyClient(c *gridClient, tell func(replicate.ClientID, ecs.Enti
 			// The square spans more cells than exist: walk the cells.
 			for ci := range g.cells {
 				if cl := &g.cells[ci]; cl.cx >= x0 && cl.cx <= x1 && cl.cy >= y0 && cl.cy <= y1 {
-					scan(int32(ci))
+					g.scan(c, int32(ci), in, out)
 				}
 			}
 		}
 	}
-	// Sweep: drop stale entries; hide what is shown but was not scanned
-	// (outside the square, so beyond R + M).
 	k := 0
 	for _, e := range c.shown {
 		slot := e.Index()
@@ -285,9 +267,9 @@ func (g *Grid) applyClient(c *gridClient, tell func(replicate.ClientID, ecs.Enti
 		if en.e != e || !c.bit(slot) {
 			continue // removed (hidden by Remove) or hidden by the scan
 		}
-		if en.seen != g.epoch {
+		if !(dist2(en.x-c.x, en.y-c.y) <= out) {
 			c.bits[slot/64] &^= 1 << (slot % 64)
-			tell(c.id, e, false)
+			g.tell(c.id, e, false)
 			continue
 		}
 		c.shown[k] = e
@@ -296,6 +278,39 @@ func (g *Grid) applyClient(c *gridClient, tell func(replicate.ClientID, ecs.Enti
 	clear(c.shown[k:])
 	c.shown = c.shown[:k]
 }
+
+// scan applies the rule to the entities of cell ci for client c.
+func (g *Grid) scan(c *gridClient, ci int32, in, out float64) {
+	for _, it := range g.cells[ci].items {
+		d := dist2(it.x-c.x, it.y-c.y)
+		slot := it.e.Index()
+		w, bit := slot/64, uint64(1)<<(slot%64)
+		switch shown := c.bits[w]&bit != 0; {
+		case !shown && d <= in:
+			c.bits[w] |= bit
+			c.shown = append(c.shown, it.e)
+			g.tell(c.id, it.e, true)
+		case shown && !(d <= out):
+			c.bits[w] &^= bit
+			g.tell(c.id, it.e, false)
+		}
+	}
+}
+
+// thresholds returns c's squared radius, squared radius plus margin, and
+// radius plus margin (all negative for a client that sees nothing).
+func (c *gridClient) thresholds(margin float64) (in, out, reach float64) {
+	if c.r < 0 {
+		return -1, -1, -1
+	}
+	reach = c.r + margin
+	return c.r * c.r, reach * reach, reach
+}
+
+// dist2 is dx² + dy², rounded after each operation (no fused
+// multiply-add, so the same inputs give the same answer on every
+// platform).
+func dist2(dx, dy float64) float64 { return float64(dx*dx) + float64(dy*dy) }
 
 func (c *gridClient) bit(slot uint32) bool {
 	w := int(slot / 64)
@@ -312,9 +327,13 @@ func (g *Grid) client(id replicate.ClientID) *gridClient {
 	return c
 }
 
-// cellOf is the cell coordinate of v, clamped to int32.
+// cellOf is the cell coordinate of v, clamped to int32. It multiplies by
+// the inverse cell size, which may round differently from a division at a
+// border; cells only index, and a multiplication by a positive constant
+// is monotonic, so the square around a focus still holds the cells of
+// every entity within it.
 func (g *Grid) cellOf(v float64) int32 {
-	f := math.Floor(v / g.cfg.CellSize)
+	f := math.Floor(v * g.inv)
 	switch {
 	case f <= math.MinInt32:
 		return math.MinInt32
@@ -338,14 +357,14 @@ func (g *Grid) cell(cx, cy int32) int32 {
 	return ci
 }
 
-// unlink takes slot out of its cell's list (swap-remove).
-func (g *Grid) unlink(slot uint32, en *gridEnt) {
+// unlink takes en out of its cell's list (swap-remove).
+func (g *Grid) unlink(en *gridEnt) {
 	c := &g.cells[en.cell]
-	last := len(c.slots) - 1
-	moved := c.slots[last]
-	c.slots[en.cellPos] = moved
-	g.ents[moved].cellPos = en.cellPos
-	c.slots = c.slots[:last]
+	last := len(c.items) - 1
+	moved := c.items[last]
+	c.items[en.cellPos] = moved
+	g.ents[moved.e.Index()].cellPos = en.cellPos
+	c.items = c.items[:last]
 }
 
 // finite maps NaN to +Inf (infinitely far); other values are kept.
