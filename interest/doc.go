@@ -60,9 +60,21 @@
 // calling SetVisible only for those whose answer changed (a change undone
 // before Apply costs no call). Grid keeps entities in square cells:
 // Move is O(1), and Apply scans, per client, the cells around its focus
-// and the entities it sees. BenchmarkGrid (10,000 entities moving every
-// tick, 64 clients, radius 100 in a 2000 × 2000 square, about 80 seen
-// per client): see the package's benchmark note in bench_test.go.
+// and the entities it sees, allocating nothing once its lists have grown.
+//
+// Measured (bench_test.go; 10,000 entities moving every tick in a
+// 2000 × 2000 square, 64 clients following 64 of them, radius 100,
+// margin 10, cells of 100, about 82 entities seen per client, 126
+// SetVisible calls per tick; on a 2-core machine shared with other
+// jobs, so times vary by 2x between runs): BenchmarkGrid, a tick of the
+// grid (10,000 Moves, 64 SetFocus, Apply) costs 0.28-0.89 ms, 0 allocs,
+// against 0.85-4.3 ms for the floor of the all-pairs check (640,000
+// distances with the same hysteresis), 3-7x in paired runs, and the
+// gap grows with the clients. BenchmarkSend: the server sends each
+// client 201,104 bytes per tick with every entity visible and 2,098
+// with the grid (96x less); Server.Send itself costs 32-82 ms against
+// 12-30 ms, less than the bytes suggest, because replicate visits each
+// changed entity for each client whether the client sees it or not.
 //
 // # Grid rule
 //

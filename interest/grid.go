@@ -33,9 +33,10 @@ import (
 // bit per entity slot (ecs.Entity.Index).
 //
 // Apply calls SetVisible only for changes, in an order that depends only
-// on the sequence of calls: clients in the order they were added, the
-// cells of each client's square row by row, entities in each cell's
-// order. The zero Grid is not usable; call NewGrid.
+// on the sequence of calls: hides owed by Remove first, then clients in
+// the order they were added, for each the cells of its square row by row
+// (entities in each cell's list order), then its shown list. The zero
+// Grid is not usable; call NewGrid.
 type Grid struct {
 	cfg     GridConfig
 	inv     float64   // 1 / CellSize
