@@ -216,7 +216,8 @@ func TestRoomsLeaveGameCallsAlone(t *testing.T) {
 // never ahead and never holds a mix of two ticks; a resource changing
 // every tick gives every client an update every tick, so a change late
 // by one tick is caught); after the links heal,
-// the union of its rooms now. Each client saw every entity spawned and
+// the union of its rooms now. An entity in no room that the game shows
+// one client directly stays shown. Each client saw every entity spawned and
 // despawned exactly as often as that entity entered and left its union.
 func TestRoomsOverReplicate(t *testing.T) {
 	for _, loss := range []float64{0, 0.1} {
@@ -241,6 +242,20 @@ func roomsOverReplicate(t *testing.T, seed uint64, loss float64) {
 	for _, rc := range r.clients {
 		d.clients = append(d.clients, rc.c.ID())
 	}
+	// An entity in no room, shown to client 0 by the game directly: Rooms
+	// leaves it alone.
+	direct := spawn(r.sw, -1, 0)
+	if err := r.srv.SetVisible(d.clients[0], direct, true); err != nil {
+		t.Fatal(err)
+	}
+	want := func(i int) []ecs.Entity {
+		w := m.want(d.clients[i])
+		if i == 0 {
+			w = append(w, direct)
+			slices.Sort(w)
+		}
+		return w
+	}
 	start := r.srv.Tick() // nothing was visible up to here
 	hist := map[tick.Tick][][]ecs.Entity{}
 	wantAt := func(i int, tk tick.Tick) []ecs.Entity {
@@ -261,8 +276,8 @@ func roomsOverReplicate(t *testing.T, seed uint64, loss float64) {
 			}
 			r.send()
 			now := make([][]ecs.Entity, nClients)
-			for i, id := range d.clients {
-				now[i] = m.want(id)
+			for i := range d.clients {
+				now[i] = want(i)
 			}
 			hist[r.srv.Tick()] = now
 			for i, rc := range r.clients {
@@ -296,7 +311,7 @@ func roomsOverReplicate(t *testing.T, seed uint64, loss float64) {
 			t.Fatalf("client %d: %v (%v)", i, rc.c.State(), rc.c.Err())
 		}
 		got, _ := rc.view()
-		if want := m.want(d.clients[i]); !slices.Equal(got, want) {
+		if want := want(i); !slices.Equal(got, want) {
 			t.Fatalf("client %d after healing: holds %v, want %v", i, got, want)
 		}
 		// Spawns and despawns: once per entry into and exit from the union.
