@@ -128,7 +128,9 @@ func (g *Grid) Move(e ecs.Entity, x, y float64) {
 
 // Remove stops tracking e: clients that see it are told to hide it at the
 // next Apply. Call it before despawning an entity, or for one that should
-// no longer be shown by position.
+// no longer be shown by position. An entity removed and moved back in
+// between two Applies is hidden and shown again (a despawn and a spawn
+// on the client).
 func (g *Grid) Remove(e ecs.Entity) {
 	slot := e.Index()
 	if int(slot) >= len(g.ents) || g.ents[slot].e != e {
@@ -261,20 +263,26 @@ func (g *Grid) applyClient(c *gridClient) {
 			}
 		}
 	}
+	// Sweep. A kept entry's bit is cleared until the end of the sweep, so
+	// a second entry of the same entity (removed and moved back in before
+	// this Apply) is dropped as well.
 	k := 0
 	for _, e := range c.shown {
 		slot := e.Index()
 		en := &g.ents[slot]
 		if en.e != e || !c.bit(slot) {
-			continue // removed (hidden by Remove) or hidden by the scan
+			continue // removed (hidden by Remove), hidden by the scan, or a duplicate
 		}
+		c.bits[slot/64] &^= 1 << (slot % 64)
 		if !(dist2(en.x-c.x, en.y-c.y) <= out) {
-			c.bits[slot/64] &^= 1 << (slot % 64)
 			g.tell(c.id, e, false)
 			continue
 		}
 		c.shown[k] = e
 		k++
+	}
+	for _, e := range c.shown[:k] {
+		c.bits[e.Index()/64] |= 1 << (e.Index() % 64)
 	}
 	clear(c.shown[k:])
 	c.shown = c.shown[:k]

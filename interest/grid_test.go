@@ -376,3 +376,27 @@ func TestGridOverReplicate(t *testing.T) {
 		t.Logf("%d spawns on the clients, %d entities shown at the end", spawns, shown)
 	})
 }
+
+// TestGridRemoveAndBack: an entity removed and moved back in before Apply
+// is hidden and shown again, once each, and later leaves the view with a
+// single hide.
+func TestGridRemoveAndBack(t *testing.T) {
+	g, _ := interest.NewGrid(interest.GridConfig{Radius: 10})
+	rec := newRecorder()
+	e := ecs.Entity(1<<32 | 4)
+	g.SetFocus(1, 0, 0)
+	g.Move(e, 1, 0)
+	_ = g.Apply(rec)
+	for range 3 {
+		g.Remove(e)
+		g.Move(e, 2, 0)
+		_ = g.Apply(rec)
+	}
+	g.Move(e, 100, 0)
+	_ = g.Apply(rec)
+	_ = g.Apply(rec)
+	want := []call{{1, e, true}, {1, e, false}, {1, e, true}, {1, e, false}, {1, e, true}, {1, e, false}, {1, e, true}, {1, e, false}}
+	if !slices.Equal(rec.calls, want) {
+		t.Fatalf("calls %v, want %v", rec.calls, want)
+	}
+}
