@@ -65,7 +65,7 @@ func (c *counter) SetVisible(replicate.ClientID, ecs.Entity, bool) error {
 
 // BenchmarkGrid: one tick of the benchmark world. "grid" is Grid's
 // per-tick cost: 10,000 Moves, 64 SetFocus and Apply (into a counting
-// Visibility). "naive" is the floor of the all-pairs alternative: every
+// Visibility; apply-ns/tick is Apply's share). "naive" is the floor of the all-pairs alternative: every
 // entity's distance to every client's focus, with the same hysteresis
 // and the same calls. Both include moving the walkers (the same for
 // both). calls/tick is the SetVisible calls per tick.
@@ -81,6 +81,7 @@ func BenchmarkGrid(b *testing.B) {
 			b.Fatal(err)
 		}
 		v := &counter{}
+		var inApply time.Duration
 		tick := func() {
 			w.step()
 			for i, e := range ents {
@@ -89,18 +90,21 @@ func BenchmarkGrid(b *testing.B) {
 			for c := range benchClients {
 				g.SetFocus(replicate.ClientID(c+1), w.x[c], w.y[c])
 			}
+			t0 := time.Now()
 			_ = g.Apply(v)
+			inApply += time.Since(t0)
 		}
 		for range 200 { // lists at their steady size
 			tick()
 		}
-		v.n = 0
+		v.n, inApply = 0, 0
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
 			tick()
 		}
 		b.ReportMetric(float64(v.n)/float64(b.N), "calls/tick")
+		b.ReportMetric(float64(inApply.Nanoseconds())/float64(b.N), "apply-ns/tick")
 	})
 	b.Run("naive", func(b *testing.B) {
 		w := newWalkers(benchEnts)
