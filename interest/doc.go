@@ -69,8 +69,9 @@
 // jobs, so times vary by 2x between runs): BenchmarkGrid, a tick of the
 // grid (10,000 Moves, 64 SetFocus, Apply) costs 0.28-0.89 ms, 0 allocs,
 // against 0.85-4.3 ms for the floor of the all-pairs check (640,000
-// distances with the same hysteresis), 3-7x in paired runs, and the
-// gap grows with the clients. BenchmarkSend: the server sends each
+// distances with the same hysteresis), 3-7x in paired runs; Apply is
+// about half of it (4-5 µs per client), the Moves the rest, so the gap
+// grows with the clients. BenchmarkSend: the server sends each
 // client 201,104 bytes per tick with every entity visible and 2,098
 // with the grid (96x less); Server.Send itself costs 32-82 ms against
 // 12-30 ms, less than the bytes suggest, because replicate visits each
