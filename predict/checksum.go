@@ -227,12 +227,12 @@ func (cs *compSummer[T]) hold(t tick.Tick) {
 		return
 	}
 	var sum uint64
-	for i := range b.bufs {
-		v, ok := b.held(i, t)
+	for i := range b.Slots() {
+		e, v, ok := b.HeldAt(i, t)
 		if !ok {
 			continue
 		}
-		if se, ok := cs.srv(b.ents[i]); ok {
+		if se, ok := cs.srv(e); ok {
 			sum += cs.s.Term(se, v)
 		}
 	}

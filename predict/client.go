@@ -1,22 +1,24 @@
 package predict
 
 // ClientFrame: the client's frame of package doc's "The frame", composed
-// from the pieces (Timeline, TickSync, tick.Clock, InputSender,
-// RemoteInputs), so a game calls one method per rendered frame.
+// from the pieces (Timeline, ticksync.Sync, tick.Clock, input.Sender,
+// input.Remote), so a game calls one method per rendered frame.
 
 import (
 	"time"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict/input"
+	"github.com/rewindgo/rewind/predict/ticksync"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 )
 
 // ClientFrameConfig configures a ClientFrame.
 type ClientFrameConfig struct {
-	// Sync configures the TickSync (zero: every default). Its TickRate
+	// Sync configures the ticksync.Sync (zero: every default). Its TickRate
 	// is also the clock's.
-	Sync SyncConfig
+	Sync ticksync.Config
 	// RTT returns the connection's smoothed round-trip time, for example
 	// the transport.MessageConn's Stats().RTT. Required.
 	RTT func() time.Duration
@@ -65,9 +67,9 @@ type ClientFrameStats struct {
 // ClientFrame runs a predicting client's frame over a replicate.Client:
 // it installs the Timeline's hooks (Hooks) on the client, and each Frame
 // receives (replicate.Client.Update and the other players' forwarded
-// inputs), feeds the newest complete server tick to a TickSync, advances
-// a tick.Clock at the TickSync's rate, and for each step due samples the
-// game's input for the step's input tick, sends it (InputSender, with
+// inputs), feeds the newest complete server tick to a ticksync.Sync, advances
+// a tick.Clock at the ticksync.Sync's rate, and for each step due samples the
+// game's input for the step's input tick, sends it (input.Sender, with
 // redundancy) and runs Timeline.Step. Component types are attached by the
 // game (AttachComponent, or its own hooks for entities it interpolates).
 //
@@ -81,19 +83,19 @@ type ClientFrameStats struct {
 // deviation of each newer complete tick's arrival less its nominal time).
 //
 // The client steps nothing before the first complete server tick: the
-// TickSync's first sample then snaps, and the client catches up to the
+// ticksync.Sync's first sample then snaps, and the client catches up to the
 // lead by MaxCatchUp extra steps per frame. The Timeline should therefore
 // start near the server's first tick (a game joining a running server
-// creates its Timeline at TickSync.Start's tick of the first server tick
+// creates its Timeline at ticksync.Sync.Start's tick of the first server tick
 // it receives). A ClientFrame is not safe for concurrent use.
 type ClientFrame[T any] struct {
 	rc     *replicate.Client
 	tl     *Timeline
-	sync   *TickSync
+	sync   *ticksync.Sync
 	clock  *tick.Clock
-	in     *Inputs[T]
-	sender *InputSender[T]
-	remote *RemoteInputs[T]
+	in     *input.Type[T]
+	sender *input.Sender[T]
+	remote *input.Remote[T]
 	rtt    func() time.Duration
 	after  func(t tick.Tick)
 	step   time.Duration
@@ -121,11 +123,11 @@ type ClientFrame[T any] struct {
 // checksum reports describe tl's confirmed state (AttachChecksum) and,
 // when the protocol replicates SpawnKey, installs the adoption of
 // predicted spawns (AttachSpawns).
-func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *Inputs[T], cfg ClientFrameConfig) (*ClientFrame[T], error) {
+func NewClientFrame[T any](rc *replicate.Client, tl *Timeline, in *input.Type[T], cfg ClientFrameConfig) (*ClientFrame[T], error) {
 	if cfg.RTT == nil {
 		return nil, ErrNoRTT
 	}
-	sync := NewTickSync(cfg.Sync)
+	sync := ticksync.New(cfg.Sync)
 	clock, err := tick.NewClock(sync.Config().TickRate)
 	if err != nil {
 		return nil, err
@@ -205,7 +207,7 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 	if f.fresh {
 		f.fresh = false
 		f.stats.Samples++
-		f.sync.Observe(SyncSample{Server: f.newest, Client: f.tl.Now(),
+		f.sync.Observe(ticksync.Sample{Server: f.newest, Client: f.tl.Now(),
 			Since: time.Duration(f.clock.Alpha() * float64(f.step)), RTT: f.rtt(), Jitter: f.dev})
 	}
 	if !f.sync.Synced() {
@@ -224,10 +226,10 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 	f.overload(elapsed)
 	for range n {
 		it := f.sync.InputTick(f.tl.Now() + 1)
-		if last, ok := f.sender.last, f.sender.any; !ok || it.After(last) {
+		if last, ok := f.sender.Last(); !ok || it.After(last) {
 			v := input(it)
 			before := f.rc.Stats().BytesOut
-			f.sender.SetRedundancy(f.sync.Redundancy(f.in.cfg.Redundancy))
+			f.sender.SetRedundancy(f.sync.Redundancy(f.in.Config().Redundancy))
 			if err := f.sender.Add(f.rc, it, v); err != nil {
 				f.stats.InputErrors++
 			} else {
@@ -281,19 +283,19 @@ func (f *ClientFrame[T]) overload(elapsed time.Duration) {
 // Timeline returns the Timeline the frame steps.
 func (f *ClientFrame[T]) Timeline() *Timeline { return f.tl }
 
-// Sync returns the frame's TickSync.
-func (f *ClientFrame[T]) Sync() *TickSync { return f.sync }
+// Sync returns the frame's ticksync.Sync.
+func (f *ClientFrame[T]) Sync() *ticksync.Sync { return f.sync }
 
 // Clock returns the frame's fixed-step clock (its Alpha is how far the
 // client is into its next step, for rendering).
 func (f *ClientFrame[T]) Clock() *tick.Clock { return f.clock }
 
 // Sender returns the client's own inputs (Input(t) during the simulation).
-func (f *ClientFrame[T]) Sender() *InputSender[T] { return f.sender }
+func (f *ClientFrame[T]) Sender() *input.Sender[T] { return f.sender }
 
 // Remote returns the other players' forwarded inputs (Input(player, t)
 // during the simulation).
-func (f *ClientFrame[T]) Remote() *RemoteInputs[T] { return f.remote }
+func (f *ClientFrame[T]) Remote() *input.Remote[T] { return f.remote }
 
 // Newest returns the newest complete server tick received.
 func (f *ClientFrame[T]) Newest() (tick.Tick, bool) { return f.newest, f.hasNewest }
@@ -303,7 +305,7 @@ func (f *ClientFrame[T]) Jitter() time.Duration { return f.dev }
 
 // PresentLead returns the estimated lead of the client's newest simulated
 // tick over the server's present, the newest tick the server has
-// simulated (TickSync.PresentLead): the measure that says whether the
+// simulated (ticksync.Sync.PresentLead): the measure that says whether the
 // client predicts at all (positive) and how far. Ahead, the lead over the
 // newest complete tick received, adds the round trip and the wait for
 // lost messages to it.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/ticksync"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -49,7 +50,7 @@ func TestClientFrameRunsAhead(t *testing.T) {
 			t.Fatalf("before the server ticks: %+v, now %v", st, c.tl.Now())
 		}
 		var aheads, leads []int32
-		var settled predict.SyncStats
+		var settled ticksync.Stats
 		for r.tick < 300 {
 			r.frame(step)
 			if r.tick == 120 {

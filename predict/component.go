@@ -3,6 +3,7 @@ package predict
 import (
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/internal/column"
+	"github.com/rewindgo/rewind/predict/interp"
 	"github.com/rewindgo/rewind/tick"
 )
 
@@ -79,7 +80,7 @@ type Component[T any] struct {
 	cur     T           // check's copy of a live value
 	late    []lateOp[T] // authoritative changes older than the window (late.go)
 	ts      TypeStats
-	split   *Interpolated[T] // AttachSplit's buffer, for the checksum reports
+	split   *interp.Buffer[T] // AttachSplit's buffer, for the checksum reports
 
 	attached bool // AttachComponent or AttachSplit routed replication here
 }

@@ -1,6 +1,8 @@
 package predict
 
-import "errors"
+import (
+	"errors"
+)
 
 // Errors of package predict. Compare with errors.Is.
 var (
@@ -35,18 +37,6 @@ var (
 	// Timeline's last resync (Timeline.Resync), whose state replaced it.
 	// Nothing is stored.
 	ErrObsolete = errors.New("predict: tick older than the last resync")
-)
-
-// Errors of the input types. Compare with errors.Is.
-var (
-	// ErrInputTick: an input was added for a tick not after the newest
-	// input already added (inputs are sent once per tick, in order).
-	ErrInputTick = errors.New("predict: input tick not after the previous one")
-	// ErrInputSize: an input encodes to more than InputConfig.MaxInputSize
-	// bytes, or the input type has no fixed-size default encoding.
-	ErrInputSize = errors.New("predict: input too large or not encodable")
-	// ErrBadInputs: an input message is malformed.
-	ErrBadInputs = errors.New("predict: malformed input message")
 )
 
 // ErrNoRTT: a ClientFrame was configured without an RTT function.

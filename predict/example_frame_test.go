@@ -8,6 +8,8 @@ import (
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
+	"github.com/rewindgo/rewind/predict/interp"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -26,11 +28,11 @@ func ExampleClientFrame() {
 	network := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 1})
 	defer network.Close()
 	ln, _ := network.Listen(netip.AddrPort{})
-	newProtocol := func() (*replicate.Protocol, *predict.Inputs[FInput]) {
+	newProtocol := func() (*replicate.Protocol, *input.Type[FInput]) {
 		p := replicate.NewProtocol()
 		_, _ = replicate.Component[FShip](p, replicate.WithOwnRule())
 		_, _ = replicate.Component[FBody](p, replicate.WithOwnRule())
-		in, _ := predict.RegisterInputs[FInput](p, nil, predict.InputConfig{})
+		in, _ := input.Register[FInput](p, nil, input.Config{})
 		return p, in
 	}
 
@@ -126,7 +128,7 @@ func ExampleAttachSplit() {
 	defer client.Close()
 	tl := predict.New(cw, 0, predict.Config{Window: 16})
 	body, _ := predict.Register[FBody](tl)
-	others := predict.NewInterpolated(predict.InterpConfig{}, func(a, b FBody, f float64) FBody {
+	others := interp.NewBuffer(interp.Config{}, func(a, b FBody, f float64) FBody {
 		return FBody{X: a.X + int64(f*float64(b.X-a.X)), V: b.V}
 	})
 	shipOf := ecs.Register[FShip](cw)

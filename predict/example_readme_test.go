@@ -8,6 +8,7 @@ import (
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -30,10 +31,10 @@ func Example_readme() {
 	ctx := context.Background()
 	// README:begin
 	// One protocol, built the same way on both sides: what replicates, and the input.
-	newProtocol := func() (*replicate.Protocol, *predict.Inputs[Stick]) {
+	newProtocol := func() (*replicate.Protocol, *input.Type[Stick]) {
 		p := replicate.NewProtocol()
 		_, _ = replicate.Component[Ship](p, replicate.WithOwnRule())
-		in, _ := predict.RegisterInputs[Stick](p, nil, predict.InputConfig{})
+		in, _ := input.Register[Stick](p, nil, input.Config{})
 		return p, in
 	}
 	network := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 1}) // or transport/quic

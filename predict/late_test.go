@@ -68,7 +68,7 @@ func TestRangeFaultsUnderLoss(t *testing.T) {
 // with nothing newer is a range fault. Late values apply at the oldest
 // tick held (6), before its own values: b's 50 from 6 on.
 func TestLateValueSuperseded(t *testing.T) {
-	g := newGame(t, predict.Config{Window: 4})
+	g := newRig(t, predict.Config{Window: 4})
 	a, b := g.spawn(10), g.spawn(20)
 	g.stepTo(10)
 	for tk := tick.Tick(3); tk <= 9; tk++ { // ticks 3 .. 5 are older than the window (6 .. 10)
@@ -99,7 +99,7 @@ func TestLateValueSuperseded(t *testing.T) {
 // a resync is asked for) until the resync at 11; then tick 11, complete,
 // is.
 func TestRangeFaultHistory(t *testing.T) {
-	g := newGame(t, predict.Config{Window: 4})
+	g := newRig(t, predict.Config{Window: 4})
 	var asked []tick.Tick
 	g.tl.OnRangeFault(func(t tick.Tick) { asked = append(asked, t) })
 	d := g.spawn(30)
@@ -154,7 +154,7 @@ func TestRangeFaultHistory(t *testing.T) {
 // despawns them from the World; one despawned at 9 keeps its marker (a
 // rollback to 9 may still come).
 func TestResyncDespawnsEarlierDespawns(t *testing.T) {
-	g := newGame(t, predict.Config{Window: 4})
+	g := newRig(t, predict.Config{Window: 4})
 	old, past, at := g.spawn(10), g.spawn(20), g.spawn(30)
 	g.stepTo(10)
 	g.must(g.tl.DespawnAt(old, 4))  // older than the window (6 .. 10)
@@ -176,7 +176,7 @@ func TestResyncDespawnsEarlierDespawns(t *testing.T) {
 // fault (a resync is asked for: the change can no longer be replayed
 // from its tick), not a restore of a tick the history no longer holds.
 func TestHeldRequestLeavesWindow(t *testing.T) {
-	g := newGame(t, predict.Config{Window: 4})
+	g := newRig(t, predict.Config{Window: 4})
 	e := g.spawn(10)
 	g.stepTo(10)
 	var asked []tick.Tick

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -42,7 +43,7 @@ func runRemotePrediction(t *testing.T, leadA, leadB, ticks int) remoteRun {
 	}
 	defer ln.Close()
 	sw := ecs.New()
-	sp, sin := inputProtocol(t, predict.InputConfig{})
+	sp, sin := inputProtocol(t, input.Config{})
 	for _, err := range []error{
 		second(replicate.Component[RPos](sp, replicate.WithOwnRule())),
 		second(replicate.Component[RTag](sp, replicate.WithOwnRule())),
@@ -61,8 +62,8 @@ func runRemotePrediction(t *testing.T, leadA, leadB, ticks int) remoteRun {
 	type side struct {
 		c      *replicate.Client
 		w      *ecs.World
-		sender *predict.InputSender[Move]
-		remote *predict.RemoteInputs[Move]
+		sender *input.Sender[Move]
+		remote *input.Remote[Move]
 	}
 	var cl [2]side
 	var frame tick.Tick
@@ -81,7 +82,7 @@ func runRemotePrediction(t *testing.T, leadA, leadB, ticks int) remoteRun {
 		}
 	}
 	for i := range cl {
-		cp, cin := inputProtocol(t, predict.InputConfig{})
+		cp, cin := inputProtocol(t, input.Config{})
 		for _, err := range []error{
 			second(replicate.Component[RPos](cp, replicate.WithOwnRule())),
 			second(replicate.Component[RTag](cp, replicate.WithOwnRule())),

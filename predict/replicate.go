@@ -6,6 +6,7 @@ package predict
 
 import (
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict/interp"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 )
@@ -130,7 +131,7 @@ func AttachComponent[T any](c *replicate.Client, comp *Component[T]) error {
 // componentHooks returns the hooks AttachComponent and AttachSplit
 // install: values and removals of entities for which interpolated(e)
 // reports true go to buf (interpolated nil: none), the others to comp.
-func componentHooks[T any](comp *Component[T], buf *Interpolated[T], interpolated func(e ecs.Entity) bool) replicate.ComponentHooks[T] {
+func componentHooks[T any](comp *Component[T], buf *interp.Buffer[T], interpolated func(e ecs.Entity) bool) replicate.ComponentHooks[T] {
 	comp.attached = true
 	tl := comp.tl
 	return replicate.ComponentHooks[T]{

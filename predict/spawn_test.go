@@ -25,7 +25,7 @@ type spawned struct {
 	rb bool
 }
 
-func fireAt(g *game, f tick.Tick, gate func() bool, got *[]spawned) {
+func fireAt(g *rig, f tick.Tick, gate func() bool, got *[]spawned) {
 	g.extra = func(tk tick.Tick) {
 		if tk != f || !gate() {
 			return
@@ -41,7 +41,7 @@ func fireAt(g *game, f tick.Tick, gate func() bool, got *[]spawned) {
 // window (W = 10: the bullet of tick 3 is despawned by the Step that makes
 // tick 14 Now), then it is despawned and counted as dropped.
 func TestSpawnUnconfirmedDropped(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	var got []spawned
 	fireAt(g, 3, func() bool { return true }, &got)
 	g.stepTo(13)
@@ -78,7 +78,7 @@ func TestSpawnUnconfirmedDropped(t *testing.T) {
 // it, the entity is despawned as soon as its tick is re-simulated and
 // counted as undone and dropped.
 func TestSpawnRollbackBeforeSpawnTick(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	gun := g.spawn(60) // fires at 5 while its health is at least 50
 	var got []spawned
 	fireAt(g, 5, func() bool { h, _ := g.hs.Get(gun); return h >= 50 }, &got)
@@ -110,7 +110,7 @@ func TestSpawnRollbackBeforeSpawnTick(t *testing.T) {
 // its entity, is absent from the history before tick 5, and its values
 // from 5 on are the re-simulation's.
 func TestSpawnRespawnKeepsEntity(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	gun := g.spawn(60)
 	var got []spawned
 	fireAt(g, 5, func() bool { h, _ := g.hs.Get(gun); return h >= 50 }, &got)
@@ -137,7 +137,7 @@ func TestSpawnRespawnKeepsEntity(t *testing.T) {
 // Spawn is for the simulation, once per key and tick, with a key of the
 // tick being simulated.
 func TestSpawnErrors(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	if _, err := g.tl.Spawn(bulletKey(0)); !errors.Is(err, predict.ErrSpawnKey) {
 		t.Fatalf("Spawn outside Step: %v, want ErrSpawnKey", err)
 	}
@@ -168,7 +168,7 @@ func TestSpawnErrors(t *testing.T) {
 // from then on; an unknown key in the window gets a new entity too, a key
 // older than the window none (replicate spawns it).
 func TestAdoptSpawn(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	var got []spawned
 	fireAt(g, 3, func() bool { return true }, &got)
 	g.stepTo(5)
@@ -200,7 +200,7 @@ func TestAdoptSpawn(t *testing.T) {
 // fireOrRefuse is fireAt for a spawn the server may refuse: a refused
 // Spawn (ErrSpawnRefused) fires nothing and is appended to refused with
 // whether it was in a rollback.
-func fireOrRefuse(g *game, f tick.Tick, got *[]spawned, refused *[]bool) {
+func fireOrRefuse(g *rig, f tick.Tick, got *[]spawned, refused *[]bool) {
 	g.extra = func(tk tick.Tick) {
 		if tk != f {
 			return
@@ -226,7 +226,7 @@ func fireOrRefuse(g *game, f tick.Tick, got *[]spawned, refused *[]bool) {
 // once.
 func TestSpawnRefusedAtCompletion(t *testing.T) {
 	for _, done := range []tick.Tick{5, 7} {
-		g := newGame(t, predict.Config{})
+		g := newRig(t, predict.Config{})
 		var got []spawned
 		var refused []bool
 		fireOrRefuse(g, 5, &got, &refused)
@@ -263,7 +263,7 @@ func TestSpawnRefusedAtCompletion(t *testing.T) {
 // simulates it, without the server's spawn of 9, so the simulation's
 // Spawn of 9 is refused at once and makes no entity.
 func TestSpawnRefusedBehind(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	var got []spawned
 	var refused []bool
 	fireOrRefuse(g, 9, &got, &refused)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/predict/interp"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 )
@@ -20,7 +21,7 @@ func TestSplitSummer(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, full := ecs.New(), ecs.New() // full: every entity has its value at tick 2
-	buf := NewInterpolated(InterpConfig{}, func(a, b sumPos, f float64) sumPos { return b })
+	buf := interp.NewBuffer(interp.Config{}, func(a, b sumPos, f float64) sumPos { return b })
 	for i := range 2 * n {
 		e, fe := w.Spawn(), full.Spawn()
 		_ = ecs.Register[replicate.Replicated](w).Set(e, replicate.Replicated{})

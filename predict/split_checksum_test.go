@@ -9,6 +9,7 @@ import (
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/interp"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -24,10 +25,10 @@ func interpolatedSE(se ecs.Entity) bool { return se.Index()%2 == 1 }
 // in the World, the client does not move them) and predicts the others.
 // The game's hooks complete the buffer's ticks and remove despawned
 // entities from it.
-func newSplitSumRig(t *testing.T, seed uint64, link transport.LinkConfig) (*wireRig, *predict.Interpolated[RPos]) {
+func newSplitSumRig(t *testing.T, seed uint64, link transport.LinkConfig) (*wireRig, *interp.Buffer[RPos]) {
 	t.Helper()
 	r := newSumRig(t, seed, link, predict.Config{Window: 60}, 6, true)
-	buf := predict.NewInterpolated(predict.InterpConfig{}, func(a, b RPos, f float64) RPos { return b })
+	buf := interp.NewBuffer(interp.Config{}, func(a, b RPos, f float64) RPos { return b })
 	if err := predict.AttachSplit(r.client, r.pos, buf, func(ce ecs.Entity) bool {
 		se, ok := r.client.ServerEntity(ce)
 		return ok && interpolatedSE(se)

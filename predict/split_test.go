@@ -9,6 +9,7 @@ import (
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/interp"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -34,7 +35,7 @@ func TestAttachSplit(t *testing.T) {
 		defer client.Close()
 		tl := predict.New(cw, 0, predict.Config{Window: 16})
 		body, _ := predict.Register[FBody](tl)
-		buf := predict.NewInterpolated(predict.InterpConfig{}, func(a, b FBody, f float64) FBody { return b })
+		buf := interp.NewBuffer(interp.Config{}, func(a, b FBody, f float64) FBody { return b })
 		ships := ecs.Register[FShip](cw)
 		if err := predict.AttachSplit(client, body, buf, func(e ecs.Entity) bool {
 			s, ok := ships.Get(e)
@@ -120,7 +121,7 @@ func TestAttachSplitPredictedSpawn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newSpawnRig(t, 30*time.Millisecond, 4)
 		defer r.close()
-		buf := predict.NewInterpolated(predict.InterpConfig{}, func(a, b RPos, f float64) RPos { return b })
+		buf := interp.NewBuffer(interp.Config{}, func(a, b RPos, f float64) RPos { return b })
 		if err := predict.AttachSplit(r.client, r.pos, buf, func(ecs.Entity) bool { return false }); err != nil {
 			t.Fatal(err)
 		}

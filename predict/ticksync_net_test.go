@@ -8,7 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
+	"github.com/rewindgo/rewind/predict/ticksync"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -18,7 +19,7 @@ type pathResult struct {
 	leads             []int32 // true lead over the server's present, each frame after the first second
 	snaps             uint64  // snaps after the first second
 	inputs, late, mis uint64  // inputs the server simulated after the first second; late, missing
-	sync              predict.SyncStats
+	sync              ticksync.Stats
 	redundancy        int
 	loss              float64
 	estErr            []time.Duration // PresentLead minus the true lead
@@ -65,7 +66,7 @@ func syncOnPath(t *testing.T, seed uint64, n, ticks int, up, down transport.Link
 		r.connect(step)
 		out = make([]pathResult, n)
 		var snaps0 []uint64
-		var in0 []predict.InputStats
+		var in0 []input.Stats
 		for r.tick < tick.Tick(ticks) {
 			r.frame(step)
 			if r.tick == 60 {
@@ -211,7 +212,7 @@ func TestTickSyncServerStall(t *testing.T) {
 			}
 			time.Sleep(step)
 		}
-		var mid []predict.SyncStats
+		var mid []ticksync.Stats
 		for r.tick < 900 {
 			r.frame(step)
 			if r.tick == 420 {

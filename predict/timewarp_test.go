@@ -3,7 +3,6 @@ package predict_test
 import (
 	"testing"
 
-	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/tick"
 )
@@ -11,100 +10,8 @@ import (
 // The scenarios of bevy_timewarp's tests (reference section 6.2), with the
 // same numbers: every tick, an entity with Health and no Shield loses 1.
 
-type Health int32
-
-type Shield struct{ Strength int32 }
-
-type game struct {
-	t      *testing.T
-	w      *ecs.World
-	tl     *predict.Timeline
-	health *predict.Component[Health]
-	shield *predict.Component[Shield]
-	hs     *ecs.Store[Health]
-	q      *ecs.Query1[Health]
-	// extra runs after the damage system, inside the simulation
-	extra func(t tick.Tick)
-}
-
-func newGame(t *testing.T, cfg predict.Config, opts ...predict.Option) *game {
-	t.Helper()
-	if cfg.Window == 0 {
-		cfg.Window = 10 // timewarp's tests use 10
-	}
-	w := ecs.New()
-	g := &game{t: t, w: w, tl: predict.New(w, 0, cfg)}
-	var err error
-	if g.health, err = predict.Register[Health](g.tl, opts...); err != nil {
-		t.Fatal(err)
-	}
-	if g.shield, err = predict.Register[Shield](g.tl); err != nil {
-		t.Fatal(err)
-	}
-	g.hs = g.health.Store()
-	g.q = ecs.NewQuery1(g.hs.Write()).Without(g.shield.Store())
-	return g
-}
-
-func (g *game) sim(t tick.Tick) {
-	for _, h := range g.q.All() {
-		*h--
-	}
-	if g.extra != nil {
-		g.extra(t)
-	}
-}
-
-// steps runs Steps until Now is to.
-func (g *game) stepTo(to tick.Tick) {
-	for g.tl.Now().Before(to) {
-		g.tl.Step(g.sim)
-	}
-}
-
-// spawn spawns an entity with health h, as a change at Now.
-func (g *game) spawn(h Health) ecs.Entity {
-	g.t.Helper()
-	e := g.w.Spawn()
-	if err := g.health.Insert(e, g.tl.Now(), h); err != nil {
-		g.t.Fatal(err)
-	}
-	return e
-}
-
-func (g *game) must(err error) {
-	g.t.Helper()
-	if err != nil {
-		g.t.Fatal(err)
-	}
-}
-
-// at returns e's health at tick t from the history (-1 when absent).
-func (g *game) at(e ecs.Entity, t tick.Tick) Health {
-	g.t.Helper()
-	if v, ok := g.health.At(e, t); ok {
-		return v
-	}
-	return -1
-}
-
-// now returns e's current health (-1 when absent).
-func (g *game) now(e ecs.Entity) Health {
-	if v, ok := g.hs.Get(e); ok {
-		return v
-	}
-	return -1
-}
-
-func (g *game) wantRollbacks(n uint64) {
-	g.t.Helper()
-	if got := g.tl.Stats().Rollbacks; got != n {
-		g.t.Fatalf("rollbacks = %d, want %d", got, n)
-	}
-}
-
 func TestBasicRollback(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	e1, e2 := g.spawn(10), g.spawn(20)
 	g.stepTo(4)
 	if g.now(e1) != 6 {
@@ -140,7 +47,7 @@ func TestBasicRollback(t *testing.T) {
 }
 
 func TestComponentAddAndRemove(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	e := g.spawn(10)
 	g.stepTo(5)
 	// The server gave e a Shield at tick 3: health froze at 7.
@@ -168,7 +75,7 @@ func TestComponentAddAndRemove(t *testing.T) {
 }
 
 func TestDespawnMarker(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	e := g.spawn(10)
 	g.stepTo(3)
 	g.must(g.tl.Despawn(e))
@@ -186,7 +93,7 @@ func TestDespawnMarker(t *testing.T) {
 }
 
 func TestDespawnRevivalDuringRollback(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	e := g.spawn(10)
 	g.stepTo(5)
 	g.must(g.tl.DespawnAt(e, 5)) // the server despawned e at 5
@@ -222,7 +129,7 @@ func TestDespawnAtPredicted(t *testing.T) {
 		{server: 5, rollbacks: 0, at4: 6}, // the sim despawns e at 5, as the server
 		{server: 4, rollbacks: 1, at4: -1},
 	} {
-		g := newGame(t, predict.Config{})
+		g := newRig(t, predict.Config{})
 		e := g.spawn(10)
 		g.extra = func(t tick.Tick) {
 			if t == 5 {
@@ -244,7 +151,7 @@ func TestDespawnAtPredicted(t *testing.T) {
 }
 
 func TestErrorCorrection(t *testing.T) {
-	g := newGame(t, predict.Config{}, predict.LogCorrections())
+	g := newRig(t, predict.Config{}, predict.LogCorrections())
 	e := g.spawn(10)
 	g.stepTo(4)
 	g.must(g.health.Authoritative(e, 2, 100))
@@ -267,7 +174,7 @@ func TestErrorCorrection(t *testing.T) {
 }
 
 func TestSpawningInThePast(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	g.spawn(50)
 	g.stepTo(4)
 	// Replication spawns e now, with a value for tick 2 and one for 3 in
@@ -286,7 +193,7 @@ func TestSpawningInThePast(t *testing.T) {
 }
 
 func TestRollbackOverNewSpawn(t *testing.T) {
-	g := newGame(t, predict.Config{})
+	g := newRig(t, predict.Config{})
 	e1 := g.spawn(10)
 	g.stepTo(5)
 	e2 := g.spawn(50) // spawned at 5

@@ -63,7 +63,7 @@
 // --seed). Bots steer the ships and fire; the server simulates each tick
 // with the inputs it buffered (predict.ServerFrame) and spawns every
 // bullet under a predict.SpawnKey; each client runs predict.ClientFrame:
-// it runs ahead of the server (TickSync), sends its inputs with
+// it runs ahead of the server (ticksync.Sync), sends its inputs with
 // redundancy, predicts its own ship and its bullets (predicted spawns,
 // adopted by the server's under the same key), predicts (with the
 // forwarded inputs, bullets included) or interpolates (--others) the

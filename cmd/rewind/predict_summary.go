@@ -186,7 +186,7 @@ type predictClientSummary struct {
 	// SettledLate and SettledMissing are the server's counts of the
 	// client's inputs after the first second; ReportedLate and
 	// ReportedMissing what the client heard of its inputs from the
-	// server's input reports (TickSync.Stats).
+	// server's input reports (ticksync.Sync.Stats).
 	SettledLate     uint64 `json:"late_inputs_after_1s"`
 	SettledMissing  uint64 `json:"missing_inputs_after_1s"`
 	ReportedLate    uint64 `json:"reported_late"`

@@ -10,6 +10,9 @@ import (
 	"github.com/rewindgo/rewind/cmd/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
+	"github.com/rewindgo/rewind/predict/interp"
+	"github.com/rewindgo/rewind/predict/ticksync"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -50,7 +53,7 @@ const (
 	// predictChecksumInterval is the desync detection's report interval
 	// (replicate's ChecksumInterval): half a second. With --others
 	// interpolate, a client's report counts the other ships' bodies from
-	// its Interpolated buffer (predict.AttachSplit).
+	// its interp.Buffer (predict.AttachSplit).
 	predictChecksumInterval = 30
 )
 
@@ -177,7 +180,7 @@ type predictClient struct {
 	game   *shooter.Client
 	body   *predict.Component[shooter.Body]
 	bullet *predict.Component[shooter.Bullet]
-	interp *predict.Interpolated[shooter.Body]
+	interp *interp.Buffer[shooter.Body]
 	frame  *predict.ClientFrame[shooter.Stick]
 	ships  *ecs.Store[shooter.Ship]
 	sim    func(tick.Tick)
@@ -249,7 +252,7 @@ func runPredictDemo(ctx context.Context, o predictOptions, live io.Writer) (*pre
 func (d *predictDemo) start(ctx context.Context) error {
 	o := d.o
 	var err error
-	if d.proto, err = shooter.NewProtocol(predict.InputConfig{}); err != nil {
+	if d.proto, err = shooter.NewProtocol(input.Config{}); err != nil {
 		return err
 	}
 	d.game = shooter.NewServer()
@@ -292,7 +295,7 @@ func (d *predictDemo) links() []*rigLink {
 // (shooter.Client) fires the bullets of the ships it predicts as predicted
 // spawns, adopted by the server's. Inputs come from the bot.
 func (d *predictDemo) newClient(pc *predictClient) error {
-	proto, err := shooter.NewProtocol(predict.InputConfig{})
+	proto, err := shooter.NewProtocol(input.Config{})
 	if err != nil {
 		return err
 	}
@@ -310,7 +313,7 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 	}
 	pc.body, pc.bullet = pc.game.Body(), pc.game.Bullet()
 	pc.ships = ecs.Register[shooter.Ship](pc.world)
-	pc.interp = predict.NewInterpolated[shooter.Body](predict.InterpConfig{Capacity: predictWindow},
+	pc.interp = interp.NewBuffer[shooter.Body](interp.Config{Capacity: predictWindow},
 		func(a, b shooter.Body, f float64) shooter.Body {
 			return shooter.Body{X: a.X + int32(f*float64(b.X-a.X)), Y: a.Y + int32(f*float64(b.Y-a.Y)), VX: b.VX, VY: b.VY}
 		})
@@ -328,7 +331,7 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 	// The frame installs the Timeline's hooks and, SpawnKey being in the
 	// protocol, the adoption of predicted bullets.
 	pc.frame, err = predict.NewClientFrame(pc.rc, pc.tl, proto.Inputs, predict.ClientFrameConfig{
-		Sync: predict.SyncConfig{TickRate: serverTickRate, InputDelay: d.o.InputDelay},
+		Sync: ticksync.Config{TickRate: serverTickRate, InputDelay: d.o.InputDelay},
 		RTT: func() time.Duration {
 			if pc.conn == nil {
 				return 0

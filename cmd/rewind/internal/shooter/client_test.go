@@ -9,6 +9,7 @@ import (
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -30,7 +31,7 @@ type netClient struct {
 
 func newNetClient(t *testing.T, conn transport.MessageConn, seed uint64) *netClient {
 	t.Helper()
-	proto, err := NewProtocol(predict.InputConfig{})
+	proto, err := NewProtocol(input.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestPredictedBulletsOverNetwork(t *testing.T) {
 		const step = time.Second / 60
 		network := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 3})
 		defer network.Close()
-		proto, err := NewProtocol(predict.InputConfig{})
+		proto, err := NewProtocol(input.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

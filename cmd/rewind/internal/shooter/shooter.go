@@ -2,6 +2,7 @@ package shooter
 
 import (
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/rng"
 	"github.com/rewindgo/rewind/tick"
@@ -58,11 +59,11 @@ const (
 // Stick inputs.
 type Protocol struct {
 	*replicate.Protocol
-	Inputs *predict.Inputs[Stick]
+	Inputs *input.Type[Stick]
 }
 
 // NewProtocol returns the game's protocol, inputs sent with cfg.
-func NewProtocol(cfg predict.InputConfig) (*Protocol, error) {
+func NewProtocol(cfg input.Config) (*Protocol, error) {
 	p := replicate.NewProtocol()
 	if _, err := replicate.Component[Ship](p, replicate.WithOwnRule()); err != nil {
 		return nil, err
@@ -76,7 +77,7 @@ func NewProtocol(cfg predict.InputConfig) (*Protocol, error) {
 	if _, err := predict.RegisterSpawnKey(p); err != nil {
 		return nil, err
 	}
-	in, err := predict.RegisterInputs[Stick](p, nil, cfg)
+	in, err := input.Register[Stick](p, nil, cfg)
 	if err != nil {
 		return nil, err
 	}

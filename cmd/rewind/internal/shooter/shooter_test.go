@@ -5,6 +5,7 @@ import (
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/tick"
 )
 
@@ -202,7 +203,7 @@ func TestClientMatchesServer(t *testing.T) {
 }
 
 func TestNewProtocol(t *testing.T) {
-	p, err := NewProtocol(predict.InputConfig{})
+	p, err := NewProtocol(input.Config{})
 	if err != nil || p.Inputs == nil || p.Inputs.Config().Redundancy != 3 {
 		t.Fatalf("%v, %v", p, err)
 	}

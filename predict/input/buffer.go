@@ -1,4 +1,4 @@
-package predict
+package input
 
 // The server side of inputs: each client's buffer, the inputs of the
 // tick simulated, forwarding to the other clients, and the input
@@ -11,8 +11,8 @@ import (
 	"github.com/rewindgo/rewind/tick"
 )
 
-// InputStats counts one client's inputs at the server.
-type InputStats struct {
+// Stats counts one client's inputs at the server.
+type Stats struct {
 	// Received counts inputs stored (each tick once).
 	Received uint64
 	// Duplicates counts inputs for ticks already held (redundancy).
@@ -31,9 +31,9 @@ type InputStats struct {
 	Messages, Reports uint64
 }
 
-// InputStatus describes what the server holds of one client's input for
-// one tick (InputBuffer.Peek).
-type InputStatus struct {
+// Status describes what the server holds of one client's input for
+// one tick (Buffer.Peek).
+type Status struct {
 	// Real reports whether the client's own input for the tick arrived.
 	Real bool
 	// Arrived is, when Real, the tick the server was about to simulate
@@ -56,7 +56,7 @@ type serverInputs[T any] struct {
 	lastVal   T
 	hasLast   bool
 	fresh     bool // new inputs since the last Forward
-	stats     InputStats
+	stats     Stats
 
 	// The report's state: the newest message's Last, the messages
 	// missing before it (bit i: Last = msgNewest-1-i), the arrivals
@@ -65,33 +65,33 @@ type serverInputs[T any] struct {
 	msgNewest tick.Tick
 	hasMsg    bool
 	msgLost   uint64
-	arrivals  []InputArrival
+	arrivals  []Arrival
 	since     int
 	alarm     bool
-	report    InputReport
+	report    Report
 }
 
-// InputBuffer is the server side of an input type: one bounded buffer per
+// Buffer is the server side of an input type: one bounded buffer per
 // client.
-type InputBuffer[T any] struct {
-	in      *Inputs[T]
+type Buffer[T any] struct {
+	in      *Type[T]
 	clients map[replicate.ClientID]*serverInputs[T]
 	order   []*serverInputs[T] // deterministic iteration
-	batch   InputBatch[T]
+	batch   Batch[T]
 	at      tick.Tick // the tick the server simulates next (arrivals are measured against it)
 	hasAt   bool
 }
 
 // NewBuffer returns the server's input buffer.
-func (in *Inputs[T]) NewBuffer() *InputBuffer[T] {
-	return &InputBuffer[T]{in: in, clients: map[replicate.ClientID]*serverInputs[T]{}}
+func (in *Type[T]) NewBuffer() *Buffer[T] {
+	return &Buffer[T]{in: in, clients: map[replicate.ClientID]*serverInputs[T]{}}
 }
 
-func (b *InputBuffer[T]) client(id replicate.ClientID) *serverInputs[T] {
+func (b *Buffer[T]) client(id replicate.ClientID) *serverInputs[T] {
 	c := b.clients[id]
 	if c == nil {
 		c = &serverInputs[T]{id: id, ring: newInputRing[T](2*b.in.cfg.Window + 1), msgLost: ^uint64(0),
-			arrivals: make([]InputArrival, 0, MaxReportArrivals)}
+			arrivals: make([]Arrival, 0, MaxReportArrivals)}
 		b.clients[id] = c
 		b.order = append(b.order, c)
 	}
@@ -99,7 +99,7 @@ func (b *InputBuffer[T]) client(id replicate.ClientID) *serverInputs[T] {
 }
 
 // Remove forgets a client (call it when the client disconnects).
-func (b *InputBuffer[T]) Remove(id replicate.ClientID) {
+func (b *Buffer[T]) Remove(id replicate.ClientID) {
 	c := b.clients[id]
 	if c == nil {
 		return
@@ -114,16 +114,16 @@ func (b *InputBuffer[T]) Remove(id replicate.ClientID) {
 
 // Receive stores the input messages the server received since the last
 // call (after replicate.Server.Receive), as arriving before the server
-// simulates its next tick, s.Tick()+1. ServerFrame, which knows the tick,
+// simulates its next tick, s.Tick()+1. predict.ServerFrame, which knows the tick,
 // calls ReceiveAt.
-func (b *InputBuffer[T]) Receive(s *replicate.Server) {
+func (b *Buffer[T]) Receive(s *replicate.Server) {
 	b.ReceiveAt(s, s.Tick()+1)
 }
 
 // ReceiveAt stores the input messages the server received since the last
 // call (after replicate.Server.Receive), as arriving before the server
 // simulates tick t: an input for t or later is in time.
-func (b *InputBuffer[T]) ReceiveAt(s *replicate.Server, t tick.Tick) {
+func (b *Buffer[T]) ReceiveAt(s *replicate.Server, t tick.Tick) {
 	b.at, b.hasAt = t, true
 	for _, m := range b.in.up.ReceiveFromClients(s) {
 		b.Store(m.Client, m.Message)
@@ -134,9 +134,9 @@ func (b *InputBuffer[T]) ReceiveAt(s *replicate.Server, t tick.Tick) {
 // already simulated without them counted late, ticks more than Window
 // from the simulated tick (or from the client's newest before the first
 // simulated tick) dropped as garbage. The message's arrival is noted for
-// the client's next InputReport, measured against the tick given to the
+// the client's next Report, measured against the tick given to the
 // last ReceiveAt (none before the first).
-func (b *InputBuffer[T]) Store(id replicate.ClientID, m InputBatch[T]) {
+func (b *Buffer[T]) Store(id replicate.ClientID, m Batch[T]) {
 	c := b.client(id)
 	w := int32(b.in.cfg.Window)
 	c.stats.Messages++
@@ -173,7 +173,7 @@ func (b *InputBuffer[T]) Store(id replicate.ClientID, m InputBatch[T]) {
 
 // noteMessage records the arrival of a message whose newest input is for
 // last, for the client's next report.
-func (b *InputBuffer[T]) noteMessage(c *serverInputs[T], last tick.Tick) {
+func (b *Buffer[T]) noteMessage(c *serverInputs[T], last tick.Tick) {
 	switch d := last.Sub(c.msgNewest); {
 	case !c.hasMsg:
 		c.msgNewest, c.hasMsg, c.msgLost = last, true, ^uint64(0)
@@ -195,7 +195,7 @@ func (b *InputBuffer[T]) noteMessage(c *serverInputs[T], last tick.Tick) {
 		copy(c.arrivals, c.arrivals[1:])
 		c.arrivals = c.arrivals[:MaxReportArrivals-1]
 	}
-	c.arrivals = append(c.arrivals, InputArrival{Last: last, Margin: last.Sub(b.at)})
+	c.arrivals = append(c.arrivals, Arrival{Last: last, Margin: last.Sub(b.at)})
 }
 
 // Input returns client id's input for tick t, the tick the server
@@ -203,7 +203,7 @@ func (b *InputBuffer[T]) noteMessage(c *serverInputs[T], last tick.Tick) {
 // by repeating the client's last input (the zero T before any) and
 // counted missing, once per tick; if it arrives later it is counted late.
 // Peek reads the same without counting.
-func (b *InputBuffer[T]) Input(id replicate.ClientID, t tick.Tick) (T, bool) {
+func (b *Buffer[T]) Input(id replicate.ClientID, t tick.Tick) (T, bool) {
 	c := b.client(id)
 	if !c.simulated || t.After(c.sim) {
 		c.sim, c.simulated = t, true
@@ -222,13 +222,13 @@ func (b *InputBuffer[T]) Input(id replicate.ClientID, t tick.Tick) (T, bool) {
 
 // Peek returns client id's input for tick t as Input would, and what the
 // buffer knows of it, without counting or marking anything.
-func (b *InputBuffer[T]) Peek(id replicate.ClientID, t tick.Tick) (T, InputStatus) {
+func (b *Buffer[T]) Peek(id replicate.ClientID, t tick.Tick) (T, Status) {
 	c := b.clients[id]
 	if c == nil {
 		var zero T
-		return zero, InputStatus{}
+		return zero, Status{}
 	}
-	st := InputStatus{Missed: c.ring.wasMissed(t)}
+	st := Status{Missed: c.ring.wasMissed(t)}
 	if v, ok := c.ring.get(t); ok {
 		st.Real, st.Arrived = true, c.ring.arr[int(uint32(t)%uint32(len(c.ring.ticks)))]
 		return v, st
@@ -237,19 +237,19 @@ func (b *InputBuffer[T]) Peek(id replicate.ClientID, t tick.Tick) (T, InputStatu
 }
 
 // Stats returns client id's input counters.
-func (b *InputBuffer[T]) Stats(id replicate.ClientID) InputStats {
+func (b *Buffer[T]) Stats(id replicate.ClientID) Stats {
 	if c := b.clients[id]; c != nil {
 		return c.stats
 	}
-	return InputStats{}
+	return Stats{}
 }
 
-// SendReports sends an InputReport to each client due one: every
+// SendReports sends an Report to each client due one: every
 // ReportInterval calls, or at once after one of its inputs was missing or
 // late, provided it has sent an input message. Call it once per server
 // tick, after the simulation and before replicate.Server.SendTick
-// (ServerFrame does). It returns the first send error.
-func (b *InputBuffer[T]) SendReports(s *replicate.Server) error {
+// (predict.ServerFrame does). It returns the first send error.
+func (b *Buffer[T]) SendReports(s *replicate.Server) error {
 	var first error
 	for _, c := range b.order {
 		c.since++
@@ -276,7 +276,7 @@ func (b *InputBuffer[T]) SendReports(s *replicate.Server) error {
 // Forward sends each client's newest inputs received since the last call
 // (up to Redundancy consecutive ticks ending at its newest) to the other
 // clients, with Player set. Call it before replicate.Server.SendTick.
-func (b *InputBuffer[T]) Forward(s *replicate.Server) error {
+func (b *Buffer[T]) Forward(s *replicate.Server) error {
 	var first error
 	for _, c := range b.order {
 		if !c.fresh || !c.hasNewest {

@@ -1,4 +1,4 @@
-package predict
+package input
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 // the decoder refuses what is not a report.
 func TestInputReportRoundTrip(t *testing.T) {
 	var c reportCodec
-	in := InputReport{Tick: 1<<32 - 2, Newest: 3, Lost: 0b1010,
-		Arrivals: []InputArrival{{Last: 1<<32 - 1, Margin: -1}, {Last: 3, Margin: 5}}, Missing: 7, Late: 2}
+	in := Report{Tick: 1<<32 - 2, Newest: 3, Lost: 0b1010,
+		Arrivals: []Arrival{{Last: 1<<32 - 1, Margin: -1}, {Last: 3, Margin: 5}}, Missing: 7, Late: 2}
 	b := c.Append(nil, &in)
-	var out InputReport
+	var out Report
 	if err := c.Decode(b, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -25,14 +25,14 @@ func TestInputReportRoundTrip(t *testing.T) {
 		t.Fatalf("round trip %+v -> %+v", in, out)
 	}
 	// 17 arrivals: the newest 16 are sent.
-	many := InputReport{Tick: 100, Newest: 100}
+	many := Report{Tick: 100, Newest: 100}
 	for i := range MaxReportArrivals + 1 {
-		many.Arrivals = append(many.Arrivals, InputArrival{Last: tick.Tick(84 + i)})
+		many.Arrivals = append(many.Arrivals, Arrival{Last: tick.Tick(84 + i)})
 	}
 	if err := c.Decode(c.Append(nil, &many), &out); err != nil || len(out.Arrivals) != MaxReportArrivals || out.Arrivals[0].Last != 85 {
 		t.Fatalf("17 arrivals: %v, %+v", err, out)
 	}
-	one := c.Append(nil, &InputReport{Tick: 1, Newest: 1})
+	one := c.Append(nil, &Report{Tick: 1, Newest: 1})
 	padded := append([]byte{0x81, 0x00}, one[1:]...) // Tick 1 as 81 00
 	if err := c.Decode(one, &out); err != nil {
 		t.Fatal(err)
@@ -42,8 +42,8 @@ func TestInputReportRoundTrip(t *testing.T) {
 		"too many": {1, 0, 0, MaxReportArrivals + 1}, "padded": padded,
 		"far newest": {1, 0xfe, 0xff, 0xff, 0xff, 0x1f, 0, 0, 0, 0},
 	} {
-		if err := c.Decode(data, &out); !errors.Is(err, ErrBadInputs) {
-			t.Errorf("Decode(%s) = %v, want ErrBadInputs", name, err)
+		if err := c.Decode(data, &out); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Decode(%s) = %v, want ErrMalformed", name, err)
 		}
 	}
 }
@@ -53,14 +53,14 @@ func TestInputReportRoundTrip(t *testing.T) {
 // (one varint rule).
 func FuzzInputReportDecode(f *testing.F) {
 	var c reportCodec
-	f.Add(c.Append(nil, &InputReport{Tick: 9, Newest: 12, Lost: 1, Arrivals: []InputArrival{{Last: 11, Margin: 2}, {Last: 12, Margin: -3}}, Missing: 1}))
+	f.Add(c.Append(nil, &Report{Tick: 9, Newest: 12, Lost: 1, Arrivals: []Arrival{{Last: 11, Margin: 2}, {Last: 12, Margin: -3}}, Missing: 1}))
 	f.Add([]byte{0, 0, 0, 0, 0, 0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var r InputReport
+		var r Report
 		if err := c.Decode(data, &r); err != nil {
-			if !errors.Is(err, ErrBadInputs) {
-				t.Fatalf("error %v does not match ErrBadInputs", err)
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v does not match ErrMalformed", err)
 			}
 			return
 		}

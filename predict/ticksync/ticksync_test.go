@@ -1,4 +1,4 @@
-package predict_test
+package ticksync_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/ticksync"
 	"github.com/rewindgo/rewind/tick"
 )
 
@@ -24,7 +24,7 @@ type syncSim struct {
 	jitter   time.Duration
 	drift    int64 // client clock speed, thousandths of real time
 	serverAt func(real time.Duration) int64
-	sync     *predict.TickSync
+	sync     *ticksync.Sync
 	clock    *tick.Clock
 	rng      *rand.Rand
 	client   tick.Tick
@@ -41,12 +41,12 @@ type pkt struct {
 	at time.Duration
 }
 
-func newSyncSim(t *testing.T, cfg predict.SyncConfig, oneway, jitter time.Duration, drift int64, start int64, seed uint64) *syncSim {
+func newSyncSim(t *testing.T, cfg ticksync.Config, oneway, jitter time.Duration, drift int64, start int64, seed uint64) *syncSim {
 	c, _ := tick.NewClock(60)
 	return &syncSim{
 		t: t, oneway: oneway, jitter: jitter, drift: drift,
 		serverAt: func(real time.Duration) int64 { return int64(real / step60) },
-		sync:     predict.NewTickSync(cfg), clock: c, rng: rand.New(rand.NewPCG(seed, 1)),
+		sync:     ticksync.New(cfg), clock: c, rng: rand.New(rand.NewPCG(seed, 1)),
 		client: tick.Tick(start), newest: -1,
 	}
 }
@@ -91,7 +91,7 @@ func (m *syncSim) frame() {
 	m.inflight = kept
 	if got {
 		since := time.Duration(m.clock.Alpha() * float64(step60))
-		m.sync.Observe(predict.SyncSample{Server: tick.Tick(m.newest), Client: m.client, Since: since,
+		m.sync.Observe(ticksync.Sample{Server: tick.Tick(m.newest), Client: m.client, Since: since,
 			RTT: 2 * m.oneway, Jitter: m.jitter / 2})
 	}
 	due := m.clock.Advance(time.Duration(int64(step60) * m.drift / 1000))
@@ -131,7 +131,7 @@ func (m *syncSim) run(n, settle int, tol float64) float64 {
 }
 
 func TestTickSyncLeadFormula(t *testing.T) {
-	s := predict.NewTickSync(predict.SyncConfig{})
+	s := ticksync.New(ticksync.Config{})
 	// RTT 100 ms + 4*5 ms + one tick + 2 ticks of loss margin (no loss
 	// measured yet: 10% assumed).
 	if got := s.LossMargin(); got != 2 {
@@ -140,12 +140,12 @@ func TestTickSyncLeadFormula(t *testing.T) {
 	if got, want := s.Lead(100*time.Millisecond, 5*time.Millisecond), 120*time.Millisecond+3*step60; got != want {
 		t.Fatalf("Lead = %v, want %v", got, want)
 	}
-	d := predict.NewTickSync(predict.SyncConfig{InputDelay: 3})
+	d := ticksync.New(ticksync.Config{InputDelay: 3})
 	if got, want := d.Lead(100*time.Millisecond, 5*time.Millisecond), 120*time.Millisecond+3*step60-3*step60; got != want {
 		t.Fatalf("Lead with input delay 3 = %v, want %v", got, want)
 	}
 	// The floor: RTT/2 + one tick, whatever the input delay.
-	big := predict.NewTickSync(predict.SyncConfig{InputDelay: 20})
+	big := ticksync.New(ticksync.Config{InputDelay: 20})
 	if got, want := big.Lead(100*time.Millisecond, 0), 50*time.Millisecond+step60; got != want {
 		t.Fatalf("floored Lead = %v, want %v", got, want)
 	}
@@ -161,7 +161,7 @@ func TestTickSyncLeadFormula(t *testing.T) {
 // A client started a few ticks off converges by slewing alone (no snap).
 func TestTickSyncConvergesBySlewing(t *testing.T) {
 	for _, off := range []int64{-6, 6} {
-		m := newSyncSim(t, predict.SyncConfig{}, 40*time.Millisecond, 0, 1000, 0, 1)
+		m := newSyncSim(t, ticksync.Config{}, 40*time.Millisecond, 0, 1000, 0, 1)
 		m.now, m.sent = 20*step60, 20
 		m.sync.Start(20, 80*time.Millisecond, 0)
 		// The client starts off ticks away from the target lead (3.4).
@@ -179,7 +179,7 @@ func TestTickSyncConvergesBySlewing(t *testing.T) {
 // ticks under jitter, and its tick never goes backwards.
 func TestTickSyncSnapsFrom30Off(t *testing.T) {
 	for _, off := range []int64{-30, 30} {
-		m := newSyncSim(t, predict.SyncConfig{}, 50*time.Millisecond, 10*time.Millisecond, 1000, 0, 2)
+		m := newSyncSim(t, ticksync.Config{}, 50*time.Millisecond, 10*time.Millisecond, 1000, 0, 2)
 		m.client = tick.Tick(int64(m.sync.Start(0, 100*time.Millisecond, 5*time.Millisecond)) + off)
 		prev := m.client
 		for range 60 {
@@ -201,7 +201,7 @@ func TestTickSyncSnapsFrom30Off(t *testing.T) {
 // Under 20 ms jitter at 60 ms RTT the lead holds within 2 ticks without a
 // snap and under 1% of inputs reach the server late.
 func TestTickSyncStableUnderJitter(t *testing.T) {
-	m := newSyncSim(t, predict.SyncConfig{}, 30*time.Millisecond, 20*time.Millisecond, 1000, 0, 3)
+	m := newSyncSim(t, ticksync.Config{}, 30*time.Millisecond, 20*time.Millisecond, 1000, 0, 3)
 	m.client = m.sync.Start(0, 60*time.Millisecond, 10*time.Millisecond)
 	minRate, maxRate := uint32(1000), uint32(1000)
 	worst := 0.0
@@ -230,7 +230,7 @@ func TestTickSyncStableUnderJitter(t *testing.T) {
 // client's tick never goes backwards: a snap back is a wait.
 func TestTickSyncSnapsAfterJump(t *testing.T) {
 	for _, jump := range []int64{40, -40} {
-		m := newSyncSim(t, predict.SyncConfig{}, 40*time.Millisecond, 5*time.Millisecond, 1000, 0, 4)
+		m := newSyncSim(t, ticksync.Config{}, 40*time.Millisecond, 5*time.Millisecond, 1000, 0, 4)
 		m.client = m.sync.Start(0, 80*time.Millisecond, 2500*time.Microsecond)
 		m.run(300, 120, 2)
 		at := m.now
@@ -272,7 +272,7 @@ func TestTickSyncSnapsAfterJump(t *testing.T) {
 // factor, without a snap.
 func TestTickSyncHoldsFastClock(t *testing.T) {
 	for _, drift := range []int64{1050, 950} {
-		m := newSyncSim(t, predict.SyncConfig{}, 40*time.Millisecond, 5*time.Millisecond, drift, 0, 5)
+		m := newSyncSim(t, ticksync.Config{}, 40*time.Millisecond, 5*time.Millisecond, drift, 0, 5)
 		m.client = m.sync.Start(0, 80*time.Millisecond, 2500*time.Microsecond)
 		worst := m.run(3600, 60, 2)
 		if st := m.sync.Stats(); st.SnapsAhead+st.SnapsBack != 0 {
@@ -289,8 +289,8 @@ func TestTickSyncHoldsFastClock(t *testing.T) {
 // The first sample of a TickSync not started snaps at once: the client
 // catches up MaxCatchUp extra steps per frame until it has the lead.
 func TestTickSyncFirstSampleSnaps(t *testing.T) {
-	s := predict.NewTickSync(predict.SyncConfig{})
-	s.Observe(predict.SyncSample{Server: 100, Client: 0, RTT: 100 * time.Millisecond})
+	s := ticksync.New(ticksync.Config{})
+	s.Observe(ticksync.Sample{Server: 100, Client: 0, RTT: 100 * time.Millisecond})
 	// Lead 100 ms + one tick + 2 of loss margin = 9 ticks: the client
 	// must reach 109.
 	if p := s.Pending(); p != 109 {
@@ -311,30 +311,30 @@ func TestTickSyncFirstSampleSnaps(t *testing.T) {
 // With an input delay the client runs that many ticks less ahead, and its
 // inputs still arrive in time.
 func TestTickSyncInputDelay(t *testing.T) {
-	m := newSyncSim(t, predict.SyncConfig{InputDelay: 2}, 45*time.Millisecond, 0, 1000, 0, 6)
+	m := newSyncSim(t, ticksync.Config{InputDelay: 2}, 45*time.Millisecond, 0, 1000, 0, 6)
 	m.client = m.sync.Start(0, 90*time.Millisecond, 0)
 	m.run(600, 60, 1)
 	if m.late != 0 {
 		t.Fatalf("%d of %d inputs late", m.late, m.inputs)
 	}
-	ref := predict.NewTickSync(predict.SyncConfig{})
+	ref := ticksync.New(ticksync.Config{})
 	if d := ref.Lead(100*time.Millisecond, 0) - m.sync.Lead(100*time.Millisecond, 0); d != 2*step60 {
 		t.Fatalf("input delay 2 lowers the lead by %v, want 2 ticks", d)
 	}
 }
 
 func TestTickSyncIgnoresStale(t *testing.T) {
-	s := predict.NewTickSync(predict.SyncConfig{})
+	s := ticksync.New(ticksync.Config{})
 	s.Start(100, 0, 0)
-	s.Observe(predict.SyncSample{Server: 100, Client: 103})
-	s.Observe(predict.SyncSample{Server: 99, Client: 103})
+	s.Observe(ticksync.Sample{Server: 100, Client: 103})
+	s.Observe(ticksync.Sample{Server: 99, Client: 103})
 	if st := s.Stats(); st.Stale != 2 || st.Samples != 0 {
 		t.Fatalf("stats %+v, want 2 stale", st)
 	}
 }
 
 func TestRTTEstimate(t *testing.T) {
-	var r predict.RTTEstimate
+	var r ticksync.RTTEstimate
 	r.Add(100 * time.Millisecond)
 	if r.RTT != 100*time.Millisecond || r.Jitter != 50*time.Millisecond {
 		t.Fatalf("first sample: %+v", r)
@@ -349,21 +349,21 @@ func TestRTTEstimate(t *testing.T) {
 }
 
 func BenchmarkTickSync(b *testing.B) {
-	s := predict.NewTickSync(predict.SyncConfig{})
+	s := ticksync.New(ticksync.Config{})
 	s.Start(0, 80*time.Millisecond, 5*time.Millisecond)
 	b.ReportAllocs()
 	var c tick.Tick = 8
 	for i := range b.N {
-		s.Observe(predict.SyncSample{Server: tick.Tick(i + 1), Client: c, RTT: 80 * time.Millisecond, Jitter: 5 * time.Millisecond})
+		s.Observe(ticksync.Sample{Server: tick.Tick(i + 1), Client: c, RTT: 80 * time.Millisecond, Jitter: 5 * time.Millisecond})
 		c = c.Add(int32(s.Steps(1)))
 		_ = s.Rate()
 	}
 }
 
-func ExampleTickSync() {
-	sync := predict.NewTickSync(predict.SyncConfig{TickRate: 60, InputDelay: 1})
+func ExampleSync() {
+	sync := ticksync.New(ticksync.Config{TickRate: 60, InputDelay: 1})
 	clock, _ := tick.NewClock(60)
-	var rtt predict.RTTEstimate // from the connection's round-trip samples
+	var rtt ticksync.RTTEstimate // from the connection's round-trip samples
 	for _, ms := range []time.Duration{100, 96, 104, 100, 98, 102, 100} {
 		rtt.Add(ms * time.Millisecond)
 	}
@@ -375,7 +375,7 @@ func ExampleTickSync() {
 
 	// Each frame: observe the newest server tick, set the clock's rate,
 	// then simulate the steps Steps allows.
-	sync.Observe(predict.SyncSample{Server: 501, Client: now, RTT: rtt.RTT, Jitter: rtt.Jitter})
+	sync.Observe(ticksync.Sample{Server: 501, Client: now, RTT: rtt.RTT, Jitter: rtt.Jitter})
 	clock.SetRate(sync.Rate())
 	for range sync.Steps(clock.Advance(20 * time.Millisecond)) {
 		now++ // simulate tick now, send the input for sync.InputTick(now)
@@ -392,7 +392,7 @@ func ExampleTickSync() {
 // itself advances by 0 to several ticks per frame (within 3 ticks: the
 // ±1.2 ticks of jitter, and the newest is the max of those arrived).
 func TestTickSyncReceivedIsSmooth(t *testing.T) {
-	m := newSyncSim(t, predict.SyncConfig{}, 30*time.Millisecond, 20*time.Millisecond, 1000, 0, 7)
+	m := newSyncSim(t, ticksync.Config{}, 30*time.Millisecond, 20*time.Millisecond, 1000, 0, 7)
 	m.client = m.sync.Start(0, 60*time.Millisecond, 10*time.Millisecond)
 	est := func() float64 {
 		tk, frac := m.sync.Received(m.client, time.Duration(m.clock.Alpha()*float64(step60)))

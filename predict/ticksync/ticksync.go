@@ -1,4 +1,4 @@
-package predict
+package ticksync
 
 import (
 	"time"
@@ -6,8 +6,8 @@ import (
 	"github.com/rewindgo/rewind/tick"
 )
 
-// SyncConfig configures a TickSync. The zero value uses every default.
-type SyncConfig struct {
+// Config configures a Sync. The zero value uses every default.
+type Config struct {
 	// TickRate is the simulation's tick rate in Hz. Default 60
 	// (tick.DefaultHz).
 	TickRate uint32
@@ -60,7 +60,7 @@ type SyncConfig struct {
 	MaxCatchUp int
 }
 
-func (c SyncConfig) withDefaults() SyncConfig {
+func (c Config) withDefaults() Config {
 	if c.TickRate == 0 {
 		c.TickRate = tick.DefaultHz
 	}
@@ -103,10 +103,10 @@ func (c SyncConfig) withDefaults() SyncConfig {
 	return c
 }
 
-// SyncSample is one observation for a TickSync: the newest server tick
+// Sample is one observation for a Sync: the newest server tick
 // received, when it arrived on the client's timeline, and the
 // connection's current round-trip estimates.
-type SyncSample struct {
+type Sample struct {
 	// Server is the newest server tick received (the tick of its values).
 	Server tick.Tick
 	// Client is the client's newest simulated tick when it arrived, and
@@ -119,8 +119,8 @@ type SyncSample struct {
 	RTT, Jitter time.Duration
 }
 
-// SyncStats counts what a TickSync did.
-type SyncStats struct {
+// Stats counts what a Sync did.
+type Stats struct {
 	Samples    uint64 // samples used
 	Stale      uint64 // samples ignored: server tick not newer than one seen
 	SnapsAhead uint64 // snaps that made the client wait (it was too far ahead)
@@ -134,15 +134,14 @@ type SyncStats struct {
 	Sent, Acked, Lost uint64
 	// Missing and Late are the server's counters of this client's inputs
 	// as of the newest report: ticks it simulated without the client's
-	// input, and inputs that came after their tick (InputStats).
+	// input, and inputs that came after their tick (input.Stats).
 	Missing, Late uint64
 }
 
-// TickSync keeps the client's simulation the right number of ticks ahead
+// Sync keeps the client's simulation the right number of ticks ahead
 // of the server, so that its input for tick F reaches the server before
-// the server simulates F. See the package documentation, section "Tick
-// synchronisation". It reads no clock: every time is passed in. A
-// TickSync is not safe for concurrent use.
+// the server simulates F. See the package documentation. It reads no clock: every time is passed in. A
+// Sync is not safe for concurrent use.
 //
 // It steers by two signals. The input reports (Sent, Report) say when
 // each input message reached the server: from them it estimates the
@@ -156,8 +155,8 @@ type SyncStats struct {
 // none, it steers by the arrival of server ticks (Observe): the lead over
 // the newest server tick received is RTT + JitterMultiple x jitter +
 // Safety + r ticks - InputDelay.
-type TickSync struct {
-	cfg     SyncConfig
+type Sync struct {
+	cfg     Config
 	step    time.Duration
 	synced  bool
 	last    tick.Tick
@@ -168,17 +167,17 @@ type TickSync struct {
 	down    time.Duration // smoothed lead over the newest server tick received
 	rtt     time.Duration // the last sample's RTT
 	fb      feedback
-	stats   SyncStats
+	stats   Stats
 }
 
-// NewTickSync returns a TickSync with cfg (defaults filled in).
-func NewTickSync(cfg SyncConfig) *TickSync {
+// New returns a Sync with cfg (defaults filled in).
+func New(cfg Config) *Sync {
 	cfg = cfg.withDefaults()
-	return &TickSync{cfg: cfg, step: time.Second / time.Duration(cfg.TickRate)}
+	return &Sync{cfg: cfg, step: time.Second / time.Duration(cfg.TickRate)}
 }
 
 // Config returns the configuration in use, with defaults filled in.
-func (s *TickSync) Config() SyncConfig { return s.cfg }
+func (s *Sync) Config() Config { return s.cfg }
 
 // Lead returns the target lead of the client over a server tick that has
 // just arrived, used until input reports steer: RTT (half for the value
@@ -187,7 +186,7 @@ func (s *TickSync) Config() SyncConfig { return s.cfg }
 // before any) - InputDelay ticks, and at least RTT/2 plus one tick (the
 // client never simulates the server's present or earlier, lightyear
 // #1402).
-func (s *TickSync) Lead(rtt, jitter time.Duration) time.Duration {
+func (s *Sync) Lead(rtt, jitter time.Duration) time.Duration {
 	rtt, jitter = max(rtt, 0), max(jitter, 0)
 	lead := rtt + time.Duration(s.cfg.JitterMultiple)*jitter + s.cfg.Safety +
 		time.Duration(s.LossMargin()-s.cfg.InputDelay)*s.step
@@ -196,8 +195,8 @@ func (s *TickSync) Lead(rtt, jitter time.Duration) time.Duration {
 
 // Start returns the tick a client that has not started yet should start
 // simulating at, given the newest server tick it has received, and marks
-// the TickSync synchronised.
-func (s *TickSync) Start(server tick.Tick, rtt, jitter time.Duration) tick.Tick {
+// the Sync synchronised.
+func (s *Sync) Start(server tick.Tick, rtt, jitter time.Duration) tick.Tick {
 	s.synced, s.last, s.err, s.far, s.pending = true, server, 0, 0, 0
 	s.rtt = max(rtt, 0)
 	s.target = s.Lead(rtt, jitter)
@@ -208,9 +207,9 @@ func (s *TickSync) Start(server tick.Tick, rtt, jitter time.Duration) tick.Tick 
 
 // Observe adds a sample of the server ticks' arrival. A sample whose
 // server tick is not newer than one already seen is ignored (counted in
-// Stats().Stale). The first sample of a TickSync not Started snaps at
+// Stats().Stale). The first sample of a Sync not Started snaps at
 // once. Once input reports steer (Steering), samples only feed Received.
-func (s *TickSync) Observe(smp SyncSample) {
+func (s *Sync) Observe(smp Sample) {
 	if s.synced && !smp.Server.After(s.last) {
 		s.stats.Stale++
 		return
@@ -246,7 +245,7 @@ func (s *TickSync) Observe(smp SyncSample) {
 }
 
 // snap schedules a correction of e, rounded to ticks.
-func (s *TickSync) snap(e time.Duration) {
+func (s *Sync) snap(e time.Duration) {
 	n := roundDiv(e, s.step)
 	s.pending -= n
 	s.down -= time.Duration(n) * s.step
@@ -264,7 +263,7 @@ func (s *TickSync) snap(e time.Duration) {
 // trip). Before they steer it is the smoothed lead over the newest server
 // tick received less the downlink (half the round trip), whatever client
 // and at. Negative means the client is behind the server.
-func (s *TickSync) PresentLead(client tick.Tick, at time.Duration) time.Duration {
+func (s *Sync) PresentLead(client tick.Tick, at time.Duration) time.Duration {
 	if !s.Steering() {
 		return s.down - time.Duration(s.pending)*s.step - s.rtt/2
 	}
@@ -275,7 +274,7 @@ func (s *TickSync) PresentLead(client tick.Tick, at time.Duration) time.Duration
 // 1000 + Gain per tick of error, capped at ±MaxSlew. A client too far
 // ahead gets a rate above 1000 (longer steps, it slows down); one behind
 // a rate below 1000.
-func (s *TickSync) Rate() uint32 {
+func (s *Sync) Rate() uint32 {
 	dev := int64(s.err) * int64(s.cfg.Gain) / int64(s.step)
 	dev = min(max(dev, -int64(s.cfg.MaxSlew)), int64(s.cfg.MaxSlew))
 	return uint32(1000 + dev)
@@ -291,7 +290,7 @@ func (s *TickSync) Rate() uint32 {
 // its rollback window is better restarted at Start's tick (see Pending).
 // A frame slower than a tick sends the inputs of its steps at once, the
 // first late: the target margin keeps that lateness (see Position).
-func (s *TickSync) Steps(due int) int {
+func (s *Sync) Steps(due int) int {
 	due = max(due, 0)
 	switch {
 	case s.pending > 0:
@@ -310,9 +309,9 @@ func (s *TickSync) Steps(due int) int {
 // has received, as a tick and a fraction in [0, 1): the client's tick plus
 // since (the time into its next step) minus its lead over the server
 // ticks' arrival (smoothed). It advances with the client's clock rather
-// than in jumps as packets arrive, so it suits Interpolated.ShowAt; the
+// than in jumps as packets arrive, so it suits interp.Buffer.ShowAt; the
 // newest tick received jumps by 0 to several ticks per frame under jitter.
-func (s *TickSync) Received(client tick.Tick, since time.Duration) (tick.Tick, float64) {
+func (s *Sync) Received(client tick.Tick, since time.Duration) (tick.Tick, float64) {
 	back := s.down - time.Duration(s.pending)*s.step - since
 	n := ceilDiv(back, s.step)
 	return client.Add(int32(-n)), float64(time.Duration(n)*s.step-back) / float64(s.step)
@@ -320,23 +319,23 @@ func (s *TickSync) Received(client tick.Tick, since time.Duration) (tick.Tick, f
 
 // Pending returns the snap correction still to be applied by Steps, in
 // ticks: positive to catch up, negative to wait.
-func (s *TickSync) Pending() int { return s.pending }
+func (s *Sync) Pending() int { return s.pending }
 
 // Error returns the error of the lead: positive when the client is
 // further ahead than the target (from the input reports once they steer,
 // else smoothed from the server ticks' arrival).
-func (s *TickSync) Error() time.Duration { return s.err }
+func (s *Sync) Error() time.Duration { return s.err }
 
-// Synced reports whether the TickSync has been started or has had a
+// Synced reports whether the Sync has been started or has had a
 // sample.
-func (s *TickSync) Synced() bool { return s.synced }
+func (s *Sync) Synced() bool { return s.synced }
 
 // InputTick returns the tick the input sampled while simulating client
 // tick t is for: t + InputDelay.
-func (s *TickSync) InputTick(t tick.Tick) tick.Tick { return t.Add(int32(s.cfg.InputDelay)) }
+func (s *Sync) InputTick(t tick.Tick) tick.Tick { return t.Add(int32(s.cfg.InputDelay)) }
 
 // Stats returns the counters.
-func (s *TickSync) Stats() SyncStats { return s.stats }
+func (s *Sync) Stats() Stats { return s.stats }
 
 // RTTEstimate smooths round-trip samples the way TCP does (RFC 6298):
 // RTT is an exponential average with gain 1/8, Jitter the average

@@ -1,9 +1,9 @@
-package predict_test
+package input_test
 
 import (
 	"context"
-	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/transport"
@@ -26,8 +26,5 @@ func dialMem(t testing.TB, net *transport.MessageNetwork, ln *transport.MessageN
 	return conn
 }
 
-// setLinks conditions both directions between a and b with link.
-func setLinks(net *transport.MessageNetwork, a, b netip.AddrPort, link transport.LinkConfig) {
-	net.SetLink(a, b, link)
-	net.SetLink(b, a, link)
-}
+// wireTick is the tick length of the tests over the in-memory network.
+const wireTick = time.Second / 60

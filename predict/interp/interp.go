@@ -1,4 +1,4 @@
-package predict
+package interp
 
 import (
 	"time"
@@ -7,9 +7,9 @@ import (
 	"github.com/rewindgo/rewind/tick"
 )
 
-// InterpConfig configures an Interpolated buffer. The zero value uses
+// Config configures an Buffer buffer. The zero value uses
 // every default.
-type InterpConfig struct {
+type Config struct {
 	// TickRate is the simulation's tick rate in Hz. Default 60.
 	TickRate uint32
 	// Capacity is the number of values kept per entity; the oldest is
@@ -30,7 +30,7 @@ type InterpConfig struct {
 	JitterMultiple int64
 }
 
-func (c InterpConfig) withDefaults() InterpConfig {
+func (c Config) withDefaults() Config {
 	if c.TickRate == 0 {
 		c.TickRate = tick.DefaultHz
 	}
@@ -55,7 +55,7 @@ func (c InterpConfig) withDefaults() InterpConfig {
 // Delay returns the interpolation delay for the measured jitter:
 // max(MinDelay, SendInterval*SendIntervalRatio/1000) + JitterMultiple*jitter.
 // With the defaults at 60 Hz and no jitter it is 28.3 ms (1.7 ticks).
-func (c InterpConfig) Delay(jitter time.Duration) time.Duration {
+func (c Config) Delay(jitter time.Duration) time.Duration {
 	c = c.withDefaults()
 	d := max(c.MinDelay, c.SendInterval*time.Duration(c.SendIntervalRatio)/1000)
 	return d + time.Duration(c.JitterMultiple)*max(jitter, 0)
@@ -68,13 +68,13 @@ type Lerper[T any] interface {
 }
 
 // LerpMethod returns the interpolation function of a Lerper type, for
-// NewInterpolated.
+// NewBuffer.
 func LerpMethod[T Lerper[T]]() func(a, b T, f float64) T {
 	return func(a, b T, f float64) T { return a.Lerp(b, f) }
 }
 
-// InterpStats counts what an Interpolated buffer did.
-type InterpStats struct {
+// Stats counts what an Buffer buffer did.
+type Stats struct {
 	Late    uint64 // values that arrived after a newer one of the same entity, inserted in place
 	Dropped uint64 // values older than every value kept in a full buffer, ignored
 	Holds   uint64 // At calls past an entity's newest value, which held it
@@ -85,13 +85,13 @@ type interpEntry[T any] struct {
 	v T
 }
 
-// Interpolated holds authoritative values of one type for the entities the
+// Buffer holds authoritative values of one type for the entities the
 // client does not predict, by tick, and shows them interpolated at a time
 // that trails the server by the interpolation delay. See the package
-// documentation, section "Interpolation". An Interpolated is not safe for
+// documentation. A Buffer is not safe for
 // concurrent use; it reads no clock.
-type Interpolated[T any] struct {
-	cfg      InterpConfig
+type Buffer[T any] struct {
+	cfg      Config
 	step     time.Duration
 	lerp     func(a, b T, f float64) T
 	slots    map[ecs.Entity]int32
@@ -102,20 +102,20 @@ type Interpolated[T any] struct {
 	complete tick.Tick
 	seen     bool
 	hasDone  bool
-	stats    InterpStats
+	stats    Stats
 }
 
-// NewInterpolated returns an empty buffer; lerp interpolates between two
+// NewBuffer returns an empty buffer; lerp interpolates between two
 // values (f in [0, 1]; see LerpMethod). Rendering is not simulation, so
 // lerp may use floats.
-func NewInterpolated[T any](cfg InterpConfig, lerp func(a, b T, f float64) T) *Interpolated[T] {
+func NewBuffer[T any](cfg Config, lerp func(a, b T, f float64) T) *Buffer[T] {
 	cfg = cfg.withDefaults()
-	return &Interpolated[T]{cfg: cfg, step: time.Second / time.Duration(cfg.TickRate), lerp: lerp,
+	return &Buffer[T]{cfg: cfg, step: time.Second / time.Duration(cfg.TickRate), lerp: lerp,
 		slots: make(map[ecs.Entity]int32)}
 }
 
 // Config returns the configuration in use, with defaults filled in.
-func (b *Interpolated[T]) Config() InterpConfig { return b.cfg }
+func (b *Buffer[T]) Config() Config { return b.cfg }
 
 // Complete records that every value of the server's tick t has arrived
 // (replicate's TickComplete): an entity without a value at t was
@@ -123,14 +123,14 @@ func (b *Interpolated[T]) Config() InterpConfig { return b.cfg }
 // interpolated from the previous value held through the last of them, not
 // across the whole gap: an entity at rest that starts moving moves from
 // the tick it started.
-func (b *Interpolated[T]) Complete(t tick.Tick) {
+func (b *Buffer[T]) Complete(t tick.Tick) {
 	if !b.hasDone || t.After(b.complete) {
 		b.complete, b.hasDone = t, true
 	}
 	b.bump(t)
 }
 
-func (b *Interpolated[T]) bump(t tick.Tick) {
+func (b *Buffer[T]) bump(t tick.Tick) {
 	if !b.seen || t.After(b.latest) {
 		b.latest, b.seen = t, true
 	}
@@ -141,7 +141,7 @@ func (b *Interpolated[T]) bump(t tick.Tick) {
 // tick order (Stats().Late); a value older than all those kept in a full
 // buffer is ignored (Stats().Dropped); otherwise a full buffer drops its
 // oldest value. Steady-state pushes allocate nothing.
-func (b *Interpolated[T]) Push(e ecs.Entity, t tick.Tick, v T) {
+func (b *Buffer[T]) Push(e ecs.Entity, t tick.Tick, v T) {
 	s, ok := b.slots[e]
 	if !ok {
 		if n := len(b.free); n > 0 {
@@ -167,7 +167,7 @@ func (b *Interpolated[T]) Push(e ecs.Entity, t tick.Tick, v T) {
 }
 
 // insertEntry inserts x into buf in tick order, within buf's capacity.
-func insertEntry[T any](buf []interpEntry[T], x interpEntry[T], st *InterpStats) []interpEntry[T] {
+func insertEntry[T any](buf []interpEntry[T], x interpEntry[T], st *Stats) []interpEntry[T] {
 	i := len(buf) // insert before index i
 	for i > 0 && buf[i-1].t.After(x.t) {
 		i--
@@ -196,7 +196,7 @@ func insertEntry[T any](buf []interpEntry[T], x interpEntry[T], st *InterpStats)
 
 // Remove forgets entity e (it was despawned or is now predicted); its
 // buffer is reused.
-func (b *Interpolated[T]) Remove(e ecs.Entity) {
+func (b *Buffer[T]) Remove(e ecs.Entity) {
 	s, ok := b.slots[e]
 	if !ok {
 		return
@@ -207,7 +207,7 @@ func (b *Interpolated[T]) Remove(e ecs.Entity) {
 }
 
 // Len returns the number of values kept for e.
-func (b *Interpolated[T]) Len(e ecs.Entity) int {
+func (b *Buffer[T]) Len(e ecs.Entity) int {
 	if s, ok := b.slots[e]; ok {
 		return len(b.bufs[s])
 	}
@@ -216,20 +216,20 @@ func (b *Interpolated[T]) Len(e ecs.Entity) int {
 
 // Latest returns the newest server tick pushed or completed; false before
 // any.
-func (b *Interpolated[T]) Latest() (tick.Tick, bool) { return b.latest, b.seen }
+func (b *Buffer[T]) Latest() (tick.Tick, bool) { return b.latest, b.seen }
 
 // ShowTime returns the time to show, as a tick and a fraction in [0, 1):
 // Latest() + alpha - delay, alpha being how far the client's clock is into
 // its next step (tick.Clock.Alpha) and delay typically Config().Delay of
 // the measured jitter. Latest() moves in jumps as packets arrive; ShowAt
-// with TickSync.Received moves with the client's clock.
-func (b *Interpolated[T]) ShowTime(alpha float64, delay time.Duration) (tick.Tick, float64) {
+// with ticksync.Sync.Received moves with the client's clock.
+func (b *Buffer[T]) ShowTime(alpha float64, delay time.Duration) (tick.Tick, float64) {
 	return b.ShowAt(b.latest, alpha, delay)
 }
 
 // ShowAt returns the time to show for a newest server tick t + frac:
 // t + frac - delay, as a tick and a fraction in [0, 1).
-func (b *Interpolated[T]) ShowAt(t tick.Tick, frac float64, delay time.Duration) (tick.Tick, float64) {
+func (b *Buffer[T]) ShowAt(t tick.Tick, frac float64, delay time.Duration) (tick.Tick, float64) {
 	pos := frac - float64(delay)/float64(b.step)
 	whole := int32(pos)
 	if float64(whole) > pos {
@@ -244,7 +244,7 @@ func (b *Interpolated[T]) ShowAt(t tick.Tick, frac float64, delay time.Duration)
 // holds the newest (no extrapolation: the next value is late, and an
 // extrapolation would overshoot a stop or a turn and then jump back);
 // before the oldest it holds the oldest. ok is false if e has no value.
-func (b *Interpolated[T]) At(e ecs.Entity, t tick.Tick, frac float64) (v T, ok bool) {
+func (b *Buffer[T]) At(e ecs.Entity, t tick.Tick, frac float64) (v T, ok bool) {
 	s, ok := b.slots[e]
 	if !ok || len(b.bufs[s]) == 0 {
 		return v, false
@@ -270,9 +270,25 @@ func (b *Interpolated[T]) At(e ecs.Entity, t tick.Tick, frac float64) (v T, ok b
 	return b.lerp(a.v, c.v, f), true
 }
 
+// Slots returns how many entity slots the buffer has: with HeldAt, a walk
+// over every entity's value at a tick that allocates nothing (the
+// checksum of a split type).
+func (b *Buffer[T]) Slots() int { return len(b.bufs) }
+
+// HeldAt returns the entity of slot s (0 <= s < Slots()) and its value
+// held at tick t, its newest value at or before t; false when the slot
+// is free or every value it keeps is newer.
+func (b *Buffer[T]) HeldAt(s int, t tick.Tick) (ecs.Entity, *T, bool) {
+	v, ok := b.held(s, t)
+	if !ok {
+		return 0, nil, false
+	}
+	return b.ents[s], v, true
+}
+
 // held returns the value of slot s's entity held at tick t: its newest
 // value at or before t; false when every value kept is newer (or none).
-func (b *Interpolated[T]) held(s int, t tick.Tick) (*T, bool) {
+func (b *Buffer[T]) held(s int, t tick.Tick) (*T, bool) {
 	buf := b.bufs[s]
 	i := len(buf) - 1
 	for i >= 0 && buf[i].t.After(t) {
@@ -285,4 +301,4 @@ func (b *Interpolated[T]) held(s int, t tick.Tick) (*T, bool) {
 }
 
 // Stats returns the counters.
-func (b *Interpolated[T]) Stats() InterpStats { return b.stats }
+func (b *Buffer[T]) Stats() Stats { return b.stats }

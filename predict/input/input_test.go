@@ -1,4 +1,4 @@
-package predict_test
+package input_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rewindgo/rewind/ecs"
-	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -26,10 +26,10 @@ func moveAt(t tick.Tick, player int) Move {
 	return Move{DX: int8(t), DY: int8(player), Fire: t%3 == 0}
 }
 
-func inputProtocol(t testing.TB, cfg predict.InputConfig) (*replicate.Protocol, *predict.Inputs[Move]) {
+func inputProtocol(t testing.TB, cfg input.Config) (*replicate.Protocol, *input.Type[Move]) {
 	t.Helper()
 	p := replicate.NewProtocol()
-	in, err := predict.RegisterInputs[Move](p, nil, cfg)
+	in, err := input.Register[Move](p, nil, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,15 +43,15 @@ type inputRig struct {
 	net     *transport.MessageNetwork
 	ln      *transport.MessageNetworkListener
 	srv     *replicate.Server
-	buf     *predict.InputBuffer[Move]
+	buf     *input.Buffer[Move]
 	clients []*replicate.Client
-	senders []*predict.InputSender[Move]
-	remotes []*predict.RemoteInputs[Move]
+	senders []*input.Sender[Move]
+	remotes []*input.Remote[Move]
 	frame   tick.Tick
 	lead    int
 }
 
-func newInputRig(t *testing.T, seed uint64, n, lead int, link transport.LinkConfig, cfg predict.InputConfig) *inputRig {
+func newInputRig(t *testing.T, seed uint64, n, lead int, link transport.LinkConfig, cfg input.Config) *inputRig {
 	t.Helper()
 	r := &inputRig{t: t, lead: lead}
 	r.net = transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
@@ -167,7 +167,7 @@ func TestInputsSurviveLoss(t *testing.T) {
 		real, total := 0, 0
 		for seed := range tc.seeds {
 			synctest.Test(t, func(t *testing.T) {
-				r := newInputRig(t, seed+1, 1, 6, link, predict.InputConfig{Redundancy: tc.k})
+				r := newInputRig(t, seed+1, 1, 6, link, input.Config{Redundancy: tc.k})
 				defer r.close()
 				re, to := r.run(600)
 				real, total = real+re, total+to
@@ -191,12 +191,12 @@ func TestInputsSurviveLoss(t *testing.T) {
 // TestInputBufferScripted: exact late, missing, duplicate and garbage
 // counts, and the prediction of a missing input by the last one.
 func TestInputBufferScripted(t *testing.T) {
-	_, in := inputProtocol(t, predict.InputConfig{Window: 8})
+	_, in := inputProtocol(t, input.Config{Window: 8})
 	b := in.NewBuffer()
 	const id = replicate.ClientID(5)
 	mv := func(t tick.Tick) Move { return moveAt(t, 0) }
-	batch := func(last tick.Tick, n int) predict.InputBatch[Move] {
-		m := predict.InputBatch[Move]{Last: last}
+	batch := func(last tick.Tick, n int) input.Batch[Move] {
+		m := input.Batch[Move]{Last: last}
 		for u := last.Add(-int32(n - 1)); u.AtOrBefore(last); u++ {
 			m.Inputs = append(m.Inputs, mv(u))
 		}
@@ -217,10 +217,10 @@ func TestInputBufferScripted(t *testing.T) {
 	if v, ok := b.Input(id, 5); !ok || v != mv(5) {
 		t.Fatalf("Input(5) = %+v, %v", v, ok)
 	}
-	b.Store(id, batch(6, 3))                                                               // 4, 5 duplicates
-	b.Store(id, batch(5+8+1+2, 3))                                                         // 14..16: more than 8 ahead of tick 5
-	b.Store(id, predict.InputBatch[Move]{Last: tick.Tick(1<<32 - 10), Inputs: []Move{{}}}) // far behind
-	want := predict.InputStats{Received: 6, Duplicates: 2, Missing: 2, Late: 2, Garbage: 4, Messages: 5}
+	b.Store(id, batch(6, 3))                                                        // 4, 5 duplicates
+	b.Store(id, batch(5+8+1+2, 3))                                                  // 14..16: more than 8 ahead of tick 5
+	b.Store(id, input.Batch[Move]{Last: tick.Tick(1<<32 - 10), Inputs: []Move{{}}}) // far behind
+	want := input.Stats{Received: 6, Duplicates: 2, Missing: 2, Late: 2, Garbage: 4, Messages: 5}
 	if got := b.Stats(id); got != want {
 		t.Fatalf("stats %+v, want %+v", got, want)
 	}
@@ -234,7 +234,7 @@ func TestInputBufferScripted(t *testing.T) {
 		t.Fatalf("first Input = %+v, %v; want the zero input", v, ok)
 	}
 	b.Store(id2, batch(11, 4))
-	want = predict.InputStats{Received: 4, Missing: 1, Late: 1, Messages: 1}
+	want = input.Stats{Received: 4, Missing: 1, Late: 1, Messages: 1}
 	if got := b.Stats(id2); got != want {
 		t.Fatalf("joining client's stats %+v, want %+v", got, want)
 	}
@@ -243,24 +243,24 @@ func TestInputBufferScripted(t *testing.T) {
 // TestInputCodecRefuses: the decoder refuses garbage: too many inputs, an
 // input over MaxInputSize, trailing bytes, a truncated message.
 func TestInputCodecRefuses(t *testing.T) {
-	c, err := predict.NewInputCodec[Move](nil, predict.InputConfig{MaxInputSize: 8})
+	c, err := input.NewCodec[Move](nil, input.Config{MaxInputSize: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	good := c.Append(nil, &predict.InputBatch[Move]{Player: 1, Last: 9, Inputs: []Move{{1, 1, true}}})
-	var b predict.InputBatch[Move]
+	good := c.Append(nil, &input.Batch[Move]{Player: 1, Last: 9, Inputs: []Move{{1, 1, true}}})
+	var b input.Batch[Move]
 	if err := c.Decode(good, &b); err != nil || b.Last != 9 || len(b.Inputs) != 1 {
 		t.Fatalf("Decode(good) = %v, %+v", err, b)
 	}
 	oversize := append([]byte{1, 9, 1, 9}, make([]byte, 9)...)
-	tooMany := []byte{1, 9, predict.MaxRedundancy + 1}
+	tooMany := []byte{1, 9, input.MaxRedundancy + 1}
 	// 81 00 is 1 padded: the one varint rule refuses it (issue 21).
 	padded := append([]byte{0x81, 0x00}, good[1:]...)
 	for name, data := range map[string][]byte{
 		"oversize": oversize, "too many": tooMany, "none": {1, 9, 0}, "padded": padded,
 		"trailing": append(good, 0), "truncated": good[:len(good)-1], "wrong size": {1, 9, 1, 2, 0, 0},
 	} {
-		if err := c.Decode(data, &b); !errors.Is(err, predict.ErrBadInputs) {
+		if err := c.Decode(data, &b); !errors.Is(err, input.ErrMalformed) {
 			t.Errorf("Decode(%s) = %v, want ErrBadInputs", name, err)
 		}
 	}
@@ -272,17 +272,17 @@ func TestInputCodecRefuses(t *testing.T) {
 func TestInputSender(t *testing.T) {
 	type Big struct{ B [100]byte }
 	p := replicate.NewProtocol()
-	if _, err := predict.RegisterInputs[Big](p, nil, predict.InputConfig{}); !errors.Is(err, predict.ErrInputSize) {
+	if _, err := input.Register[Big](p, nil, input.Config{}); !errors.Is(err, input.ErrSize) {
 		t.Fatalf("RegisterInputs(100-byte input, 64-byte limit) = %v, want ErrInputSize", err)
 	}
-	_, in := inputProtocol(t, predict.InputConfig{Window: 4})
+	_, in := inputProtocol(t, input.Config{Window: 4})
 	s := in.NewSender()
 	for f := tick.Tick(10); f < 16; f++ {
 		if err := s.Add(nil, f, moveAt(f, 1)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Add(nil, 15, Move{}); !errors.Is(err, predict.ErrInputTick) {
+	if err := s.Add(nil, 15, Move{}); !errors.Is(err, input.ErrTick) {
 		t.Fatalf("Add(same tick) = %v, want ErrInputTick", err)
 	}
 	for f := tick.Tick(12); f < 16; f++ {
@@ -301,7 +301,7 @@ func TestInputSender(t *testing.T) {
 func TestInputsForwarded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		link := transport.LinkConfig{Latency: 20 * time.Millisecond, Loss: 0.1}
-		r := newInputRig(t, 3, 2, 6, link, predict.InputConfig{})
+		r := newInputRig(t, 3, 2, 6, link, input.Config{})
 		defer r.close()
 		r.run(200)
 		a, b := r.clients[0].ID(), r.clients[1].ID()
@@ -338,30 +338,57 @@ func TestInputsForwarded(t *testing.T) {
 	})
 }
 
+// TestInputBatchPaddedVarint: a batch whose player is the padded varint
+// 80 00 (a non-minimal 0) is refused, while the same batch with the
+// minimal 00 decodes: the one varint rule of internal/bin.
+func TestInputBatchPaddedVarint(t *testing.T) {
+	c, err := input.NewCodec[uint8](nil, input.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b input.Batch[uint8]
+	if err := c.Decode([]byte{0x80, 0x00, 0x05, 0x01, 0x01, 0x01}, &b); !errors.Is(err, input.ErrMalformed) {
+		t.Fatalf("Decode(80 00 05 01 01 01) = %v, %+v; want ErrBadInputs", err, b)
+	}
+	minimal := []byte{0x00, 0x05, 0x01, 0x01, 0x01}
+	if err := c.Decode(minimal, &b); err != nil || b.Player != 0 || b.Last != 5 || len(b.Inputs) != 1 || b.Inputs[0] != 1 {
+		t.Fatalf("Decode(00 05 01 01 01) = %v, %+v", err, b)
+	}
+	if again := c.Append(nil, &b); string(again) != string(minimal) {
+		t.Fatalf("re-encoded as %x, want %x", again, minimal)
+	}
+}
+
 // FuzzInputBatchDecode: the input message decoder never panics, never
 // allocates more than MaxRedundancy inputs, and what it accepts encodes
-// and decodes to the same batch.
+// back to exactly the bytes it accepted (one varint rule: no second
+// encoding of a batch) and decodes to the same batch.
 func FuzzInputBatchDecode(f *testing.F) {
-	c, err := predict.NewInputCodec[Move](nil, predict.InputConfig{})
+	c, err := input.NewCodec[Move](nil, input.Config{})
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(c.Append(nil, &predict.InputBatch[Move]{Player: 3, Last: 99, Inputs: []Move{{1, 2, true}, {3, 4, false}}}))
+	f.Add(c.Append(nil, &input.Batch[Move]{Player: 3, Last: 99, Inputs: []Move{{1, 2, true}, {3, 4, false}}}))
 	f.Add([]byte{0, 0, 16})
+	f.Add([]byte{0x80, 0x00, 0x05, 0x01, 0x01, 0x01})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var b predict.InputBatch[Move]
+		var b input.Batch[Move]
 		if err := c.Decode(data, &b); err != nil {
-			if !errors.Is(err, predict.ErrBadInputs) {
+			if !errors.Is(err, input.ErrMalformed) {
 				t.Fatalf("error %v does not match ErrBadInputs", err)
 			}
 			return
 		}
-		if len(b.Inputs) == 0 || len(b.Inputs) > predict.MaxRedundancy {
+		if len(b.Inputs) == 0 || len(b.Inputs) > input.MaxRedundancy {
 			t.Fatalf("%d inputs decoded", len(b.Inputs))
 		}
-		var b2 predict.InputBatch[Move]
-		if err := c.Decode(c.Append(nil, &b), &b2); err != nil {
+		again := c.Append(nil, &b)
+		if string(again) != string(data) {
+			t.Fatalf("%x decodes to %+v, which encodes to %x", data, b, again)
+		}
+		var b2 input.Batch[Move]
+		if err := c.Decode(again, &b2); err != nil {
 			t.Fatalf("re-decoding %+v: %v", b, err)
 		}
 		if b2.Player != b.Player || b2.Last != b.Last || len(b2.Inputs) != len(b.Inputs) {
@@ -375,12 +402,12 @@ func FuzzInputBatchDecode(f *testing.F) {
 	})
 }
 
-// ExampleRegisterInputs: a server's input buffer gives the real input for
+// ExampleRegister: a server's input buffer gives the real input for
 // the tick it simulates and repeats the last one when an input is
 // missing, counting it; the input arriving after its tick is counted late.
-func ExampleRegisterInputs() {
+func ExampleRegister() {
 	p := replicate.NewProtocol()
-	in, err := predict.RegisterInputs[Move](p, nil, predict.InputConfig{Redundancy: 3})
+	in, err := input.Register[Move](p, nil, input.Config{Redundancy: 3})
 	if err != nil {
 		panic(err)
 	}
@@ -388,12 +415,12 @@ func ExampleRegisterInputs() {
 	const player = replicate.ClientID(1)
 	// What the client's InputSender sends for ticks 1..3 (K = 3), and the
 	// server receives.
-	buf.Store(player, predict.InputBatch[Move]{Last: 3, Inputs: []Move{{DX: 1}, {DX: 2}, {DX: 3}}})
+	buf.Store(player, input.Batch[Move]{Last: 3, Inputs: []Move{{DX: 1}, {DX: 2}, {DX: 3}}})
 	for f := tick.Tick(3); f <= 4; f++ {
 		v, real := buf.Input(player, f)
 		fmt.Println(f, v.DX, real)
 	}
-	buf.Store(player, predict.InputBatch[Move]{Last: 5, Inputs: []Move{{DX: 3}, {DX: 4}, {DX: 5}}})
+	buf.Store(player, input.Batch[Move]{Last: 5, Inputs: []Move{{DX: 3}, {DX: 4}, {DX: 5}}})
 	st := buf.Stats(player)
 	fmt.Println("missing", st.Missing, "late", st.Late, "duplicates", st.Duplicates)
 	// Output:
@@ -408,9 +435,9 @@ func ExampleRegisterInputs() {
 func BenchmarkInputBuffer(b *testing.B) {
 	for _, n := range []int{64} {
 		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) {
-			_, in := inputProtocol(b, predict.InputConfig{})
+			_, in := inputProtocol(b, input.Config{})
 			buf := in.NewBuffer()
-			m := predict.InputBatch[Move]{Inputs: make([]Move, 3)}
+			m := input.Batch[Move]{Inputs: make([]Move, 3)}
 			b.ReportAllocs()
 			f := tick.Tick(10)
 			for b.Loop() {
@@ -432,7 +459,7 @@ func BenchmarkInputBuffer(b *testing.B) {
 // not forwarded; the client's later honest inputs are used.
 func TestInputGarbageOverNetwork(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := newInputRig(t, 5, 2, 4, transport.LinkConfig{Latency: 10 * time.Millisecond}, predict.InputConfig{})
+		r := newInputRig(t, 5, 2, 4, transport.LinkConfig{Latency: 10 * time.Millisecond}, input.Config{})
 		defer r.close()
 		r.run(30)
 		a := r.clients[0].ID()
@@ -458,7 +485,7 @@ func TestInputGarbageOverNetwork(t *testing.T) {
 // 60 such inputs accepted), and Peek reads what the buffer holds without
 // counting: a tick asked for twice is missing once.
 func TestInputBufferHalfSpaceTick(t *testing.T) {
-	_, in := inputProtocol(t, predict.InputConfig{})
+	_, in := inputProtocol(t, input.Config{})
 	b := in.NewBuffer()
 	const id = replicate.ClientID(1)
 	b.Input(id, 10)
@@ -466,8 +493,8 @@ func TestInputBufferHalfSpaceTick(t *testing.T) {
 	if st := b.Stats(id); st.Missing != 1 {
 		t.Fatalf("tick 10 asked twice: %+v, want Missing 1", st)
 	}
-	b.Store(id, predict.InputBatch[Move]{Last: 10 + 1<<31, Inputs: []Move{{DX: 1}}})
-	b.Store(id, predict.InputBatch[Move]{Last: 11, Inputs: []Move{{DX: 2}}})
+	b.Store(id, input.Batch[Move]{Last: 10 + 1<<31, Inputs: []Move{{DX: 1}}})
+	b.Store(id, input.Batch[Move]{Last: 11, Inputs: []Move{{DX: 2}}})
 	if st := b.Stats(id); st.Garbage != 1 || st.Received != 1 {
 		t.Fatalf("stats %+v, want the far input garbage and tick 11 received", st)
 	}
@@ -478,7 +505,7 @@ func TestInputBufferHalfSpaceTick(t *testing.T) {
 	if !st.Real || st.Missed || v.DX != 2 || st.Arrived != 0 {
 		t.Fatalf("Peek(11) = %+v, %+v", v, st)
 	}
-	b.Store(id, predict.InputBatch[Move]{Last: 10, Inputs: []Move{{DX: 3}}}) // late
+	b.Store(id, input.Batch[Move]{Last: 10, Inputs: []Move{{DX: 3}}}) // late
 	if v, st := b.Peek(id, 10); !st.Real || !st.Missed || v.DX != 3 {
 		t.Fatalf("Peek(10) after a late arrival = %+v, %+v; want real and missed", v, st)
 	}

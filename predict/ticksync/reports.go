@@ -1,17 +1,17 @@
-package predict
+package ticksync
 
-// TickSync's steering by the server's input reports: the send times of
+// Sync's steering by the server's input reports: the send times of
 // the input messages, the client's position, the arrival offsets, the
-// loss and the target margin (see the package documentation, "Tick
-// synchronisation").
+// loss and the target margin (see the package documentation).
 
 import (
 	"time"
 
+	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/tick"
 )
 
-// sentRing is how many input messages a TickSync remembers (by tick).
+// sentRing is how many input messages a Sync remembers (by tick).
 const sentRing = 256
 
 // lossWindow is how many of the newest decided input messages the loss
@@ -29,7 +29,7 @@ type sentInput struct {
 	ok, acked, resolved bool
 }
 
-// feedback is the TickSync's account of its inputs' arrival at the
+// feedback is the Sync's account of its inputs' arrival at the
 // server, from InputReports.
 type feedback struct {
 	sent     [sentRing]sentInput
@@ -56,13 +56,13 @@ type feedback struct {
 }
 
 // Sent notes that the input message whose newest input is for tick t
-// (InputBatch.Last) was sent at time at, on the caller's clock (any
+// (input.Batch.Last) was sent at time at, on the caller's clock (any
 // monotonic time base, the same for every call and for Position;
-// ClientFrame uses the sum of the elapsed times of its frames), since
+// predict.ClientFrame uses the sum of the elapsed times of its frames), since
 // being the time the client's clock was into its next step then
 // (Clock.Alpha() times the step length). Reports about the message are
 // matched to it.
-func (s *TickSync) Sent(t tick.Tick, since, at time.Duration) {
+func (s *Sync) Sent(t tick.Tick, since, at time.Duration) {
 	f := &s.fb
 	if !f.hasRef {
 		f.ref, f.at0, f.hasRef = t, at, true
@@ -74,11 +74,11 @@ func (s *TickSync) Sent(t tick.Tick, since, at time.Duration) {
 	s.stats.Sent++
 }
 
-// Position tells the TickSync where the client is at time at (the clock
+// Position tells the Sync where the client is at time at (the clock
 // of Sent): its newest simulated tick, and the time since into its next
 // step. Once the reports steer, the error (and Rate) follow from it: call
 // it every frame, after the steps. Before the first Sent it does nothing.
-func (s *TickSync) Position(client tick.Tick, since, at time.Duration) {
+func (s *Sync) Position(client tick.Tick, since, at time.Duration) {
 	f := &s.fb
 	if !f.hasRef {
 		return
@@ -103,7 +103,7 @@ func (s *TickSync) Position(client tick.Tick, since, at time.Duration) {
 
 // ellOf is the lead of input tick t sent at time at on the timeline of
 // the first message: how far its tick is ahead of the client's clock.
-func (s *TickSync) ellOf(t tick.Tick, at time.Duration) time.Duration {
+func (s *Sync) ellOf(t tick.Tick, at time.Duration) time.Duration {
 	return time.Duration(t.Sub(s.fb.ref))*s.step - (at - s.fb.at0)
 }
 
@@ -115,7 +115,7 @@ func (s *TickSync) ellOf(t tick.Tick, at time.Duration) time.Duration {
 // already used is ignored (Stats().StaleReports). Once the reports have
 // measured MinArrivals arrivals they steer the lead (from the client's
 // last Position), and a report is where a snap is decided.
-func (s *TickSync) Report(r *InputReport) {
+func (s *Sync) Report(r *input.Report) {
 	f := &s.fb
 	if f.hasRep && !r.Tick.After(f.report) {
 		s.stats.StaleReports++
@@ -170,7 +170,7 @@ const jumpArrivals = 6
 // addArrival adds one arrival's offset sample y: the client's clock at
 // the send less the server's tick at the arrival (both as durations from
 // the first message).
-func (s *TickSync) addArrival(y time.Duration) {
+func (s *Sync) addArrival(y time.Duration) {
 	f := &s.fb
 	f.n++
 	s.stats.Arrivals++
@@ -201,7 +201,7 @@ func (s *TickSync) addArrival(y time.Duration) {
 }
 
 // resolve counts the messages sent up to tick upTo as received or lost.
-func (s *TickSync) resolve(upTo tick.Tick) {
+func (s *Sync) resolve(upTo tick.Tick) {
 	f := &s.fb
 	if !upTo.After(f.resolved) {
 		return
@@ -236,12 +236,12 @@ func (s *TickSync) resolve(upTo tick.Tick) {
 
 // Steering reports whether input reports steer the lead: they have
 // measured at least MinArrivals arrivals.
-func (s *TickSync) Steering() bool { return s.fb.n >= s.cfg.MinArrivals && s.fb.hasPos }
+func (s *Sync) Steering() bool { return s.fb.n >= s.cfg.MinArrivals && s.fb.hasPos }
 
 // Loss returns the fraction of the client's newest input messages (up to
 // 256) that the reports say never reached the server, and how many that
 // is of.
-func (s *TickSync) Loss() (float64, int) {
+func (s *Sync) Loss() (float64, int) {
 	if s.fb.lossN == 0 {
 		return 0, 0
 	}
@@ -251,11 +251,11 @@ func (s *TickSync) Loss() (float64, int) {
 // LossMargin returns r, the ticks of margin the lead keeps against lost
 // input messages: the least r with loss^(r+1) <= LateTarget, from the
 // loss measured (with a prior of 10% worth ten messages, so 2 before any
-// report and at least 1 at no measured loss). At most MaxRedundancy-2.
-func (s *TickSync) LossMargin() int {
+// report and at least 1 at no measured loss). At most input.MaxRedundancy-2.
+func (s *Sync) LossMargin() int {
 	p := (float64(s.fb.lossLost) + 1) / (float64(s.fb.lossN) + 10)
 	r, q := 0, p
-	for q > s.cfg.LateTarget && r < MaxRedundancy-2 {
+	for q > s.cfg.LateTarget && r < input.MaxRedundancy-2 {
 		r++
 		q *= p
 	}
@@ -264,15 +264,15 @@ func (s *TickSync) LossMargin() int {
 
 // Redundancy returns how many inputs each input message should carry:
 // at least least, and LossMargin()+2 (the copies the loss margin counts on,
-// and one more), at most MaxRedundancy. ClientFrame sets its sender's
-// redundancy with it, least being InputConfig.Redundancy.
-func (s *TickSync) Redundancy(least int) int {
-	return max(1, min(max(least, s.LossMargin()+2), MaxRedundancy))
+// and one more), at most input.MaxRedundancy. predict.ClientFrame sets its sender's
+// redundancy with it, least being input.Config.Redundancy.
+func (s *Sync) Redundancy(least int) int {
+	return max(1, min(max(least, s.LossMargin()+2), input.MaxRedundancy))
 }
 
 // Jitter returns the measured jitter of the inputs' arrival (the mean
 // deviation of their arrival offset), 0 before the first report.
-func (s *TickSync) Jitter() time.Duration {
+func (s *Sync) Jitter() time.Duration {
 	if s.fb.n == 0 {
 		return 0
 	}
@@ -280,7 +280,7 @@ func (s *TickSync) Jitter() time.Duration {
 }
 
 // targetMargin is how early the inputs aim to arrive.
-func (s *TickSync) targetMargin() time.Duration {
+func (s *Sync) targetMargin() time.Duration {
 	m := s.cfg.Safety + time.Duration(s.cfg.JitterMultiple)*s.fb.dev + time.Duration(s.LossMargin())*s.step + s.fb.gap
 	// The client never simulates the server's present or earlier: its
 	// newest tick at least one ahead of the server's, with the uplink
@@ -292,7 +292,7 @@ func (s *TickSync) targetMargin() time.Duration {
 // the server simulates its tick the next input message should arrive
 // (the mean; the target keeps JitterMultiple jitters and the loss margin
 // of it beyond Safety). False before the reports steer.
-func (s *TickSync) Margin() (time.Duration, bool) {
+func (s *Sync) Margin() (time.Duration, bool) {
 	if !s.Steering() || !s.fb.hasPos {
 		return 0, false
 	}
@@ -305,7 +305,7 @@ func (s *TickSync) Margin() (time.Duration, bool) {
 // feedbackError is the error of the inputs' expected arrival margin over
 // its target: positive when they would arrive too early (the client too
 // far ahead).
-func (s *TickSync) feedbackError() time.Duration {
+func (s *Sync) feedbackError() time.Duration {
 	m, _ := s.Margin()
 	return m - s.targetMargin()
 }

@@ -1,4 +1,4 @@
-package predict_test
+package interp_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/rewindgo/rewind/ecs"
-	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/interp"
 	"github.com/rewindgo/rewind/tick"
 )
 
@@ -18,7 +18,7 @@ func (p ipos) Lerp(to ipos, f float64) ipos {
 
 func lerpF(a, b float64, f float64) float64 { return a + (b-a)*f }
 
-func at(t *testing.T, b *predict.Interpolated[float64], e ecs.Entity, tk tick.Tick, frac float64) float64 {
+func at(t *testing.T, b *interp.Buffer[float64], e ecs.Entity, tk tick.Tick, frac float64) float64 {
 	t.Helper()
 	v, ok := b.At(e, tk, frac)
 	if !ok {
@@ -28,7 +28,7 @@ func at(t *testing.T, b *predict.Interpolated[float64], e ecs.Entity, tk tick.Ti
 }
 
 func TestInterpolatedBetweenTicks(t *testing.T) {
-	b := predict.NewInterpolated(predict.InterpConfig{}, lerpF)
+	b := interp.NewBuffer(interp.Config{}, lerpF)
 	e := ecs.NewEntity(1, 0)
 	b.Push(e, 10, 100)
 	b.Push(e, 11, 110)
@@ -53,7 +53,7 @@ func TestInterpolatedBetweenTicks(t *testing.T) {
 // Past the newest value the buffer holds it (no extrapolation) and counts
 // the hold; before the oldest it holds the oldest.
 func TestInterpolatedHoldsPastNewest(t *testing.T) {
-	b := predict.NewInterpolated(predict.InterpConfig{}, lerpF)
+	b := interp.NewBuffer(interp.Config{}, lerpF)
 	e := ecs.NewEntity(1, 0)
 	if _, ok := b.At(e, 10, 0); ok {
 		t.Fatal("At on an unknown entity: ok")
@@ -82,7 +82,7 @@ func TestInterpolatedHoldsPastNewest(t *testing.T) {
 // A late (out-of-order) value is inserted in tick order; a duplicate
 // replaces.
 func TestInterpolatedLateValue(t *testing.T) {
-	b := predict.NewInterpolated(predict.InterpConfig{}, lerpF)
+	b := interp.NewBuffer(interp.Config{}, lerpF)
 	e := ecs.NewEntity(1, 0)
 	b.Push(e, 10, 100)
 	b.Push(e, 14, 140)
@@ -108,7 +108,7 @@ func TestInterpolatedLateValue(t *testing.T) {
 // The buffer keeps Capacity values: the oldest go, a value older than all
 // kept is dropped.
 func TestInterpolatedBounded(t *testing.T) {
-	b := predict.NewInterpolated(predict.InterpConfig{Capacity: 4}, lerpF)
+	b := interp.NewBuffer(interp.Config{Capacity: 4}, lerpF)
 	e := ecs.NewEntity(1, 0)
 	for i := range 10 {
 		b.Push(e, tick.Tick(i), float64(i))
@@ -149,7 +149,7 @@ func TestInterpolatedBounded(t *testing.T) {
 // After complete ticks without a value the entity was unchanged: a new
 // value is interpolated from the last complete tick, not across the gap.
 func TestInterpolatedCompleteTicksHold(t *testing.T) {
-	b := predict.NewInterpolated(predict.InterpConfig{}, lerpF)
+	b := interp.NewBuffer(interp.Config{}, lerpF)
 	e := ecs.NewEntity(1, 0)
 	b.Push(e, 10, 0)
 	for k := tick.Tick(10); k <= 20; k++ {
@@ -163,7 +163,7 @@ func TestInterpolatedCompleteTicksHold(t *testing.T) {
 		t.Fatalf("At(20.5) = %v, want 5", got)
 	}
 	// Without completeness the gap is bridged.
-	c := predict.NewInterpolated(predict.InterpConfig{}, lerpF)
+	c := interp.NewBuffer(interp.Config{}, lerpF)
 	c.Push(e, 10, 0)
 	c.Push(e, 20, 10)
 	if got := at(t, c, e, 15, 0); got != 5 {
@@ -172,22 +172,22 @@ func TestInterpolatedCompleteTicksHold(t *testing.T) {
 }
 
 func TestInterpDelayAndShowTime(t *testing.T) {
-	cfg := predict.InterpConfig{}
+	cfg := interp.Config{}
 	if got, want := cfg.Delay(0), time.Second/60*17/10; got != want {
 		t.Fatalf("Delay(0) = %v, want 1.7 ticks = %v", got, want)
 	}
 	if got, want := cfg.Delay(10*time.Millisecond), time.Second/60*17/10+20*time.Millisecond; got != want {
 		t.Fatalf("Delay(10ms) = %v, want %v", got, want)
 	}
-	slow := predict.InterpConfig{SendInterval: 100 * time.Millisecond}
+	slow := interp.Config{SendInterval: 100 * time.Millisecond}
 	if got := slow.Delay(0); got != 170*time.Millisecond {
 		t.Fatalf("Delay at 10 Hz sends = %v, want 170ms", got)
 	}
-	fast := predict.InterpConfig{SendInterval: time.Millisecond}
+	fast := interp.Config{SendInterval: time.Millisecond}
 	if got := fast.Delay(0); got != 5*time.Millisecond {
 		t.Fatalf("Delay floor = %v, want 5ms", got)
 	}
-	b := predict.NewInterpolated(predict.InterpConfig{TickRate: 10}, lerpF)
+	b := interp.NewBuffer(interp.Config{TickRate: 10}, lerpF)
 	b.Push(ecs.NewEntity(1, 0), 100, 0)
 	tk, frac := b.ShowTime(0.25, 150*time.Millisecond) // 100.25 - 1.5
 	if tk != 98 || frac < 0.7499 || frac > 0.7501 {
@@ -200,7 +200,7 @@ func TestInterpDelayAndShowTime(t *testing.T) {
 }
 
 func TestInterpolatedLerpMethod(t *testing.T) {
-	b := predict.NewInterpolated(predict.InterpConfig{}, predict.LerpMethod[ipos]())
+	b := interp.NewBuffer(interp.Config{}, interp.LerpMethod[ipos]())
 	e := ecs.NewEntity(1, 0)
 	b.Push(e, 0, ipos{0, 10})
 	b.Push(e, 2, ipos{4, 20})
@@ -209,12 +209,12 @@ func TestInterpolatedLerpMethod(t *testing.T) {
 	}
 }
 
-func ExampleInterpolated() {
+func ExampleBuffer() {
 	type Pos struct{ X float64 }
 	lerp := func(a, b Pos, f float64) Pos { return Pos{a.X + (b.X-a.X)*f} }
 
-	cfg := predict.InterpConfig{TickRate: 60, SendInterval: 2 * time.Second / 60}
-	remote := predict.NewInterpolated(cfg, lerp)
+	cfg := interp.Config{TickRate: 60, SendInterval: 2 * time.Second / 60}
+	remote := interp.NewBuffer(cfg, lerp)
 	other := ecs.NewEntity(7, 0)
 
 	// The server sends every other tick; each value arrives in the
@@ -236,7 +236,7 @@ func ExampleInterpolated() {
 
 func BenchmarkInterpolated(b *testing.B) {
 	const n = 256
-	buf := predict.NewInterpolated(predict.InterpConfig{}, predict.LerpMethod[ipos]())
+	buf := interp.NewBuffer(interp.Config{}, interp.LerpMethod[ipos]())
 	for i := range n {
 		for k := range 16 {
 			buf.Push(ecs.NewEntity(uint32(i), 0), tick.Tick(k), ipos{float64(k), 0})

@@ -1,4 +1,4 @@
-package predict
+package input
 
 // Inputs: the client's inputs by tick, sent unreliably with redundancy; the
 // server's input buffer per client; forwarding to the other clients.
@@ -17,14 +17,14 @@ import (
 	"github.com/rewindgo/rewind/transport"
 )
 
-// InputConfig configures the input messages of a game input type.
-type InputConfig struct {
+// Config configures the input messages of a game input type.
+type Config struct {
 	// Redundancy is how many of the newest ticks' inputs each message
 	// carries (K), at least. Default 3: at 20% independent loss an input
 	// is lost only if 3 messages in a row are (0.8%), and 3 inputs of a
-	// few bytes cost little. At most MaxRedundancy. A ClientFrame raises
-	// it with the loss its input reports measure (TickSync.Redundancy);
-	// an InputSender used alone sends K.
+	// few bytes cost little. At most MaxRedundancy. A predict.ClientFrame raises
+	// it with the loss its input reports measure (ticksync.Sync.Redundancy);
+	// an Sender used alone sends K.
 	Redundancy int
 	// Window is how many ticks of inputs are kept (client: for
 	// re-simulation; server: ahead of and behind the simulated tick;
@@ -34,7 +34,7 @@ type InputConfig struct {
 	// 127 (the length is one byte on the wire).
 	MaxInputSize int
 	// ReportInterval is how often, in server ticks, the server sends each
-	// client an InputReport (InputBuffer.SendReports): when its input
+	// client an Report (Buffer.SendReports): when its input
 	// messages arrived and which were lost. The client's tick sync steers
 	// by them. A missing or late input makes the next tick's report go at
 	// once. Default 4 (15 reports a second at 60 Hz, about 15 bytes each).
@@ -47,7 +47,7 @@ const MaxRedundancy = 16
 
 const maxInputSize = 127
 
-func (c InputConfig) withDefaults() InputConfig {
+func (c Config) withDefaults() Config {
 	if c.Redundancy <= 0 {
 		c.Redundancy = 3
 	}
@@ -66,19 +66,19 @@ func (c InputConfig) withDefaults() InputConfig {
 	return c
 }
 
-// InputBatch is one input message: the inputs of consecutive ticks ending
+// Batch is one input message: the inputs of consecutive ticks ending
 // at Last (Inputs[i] is for tick Last-len(Inputs)+1+i). Player is the
 // sending client on forwarded messages, 0 from a client.
-type InputBatch[T any] struct {
+type Batch[T any] struct {
 	Player replicate.ClientID
 	Last   tick.Tick
 	Inputs []T
 }
 
-// InputCodec encodes InputBatch messages: uvarint player, uvarint last
+// Codec encodes Batch messages: uvarint player, uvarint last
 // tick, a count byte (1..MaxRedundancy), then each input as a uvarint
 // length (at most MaxInputSize) and the input's encoding.
-type InputCodec[T any] struct {
+type Codec[T any] struct {
 	input replicate.Codec[T]
 	max   int
 }
@@ -93,33 +93,33 @@ func (c binCodec[T]) Append(dst []byte, v *T) []byte { return c.form.Append(dst,
 
 func (c binCodec[T]) Decode(src []byte, v *T) error {
 	if len(src) != c.form.Encoded || !c.form.Decode(src, unsafe.Pointer(v)) {
-		return ErrBadInputs
+		return ErrMalformed
 	}
 	return nil
 }
 
-// NewInputCodec returns the batch codec for inputs encoded by input (nil:
+// NewCodec returns the batch codec for inputs encoded by input (nil:
 // encoding/binary for a fixed-size T), each at most cfg.MaxInputSize bytes.
-func NewInputCodec[T any](input replicate.Codec[T], cfg InputConfig) (InputCodec[T], error) {
+func NewCodec[T any](input replicate.Codec[T], cfg Config) (Codec[T], error) {
 	cfg = cfg.withDefaults()
 	if input == nil {
 		var zero T
 		if n := binary.Size(zero); n <= 0 || n > cfg.MaxInputSize {
-			return InputCodec[T]{}, fmt.Errorf("%w: %T has no fixed-size encoding within %d bytes", ErrInputSize, zero, cfg.MaxInputSize)
+			return Codec[T]{}, fmt.Errorf("%w: %T has no fixed-size encoding within %d bytes", ErrSize, zero, cfg.MaxInputSize)
 		}
 		form, err := canon.Of(reflect.TypeFor[T]())
 		if err != nil {
-			return InputCodec[T]{}, fmt.Errorf("%w: %T: %w", ErrInputSize, zero, err)
+			return Codec[T]{}, fmt.Errorf("%w: %T: %w", ErrSize, zero, err)
 		}
 		input = binCodec[T]{form: form}
 	}
-	return InputCodec[T]{input: input, max: cfg.MaxInputSize}, nil
+	return Codec[T]{input: input, max: cfg.MaxInputSize}, nil
 }
 
 // Append appends the encoding of *b to dst; inputs beyond MaxRedundancy
 // are left out (the oldest), as is an input over MaxInputSize (Add
 // refuses those).
-func (c InputCodec[T]) Append(dst []byte, b *InputBatch[T]) []byte {
+func (c Codec[T]) Append(dst []byte, b *Batch[T]) []byte {
 	ins := b.Inputs
 	if len(ins) > MaxRedundancy {
 		ins = ins[len(ins)-MaxRedundancy:]
@@ -145,24 +145,24 @@ func (c InputCodec[T]) Append(dst []byte, b *InputBatch[T]) []byte {
 // one varint rule of package internal/bin), a count of 0 or over
 // MaxRedundancy, an input over MaxInputSize and trailing bytes, and
 // allocates at most MaxRedundancy inputs.
-func (c InputCodec[T]) Decode(src []byte, b *InputBatch[T]) error {
+func (c Codec[T]) Decode(src []byte, b *Batch[T]) error {
 	r := bin.NewReader(src)
 	p := r.Uvarint()
 	last := r.Uvarint32()
 	count := int(r.Byte())
 	if r.Err() != nil || count == 0 || count > MaxRedundancy {
-		return ErrBadInputs
+		return ErrMalformed
 	}
 	b.Player, b.Last = replicate.ClientID(p), tick.Tick(last)
 	b.Inputs = b.Inputs[:0]
 	for range count {
 		l := int(r.Byte())
 		if l > c.max {
-			return ErrBadInputs
+			return ErrMalformed
 		}
 		enc := r.Bytes(l)
 		if r.Err() != nil {
-			return ErrBadInputs
+			return ErrMalformed
 		}
 		// Decode into the slice's own slot: a local passed to the input
 		// codec (an interface) would escape, one allocation per input.
@@ -170,61 +170,61 @@ func (c InputCodec[T]) Decode(src []byte, b *InputBatch[T]) error {
 		b.Inputs = append(b.Inputs, zero)
 		if err := c.input.Decode(enc, &b.Inputs[len(b.Inputs)-1]); err != nil {
 			b.Inputs = b.Inputs[:len(b.Inputs)-1]
-			return fmt.Errorf("%w: %w", ErrBadInputs, err)
+			return fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 	}
 	if r.End() != nil {
-		return ErrBadInputs
+		return ErrMalformed
 	}
 	return nil
 }
 
-// Inputs is a game input type T registered with a Protocol: the message
+// Type is a game input type T registered with a Protocol: the message
 // clients send it in and the message the server forwards it to the other
 // clients in, both unreliable.
-type Inputs[T any] struct {
-	up, down replicate.MessageType[InputBatch[T]]
-	report   replicate.MessageType[InputReport]
-	codec    InputCodec[T]
-	cfg      InputConfig
+type Type[T any] struct {
+	up, down replicate.MessageType[Batch[T]]
+	report   replicate.MessageType[Report]
+	codec    Codec[T]
+	cfg      Config
 }
 
-// RegisterInputs registers input type T with p (on client and server
+// Register registers input type T with p (on client and server
 // alike, in the same order as the other types): codec encodes one input
 // (nil: encoding/binary, for fixed-size plain data). It registers three
 // unreliable message types: the clients' inputs, the server's forwarding
-// of them to the other clients, and the server's InputReport to each
+// of them to the other clients, and the server's Report to each
 // client.
-func RegisterInputs[T any](p *replicate.Protocol, codec replicate.Codec[T], cfg InputConfig) (*Inputs[T], error) {
+func Register[T any](p *replicate.Protocol, codec replicate.Codec[T], cfg Config) (*Type[T], error) {
 	cfg = cfg.withDefaults()
-	c, err := NewInputCodec(codec, cfg)
+	c, err := NewCodec(codec, cfg)
 	if err != nil {
 		return nil, err
 	}
-	in := &Inputs[T]{codec: c, cfg: cfg}
+	in := &Type[T]{codec: c, cfg: cfg}
 	tag := fmt.Sprintf("inputs:%d:%d", cfg.MaxInputSize, MaxRedundancy)
-	if in.up, err = replicate.RegisterMessage[InputBatch[T]](p, replicate.ClientToServer, transport.Unreliable,
-		replicate.WithMessageCodec[InputBatch[T]](c, tag)); err != nil {
+	if in.up, err = replicate.RegisterMessage[Batch[T]](p, replicate.ClientToServer, transport.Unreliable,
+		replicate.WithMessageCodec[Batch[T]](c, tag)); err != nil {
 		return nil, err
 	}
-	if in.down, err = replicate.RegisterMessage[InputBatch[T]](p, replicate.ServerToClient, transport.Unreliable,
-		replicate.WithMessageCodec[InputBatch[T]](c, tag), replicate.Independent()); err != nil {
+	if in.down, err = replicate.RegisterMessage[Batch[T]](p, replicate.ServerToClient, transport.Unreliable,
+		replicate.WithMessageCodec[Batch[T]](c, tag), replicate.Independent()); err != nil {
 		return nil, err
 	}
-	if in.report, err = replicate.RegisterMessage[InputReport](p, replicate.ServerToClient, transport.Unreliable,
-		replicate.WithMessageCodec[InputReport](reportCodec{}, "input-report:1"), replicate.Independent()); err != nil {
+	if in.report, err = replicate.RegisterMessage[Report](p, replicate.ServerToClient, transport.Unreliable,
+		replicate.WithMessageCodec[Report](reportCodec{}, "input-report:1"), replicate.Independent()); err != nil {
 		return nil, err
 	}
 	return in, nil
 }
 
 // Config returns the input configuration with its defaults applied.
-func (in *Inputs[T]) Config() InputConfig { return in.cfg }
+func (in *Type[T]) Config() Config { return in.cfg }
 
 // Reports returns the InputReports the client received since the last
-// call (after replicate.Client.Update), for TickSync.Report. The slice and
-// the reports' Arrivals are reused by the next call. ClientFrame calls it.
-func (in *Inputs[T]) Reports(c *replicate.Client) []InputReport {
+// call (after replicate.Client.Update), for ticksync.Sync.Report. The slice and
+// the reports' Arrivals are reused by the next call. predict.ClientFrame calls it.
+func (in *Type[T]) Reports(c *replicate.Client) []Report {
 	return in.report.ReceiveFromServer(c)
 }
 
@@ -276,46 +276,46 @@ func (r *inputRing[T]) wasMissed(t tick.Tick) bool {
 	return r.miss[i] && r.ticks[i] == t
 }
 
-// InputSender is the client side of an input type: it keeps the client's
+// Sender is the client side of an input type: it keeps the client's
 // own inputs by tick for re-simulation (the last Window ticks) and sends
 // each new one with the previous Redundancy-1 in one unreliable message.
-type InputSender[T any] struct {
-	in    *Inputs[T]
+type Sender[T any] struct {
+	in    *Type[T]
 	ring  inputRing[T]
 	last  tick.Tick
 	any   bool
 	k     int // redundancy
-	batch InputBatch[T]
+	batch Batch[T]
 	buf   []byte
 }
 
 // NewSender returns a client's input sender.
-func (in *Inputs[T]) NewSender() *InputSender[T] {
-	return &InputSender[T]{in: in, ring: newInputRing[T](in.cfg.Window), k: in.cfg.Redundancy}
+func (in *Type[T]) NewSender() *Sender[T] {
+	return &Sender[T]{in: in, ring: newInputRing[T](in.cfg.Window), k: in.cfg.Redundancy}
 }
 
 // SetRedundancy sets how many of the newest ticks' inputs each message
 // carries from now on, clamped to [1, min(MaxRedundancy, Window)].
-// ClientFrame sets it each tick from TickSync.Redundancy.
-func (s *InputSender[T]) SetRedundancy(k int) {
+// predict.ClientFrame sets it each tick from ticksync.Sync.Redundancy.
+func (s *Sender[T]) SetRedundancy(k int) {
 	s.k = min(max(k, 1), MaxRedundancy, s.in.cfg.Window)
 }
 
 // Redundancy returns how many inputs each message carries.
-func (s *InputSender[T]) Redundancy() int { return s.k }
+func (s *Sender[T]) Redundancy() int { return s.k }
 
 // Add stores the input for tick t, which must follow the previous one
 // (gaps are allowed: a tick without input is not sent), and sends it with
 // the newest earlier ones through c (one message per call: the rate is
 // the tick rate). The input is kept even if the send fails (c not
 // connected), and the error returned.
-func (s *InputSender[T]) Add(c *replicate.Client, t tick.Tick, v T) error {
+func (s *Sender[T]) Add(c *replicate.Client, t tick.Tick, v T) error {
 	if s.any && !t.After(s.last) {
-		return fmt.Errorf("%w: %v after %v", ErrInputTick, t, s.last)
+		return fmt.Errorf("%w: %v after %v", ErrTick, t, s.last)
 	}
 	s.buf = s.in.codec.input.Append(s.buf[:0], &v)
 	if n := len(s.buf); n > s.in.cfg.MaxInputSize {
-		return fmt.Errorf("%w: %d bytes, limit %d", ErrInputSize, n, s.in.cfg.MaxInputSize)
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrSize, n, s.in.cfg.MaxInputSize)
 	}
 	s.ring.set(t, v)
 	s.last, s.any = t, true
@@ -339,4 +339,8 @@ func (s *InputSender[T]) Add(c *replicate.Client, t tick.Tick, v T) error {
 }
 
 // Input returns the client's own input for tick t, if still kept.
-func (s *InputSender[T]) Input(t tick.Tick) (T, bool) { return s.ring.get(t) }
+func (s *Sender[T]) Input(t tick.Tick) (T, bool) { return s.ring.get(t) }
+
+// Last returns the tick of the newest input added; false before the
+// first Add.
+func (s *Sender[T]) Last() (tick.Tick, bool) { return s.last, s.any }

@@ -1,4 +1,4 @@
-package predict
+package input
 
 // The client side of forwarded inputs: the other players' inputs by tick.
 
@@ -7,10 +7,10 @@ import (
 	"github.com/rewindgo/rewind/tick"
 )
 
-// RemoteInputs is the client side of forwarded inputs: the other players'
+// Remote is the client side of forwarded inputs: the other players'
 // inputs by tick.
-type RemoteInputs[T any] struct {
-	in      *Inputs[T]
+type Remote[T any] struct {
+	in      *Type[T]
 	players map[replicate.ClientID]*remotePlayer[T]
 }
 
@@ -21,21 +21,21 @@ type remotePlayer[T any] struct {
 }
 
 // NewRemote returns a client's store of the other players' inputs.
-func (in *Inputs[T]) NewRemote() *RemoteInputs[T] {
-	return &RemoteInputs[T]{in: in, players: map[replicate.ClientID]*remotePlayer[T]{}}
+func (in *Type[T]) NewRemote() *Remote[T] {
+	return &Remote[T]{in: in, players: map[replicate.ClientID]*remotePlayer[T]{}}
 }
 
 // Receive stores the forwarded inputs the client received (after
 // replicate.Client.Update). Inputs more than Window ticks older than a
 // player's newest are dropped.
-func (r *RemoteInputs[T]) Receive(c *replicate.Client) {
+func (r *Remote[T]) Receive(c *replicate.Client) {
 	for _, m := range r.in.down.ReceiveFromServer(c) {
 		r.Store(m)
 	}
 }
 
 // Store stores one forwarded batch.
-func (r *RemoteInputs[T]) Store(m InputBatch[T]) {
+func (r *Remote[T]) Store(m Batch[T]) {
 	p := r.players[m.Player]
 	if p == nil {
 		p = &remotePlayer[T]{ring: newInputRing[T](r.in.cfg.Window)}
@@ -55,11 +55,11 @@ func (r *RemoteInputs[T]) Store(m InputBatch[T]) {
 }
 
 // Remove forgets a player (when it leaves).
-func (r *RemoteInputs[T]) Remove(player replicate.ClientID) { delete(r.players, player) }
+func (r *Remote[T]) Remove(player replicate.ClientID) { delete(r.players, player) }
 
 // Input returns player's input for tick t and true if it arrived, else the
 // newest known input before t (the zero T if none) and false.
-func (r *RemoteInputs[T]) Input(player replicate.ClientID, t tick.Tick) (T, bool) {
+func (r *Remote[T]) Input(player replicate.ClientID, t tick.Tick) (T, bool) {
 	var zero T
 	p := r.players[player]
 	if p == nil {

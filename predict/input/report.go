@@ -1,8 +1,8 @@
-package predict
+package input
 
 // Input reports: the server's account, to one client, of when that
 // client's input messages arrived and which were lost. Tick sync steers by
-// them (TickSync.Report): the client learns how early its inputs arrive,
+// them (ticksync.Sync.Report): the client learns how early its inputs arrive,
 // from the only side that can tell.
 
 import (
@@ -13,20 +13,20 @@ import (
 	"github.com/rewindgo/rewind/tick"
 )
 
-// MaxReportArrivals bounds InputReport.Arrivals; a report with more is
+// MaxReportArrivals bounds Report.Arrivals; a report with more is
 // malformed. The server keeps the newest arrivals when more came between
 // two reports.
 const MaxReportArrivals = 16
 
-// InputReport is the server's report to one client about its input
-// messages, sent unreliably every InputConfig.ReportInterval ticks and in
+// Report is the server's report to one client about its input
+// messages, sent unreliably every Config.ReportInterval ticks and in
 // the tick after one of its inputs was missing or late (so that a late
 // input is never silent).
-type InputReport struct {
+type Report struct {
 	// Tick is the server tick whose frame sent the report.
 	Tick tick.Tick
 	// Newest is the newest input message received from the client: its
-	// InputBatch.Last.
+	// Batch.Last.
 	Newest tick.Tick
 	// Lost has bit i set when no message with Last = Newest-1-i was
 	// received (i from 0 to 63): the client's messages are one per tick,
@@ -35,16 +35,16 @@ type InputReport struct {
 	Lost uint64
 	// Arrivals are the messages received since the previous report, in
 	// arrival order (the newest MaxReportArrivals).
-	Arrivals []InputArrival
-	// Missing and Late are the client's InputStats counters at the server
+	Arrivals []Arrival
+	// Missing and Late are the client's Stats counters at the server
 	// when the report was sent: ticks simulated without the client's
 	// input, and inputs that came after their tick was simulated.
 	Missing, Late uint64
 }
 
-// InputArrival is one input message's arrival at the server.
-type InputArrival struct {
-	// Last is the message's newest input tick (InputBatch.Last).
+// Arrival is one input message's arrival at the server.
+type Arrival struct {
+	// Last is the message's newest input tick (Batch.Last).
 	Last tick.Tick
 	// Margin is Last minus the tick the server was about to simulate when
 	// the message arrived: 0 means just in time, 2 two ticks early, -1 one
@@ -54,14 +54,14 @@ type InputArrival struct {
 	Margin int32
 }
 
-// reportCodec encodes InputReport messages: uvarint Tick, varint
+// reportCodec encodes Report messages: uvarint Tick, varint
 // (Newest-Tick as int32), uvarint Lost, uvarint count (at most
 // MaxReportArrivals), per arrival uvarint (Newest-Last, below 2^31) and
 // varint Margin (an int32), then uvarint Missing and Late. Every varint
 // is minimal (package internal/bin).
 type reportCodec struct{}
 
-func (reportCodec) Append(dst []byte, r *InputReport) []byte {
+func (reportCodec) Append(dst []byte, r *Report) []byte {
 	arr := r.Arrivals
 	if len(arr) > MaxReportArrivals {
 		arr = arr[len(arr)-MaxReportArrivals:]
@@ -82,14 +82,14 @@ func (reportCodec) Append(dst []byte, r *InputReport) []byte {
 	return binary.AppendUvarint(dst, r.Late)
 }
 
-func (reportCodec) Decode(src []byte, r *InputReport) error {
+func (reportCodec) Decode(src []byte, r *Report) error {
 	rd := bin.NewReader(src)
 	t := rd.Uvarint32()
 	d := rd.Varint()
 	lost := rd.Uvarint()
 	n := rd.Count(MaxReportArrivals)
 	if rd.Err() != nil || d < math.MinInt32 || d > math.MaxInt32 {
-		return ErrBadInputs
+		return ErrMalformed
 	}
 	r.Tick, r.Newest, r.Lost = tick.Tick(t), tick.Tick(t).Add(int32(d)), lost
 	r.Arrivals = r.Arrivals[:0]
@@ -97,13 +97,13 @@ func (reportCodec) Decode(src []byte, r *InputReport) error {
 		back := rd.Uvarint()
 		m := rd.Varint()
 		if rd.Err() != nil || back > math.MaxInt32 || m < math.MinInt32 || m > math.MaxInt32 {
-			return ErrBadInputs
+			return ErrMalformed
 		}
-		r.Arrivals = append(r.Arrivals, InputArrival{Last: r.Newest.Add(-int32(back)), Margin: int32(m)})
+		r.Arrivals = append(r.Arrivals, Arrival{Last: r.Newest.Add(-int32(back)), Margin: int32(m)})
 	}
 	r.Missing, r.Late = rd.Uvarint(), rd.Uvarint()
 	if rd.End() != nil {
-		return ErrBadInputs
+		return ErrMalformed
 	}
 	return nil
 }

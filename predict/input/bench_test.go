@@ -1,4 +1,4 @@
-package predict_test
+package input_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rewindgo/rewind/ecs"
-	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -89,19 +89,19 @@ func (p *benchEnd) Err() error                        { return nil }
 // clients' InputSenders encode them.
 type inputBench struct {
 	srv   *replicate.Server
-	buf   *predict.InputBuffer[Move]
+	buf   *input.Buffer[Move]
 	ends  []*benchEnd
 	ids   []replicate.ClientID
 	hdr   []byte // the header replicate puts before an input message
-	codec predict.InputCodec[Move]
-	batch predict.InputBatch[Move]
+	codec input.Codec[Move]
+	batch input.Batch[Move]
 	msg   []byte
 	now   time.Time
 }
 
 func newInputBench(b testing.TB, n int) *inputBench {
 	ib := &inputBench{now: time.Unix(1e9, 0)}
-	sp, sin := inputProtocol(b, predict.InputConfig{})
+	sp, sin := inputProtocol(b, input.Config{})
 	var err error
 	// The clients never acknowledge an update: admit them all at once.
 	ib.srv, err = replicate.NewServer(replicate.ServerConfig{World: ecs.New(), Protocol: sp, MaxJoining: n, Now: func() time.Time { return ib.now }})
@@ -109,11 +109,11 @@ func newInputBench(b testing.TB, n int) *inputBench {
 		b.Fatal(err)
 	}
 	ib.buf = sin.NewBuffer()
-	if ib.codec, err = predict.NewInputCodec[Move](nil, predict.InputConfig{}); err != nil {
+	if ib.codec, err = input.NewCodec[Move](nil, input.Config{}); err != nil {
 		b.Fatal(err)
 	}
 	for i := range n {
-		cp, cin := inputProtocol(b, predict.InputConfig{})
+		cp, cin := inputProtocol(b, input.Config{})
 		c, err := replicate.NewClient(replicate.ClientConfig{World: ecs.New(), Protocol: cp})
 		if err != nil {
 			b.Fatal(err)
@@ -132,7 +132,7 @@ func newInputBench(b testing.TB, n int) *inputBench {
 		}
 		if i == 0 {
 			// The header is what the client puts before the batch.
-			m := predict.InputBatch[Move]{Last: 1, Inputs: []Move{{}}}
+			m := input.Batch[Move]{Last: 1, Inputs: []Move{{}}}
 			if err := cin.NewSender().Add(c, m.Last, Move{}); err != nil {
 				b.Fatal(err)
 			}
