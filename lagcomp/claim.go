@@ -28,3 +28,30 @@ func NewClaim(t tick.Tick, f float64) Claim {
 
 // Fraction is the claim's fraction towards Tick+1, in [0, 1).
 func (c Claim) Fraction() float64 { return float64(c.Frac) / 65536 }
+
+// Recent is a Claim in two bytes, relative to the tick of the input that
+// carries it: the tick shown was Ago ticks before, at Frac/256 of the way
+// to the next. A game that sends a claim with every input uses it to keep
+// its inputs small.
+type Recent struct {
+	Ago  uint8
+	Frac uint8
+}
+
+// NewRecent returns the claim, relative to input tick at, of showing tick
+// shown at fraction f (clamped to [0, 1), quantized down to 1/256). It
+// reports false when shown is after at or more than 255 ticks before it.
+// The client draws with the Recent's Claim(at).Fraction().
+func NewRecent(at, shown tick.Tick, f float64) (Recent, bool) {
+	ago := at.Sub(shown)
+	if ago < 0 || ago > 255 {
+		return Recent{}, false
+	}
+	c := NewClaim(shown, f)
+	return Recent{Ago: uint8(ago), Frac: uint8(c.Frac >> 8)}, true
+}
+
+// Claim returns the claim r makes for input tick at.
+func (r Recent) Claim(at tick.Tick) Claim {
+	return Claim{Tick: at.Add(-int32(r.Ago)), Frac: uint16(r.Frac) << 8}
+}

@@ -174,3 +174,20 @@ func TestNewClaimQuantizes(t *testing.T) {
 		}
 	}
 }
+
+func TestRecentClaims(t *testing.T) {
+	r, ok := lagcomp.NewRecent(100, 88, 0.7)
+	if !ok || r.Ago != 12 {
+		t.Fatalf("NewRecent(100, 88, 0.7) = %+v %v", r, ok)
+	}
+	c := r.Claim(100)
+	if c.Tick != 88 || c.Fraction() != float64(r.Frac)/256 || c.Fraction() > 0.7 || c.Fraction() < 0.7-1.0/256 {
+		t.Fatalf("claim %+v (fraction %v), want tick 88 and 0.7 quantized down to 1/256", c, c.Fraction())
+	}
+	if _, ok := lagcomp.NewRecent(100, 101, 0); ok {
+		t.Fatal("a claim from the future accepted")
+	}
+	if _, ok := lagcomp.NewRecent(1000, 744, 0); ok {
+		t.Fatal("a claim 256 ticks back accepted")
+	}
+}
