@@ -1,6 +1,6 @@
 // Package quant quantizes game state for the wire: bounded fixed-step
-// floats ([Float]), bounded integers ([Int]), unit vectors ([UnitVec],
-// octahedral), rotations ([Rotation], smallest three), the at-rest
+// floats ([Float]), bounded integers ([Int]), unit vectors ([UnitVec2],
+// [UnitVec], octahedral), rotations ([Rotation], smallest three), the at-rest
 // pattern ([AtRest]), and [Codec], which bit-packs a struct's fields by
 // their quantizers into the fewest whole bytes (the forms of Gaffer on
 // Games' Snapshot Compression: a cube of 321 bits sent in 80).
@@ -37,7 +37,8 @@
 // # Codecs
 //
 // [NewCodec] builds a codec from fields ([FloatField], [Vec3Field],
-// [IntField], [BoolField], [UnitVecField], [RotationField], [AtRest]),
+// [IntField], [BoolField], [UnitVec2Field], [UnitVecField],
+// [RotationField], [AtRest]),
 // each a quantizer and an accessor such as
 // func(c *Cube) *float32 { return &c.X }. Its Append and Decode have the
 // method set of replicate.Codec[T], which is an interface, so this

@@ -51,7 +51,11 @@ func NewFloat[F ~float32 | ~float64](min, max, step F) (Float[F], error) {
 		return Float[F]{}, fmt.Errorf("%w: Float of [%v, %v] in steps of %v has %v steps", ErrParam, min, max, step, steps)
 	}
 	f := Float[F]{min: lo, step: st, n: uint64(steps), bits: uint8(bits.Len64(uint64(steps)))}
-	mag := math.Max(math.Abs(lo), math.Abs(float64(f.value(f.n))))
+	top := float64(f.value(f.n))
+	if math.IsInf(top, 0) {
+		return Float[F]{}, fmt.Errorf("%w: Float's largest value %v overflows %T", ErrParam, min+F(steps)*step, step)
+	}
+	mag := math.Max(math.Abs(lo), math.Abs(top))
 	if st < 4*ulp[F](mag) {
 		return Float[F]{}, fmt.Errorf("%w: Float step %v is finer than 4 ulps of the values near %v", ErrParam, step, mag)
 	}

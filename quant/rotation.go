@@ -55,7 +55,14 @@ func (q Rotation) ComponentBits() int { return int(q.bits) }
 // differently; Code then moves the largest sent component one step
 // toward zero until the code re-encodes to itself.
 func (q Rotation) Code(v [4]float32) uint64 {
-	c := q.raw([4]float64{float64(v[0]), float64(v[1]), float64(v[2]), float64(v[3])})
+	c, margin := q.rawMargin([4]float64{float64(v[0]), float64(v[1]), float64(v[2]), float64(v[3])})
+	if margin*q.m > 6 {
+		// The largest component leads the others by over 8h: decoded, the
+		// sent ones move at most h and the dropped one 3h (for widths
+		// where margin can exceed 8h, h^2 is negligible), so it stays
+		// the largest and the code re-encodes to itself.
+		return c
+	}
 	for range 8 {
 		if q.raw(q.quat(c)) == c {
 			break
@@ -121,6 +128,13 @@ const halfSqrt2 = math.Sqrt2 / 2
 
 // raw maps a quaternion to its code, without settling ties.
 func (q Rotation) raw(r [4]float64) uint64 {
+	c, _ := q.rawMargin(r)
+	return c
+}
+
+// rawMargin is raw, also returning by how much the largest normalised
+// component's magnitude exceeds the others'.
+func (q Rotation) rawMargin(r [4]float64) (uint64, float64) {
 	n := math.Sqrt(float64(r[0]*r[0]) + float64(r[1]*r[1]) + float64(r[2]*r[2]) + float64(r[3]*r[3]))
 	if !(n > 0) || n > math.MaxFloat64 {
 		r, n = [4]float64{0, 0, 0, 1}, 1
@@ -131,6 +145,13 @@ func (q Rotation) raw(r [4]float64) uint64 {
 			big = i
 		}
 	}
+	second := 0.0
+	for i := range 4 {
+		if i != big && math.Abs(r[i]) > second {
+			second = math.Abs(r[i])
+		}
+	}
+	margin := (math.Abs(r[big]) - second) / n
 	if r[big] < 0 {
 		n = -n
 	}
@@ -141,10 +162,10 @@ func (q Rotation) raw(r [4]float64) uint64 {
 		}
 		t := float64(float64(r[i]/n)+halfSqrt2) / math.Sqrt2 // in [0, 1]
 		k := math.Round(float64(t * q.m))
-		c |= uint64(math.Min(math.Max(k, 0), q.m)) << shift
+		c |= uint64(clamp(k, q.m)) << shift
 		shift += uint(q.bits)
 	}
-	return c
+	return c, margin
 }
 
 // quat decodes a code (any Bits() bits) to a quaternion in float64.
@@ -163,6 +184,6 @@ func (q Rotation) quat(c uint64) [4]float64 {
 		r[i] = float64(float64(k/q.m)*math.Sqrt2) - halfSqrt2
 		sum += float64(r[i] * r[i])
 	}
-	r[big] = math.Sqrt(math.Max(0, 1-sum))
+	r[big] = math.Sqrt(clamp(1-sum, 1))
 	return r
 }

@@ -127,6 +127,35 @@ func TestRotationCodes(t *testing.T) {
 			}
 		}
 	}
+	// Every width: random rotations and near-ties get accepted codes
+	// (Code skips its re-encoding check when one component leads by 8h).
+	r := rand.New(rand.NewPCG(14, 15))
+	for b := 2; b <= 16; b++ {
+		q := Must(NewRotation(b))
+		for i := range 20000 {
+			v := randomRot(r)
+			if i%2 == 1 { // make the two largest nearly tie
+				big, second := 0, 1
+				for j := range v {
+					if math.Abs(float64(v[j])) > math.Abs(float64(v[big])) {
+						big = j
+					}
+				}
+				if big == second {
+					second = 0
+				}
+				for j := range v {
+					if j != big && math.Abs(float64(v[j])) > math.Abs(float64(v[second])) {
+						second = j
+					}
+				}
+				v[second] = float32(math.Copysign(math.Abs(float64(v[big]))*(1-r.Float64()*1e-2), float64(v[second])))
+			}
+			if _, err := q.Value(q.Code(v)); err != nil {
+				t.Fatalf("%d bits: Code(%v) = %x is refused", b, v, q.Code(v))
+			}
+		}
+	}
 	if x := q.Quantize([4]float32{}); x != [4]float32{0, 0, 0, 1} {
 		t.Fatalf("zero quaternion: %v", x)
 	}

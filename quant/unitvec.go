@@ -101,7 +101,19 @@ func (u UnitVec) raw(x, y, z float64) uint64 {
 // axis quantizes p in [-1, 1] to [0, m].
 func (u UnitVec) axis(p float64) uint64 {
 	c := math.Round(float64((p+1)*0.5) * u.m)
-	return uint64(math.Min(math.Max(c, 0), u.m))
+	return uint64(clamp(c, u.m))
+}
+
+// clamp returns x limited to [0, hi] (x is not NaN). Plain comparisons:
+// math.Min and math.Max, which handle NaN and signed zeros, cost a call.
+func clamp(x, hi float64) float64 {
+	if x < 0 {
+		return 0
+	}
+	if x > hi {
+		return hi
+	}
+	return x
 }
 
 // vec decodes a code (any 2*bits bits) to a unit vector in float64.

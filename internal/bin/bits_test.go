@@ -282,3 +282,23 @@ func BenchmarkByteAppendFloor(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(buf)), "bytes/value")
 }
+
+func TestBitWriterLen(t *testing.T) {
+	w := NewBitWriter([]byte{0xaa}) // one byte already in dst
+	w.WriteBits(1, 3)
+	if w.Len() != 11 || w.Pending() != 3 {
+		t.Fatalf("Len %d Pending %d", w.Len(), w.Pending())
+	}
+	w.WriteBits(0, 40)
+	if w.Len() != 51 || w.Pending() != 3 {
+		t.Fatalf("Len %d Pending %d", w.Len(), w.Pending())
+	}
+	if b := w.Finish(); len(b) != 7 || b[0] != 0xaa || w.Len() != 56 || w.Pending() != 0 {
+		t.Fatalf("Finish %x, Len %d", b, w.Len())
+	}
+	r := NewBitReader([]byte{1, 2, 3})
+	r.ReadBits(5)
+	if r.Remaining() != 19 {
+		t.Fatalf("Remaining %d", r.Remaining())
+	}
+}
