@@ -1,9 +1,12 @@
 package shooter
 
 import (
+	"errors"
+
 	"github.com/rewindgo/rewind/lagcomp"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/predict/input"
+	"github.com/rewindgo/rewind/quant"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/rng"
 	"github.com/rewindgo/rewind/tick"
@@ -69,21 +72,59 @@ const (
 // writes the marker before the body), predict.SpawnKey (a bullet's key,
 // sent with its spawn, so a client's predicted bullet is adopted), and the
 // Stick inputs.
+//
+// What goes on the wire is chosen for bandwidth. A ship's Body is sent
+// when it changes, a bullet's only with its spawn (replicate.Once): a
+// bullet flies straight, so a client predicts all of its flight from the
+// spawn. Body travels quantized (BodyCodec: 5 bytes instead of 16), which
+// is exact: positions and velocities are small integers.
 type Protocol struct {
 	*replicate.Protocol
 	Inputs *input.Type[Stick]
 }
 
+// Bounds of a Body on the wire: a bullet leaves the arena by at most
+// BulletTTL moves of BulletSpeed, and no velocity exceeds BulletSpeed.
+const (
+	bodyMin = -BulletTTL * BulletSpeed
+	bodyMax = Size + BulletTTL*BulletSpeed
+)
+
+// BodyCodec is Body's wire form: positions in [bodyMin, bodyMax] (13
+// bits each), velocities in [-BulletSpeed, BulletSpeed] (6 bits each),
+// bit-packed by package quant into 5 bytes. Every Body the game makes is
+// in range, so it is exact.
+func BodyCodec() *quant.Codec[Body] {
+	pos := quant.Must(quant.NewInt(bodyMin, bodyMax))
+	vel := quant.Must(quant.NewInt(-BulletSpeed, BulletSpeed))
+	return quant.NewCodec(
+		quant.IntField(pos, func(b *Body) *int32 { return &b.X }),
+		quant.IntField(pos, func(b *Body) *int32 { return &b.Y }),
+		quant.IntField(vel, func(b *Body) *int32 { return &b.VX }),
+		quant.IntField(vel, func(b *Body) *int32 { return &b.VY }),
+	)
+}
+
 // NewProtocol returns the game's protocol, inputs sent with cfg.
 func NewProtocol(cfg input.Config) (*Protocol, error) {
 	p := replicate.NewProtocol()
-	if _, err := replicate.Component[Ship](p, replicate.WithOwnRule()); err != nil {
+	ship, err := replicate.Component[Ship](p, replicate.WithOwnRule())
+	if err != nil {
 		return nil, err
 	}
-	if _, err := replicate.Component[Bullet](p, replicate.WithOwnRule()); err != nil {
+	bullet, err := replicate.Component[Bullet](p, replicate.WithOwnRule())
+	if err != nil {
 		return nil, err
 	}
-	if _, err := replicate.Component[Body](p, replicate.WithOwnRule()); err != nil {
+	body, err := replicate.Component[Body](p, replicate.WithCodec[Body](BodyCodec(), "shooter.Body/v1"))
+	if err != nil {
+		return nil, err
+	}
+	once := replicate.Once
+	if err := errors.Join(
+		p.AddRule(replicate.Rule{Components: []replicate.ComponentID{ship, body}}),
+		p.AddRule(replicate.Rule{Components: []replicate.ComponentID{bullet, body}, Mode: &once}),
+	); err != nil {
 		return nil, err
 	}
 	if _, err := predict.RegisterSpawnKey(p); err != nil {
