@@ -30,7 +30,7 @@ type remoteRun struct {
 // shared simulation moves by the player's input: RPos.X += DX. Client A
 // sends its input for tick f+leadA; client B runs leadB ticks ahead and
 // predicts both entities through a Timeline, its own with its own inputs,
-// A's with RemoteInputs.Input (A's real input if it arrived, the last
+// A's with input.Remote.Input (A's real input if it arrived, the last
 // known otherwise). It records B's position of A's entity at the moment B
 // first simulates each tick, and the server's at that tick.
 func runRemotePrediction(t *testing.T, leadA, leadB, ticks int) remoteRun {

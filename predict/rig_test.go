@@ -2,6 +2,7 @@ package predict_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/netip"
@@ -28,11 +29,15 @@ import (
 //   - frameRig (frameServer, frameClient, connectMem): the whole frame,
 //     ServerFrame and ClientFrames over the in-memory network, with ships
 //     and bullets (FShip, FBody, FBullet, FInput).
+//   - wireRig (newWireRig): a replicate.Server and one predicting client
+//     attached to it (Attach, AttachComponent), no inputs, with a record
+//     of the server's state at every tick to check the client's history
+//     against (RPos, RVel, RTag, RTarget); checksum_test.go's newSumRig
+//     and split_checksum_test.go's newSplitSumRig build on it.
+//   - spawnRig (newSpawnRig): the same for predicted spawns: bullets
+//     fired from a gun with a predicted Ammo (spawn_wire_test.go).
 //   - deckRig: a card game over the network, for RNG prediction across
 //     disruptions (Deck, Wants, Stream).
-//
-// wireRig (replicate_test.go) and spawnRig (spawn_wire_test.go) are the
-// replication rigs of their own files' tests.
 
 // Health is the base rig's predicted component: it loses 1 a tick
 // unless the entity has a Shield.
@@ -876,3 +881,485 @@ type (
 	}
 	Roll struct{ V uint64 }
 )
+
+// Replicated components of the wiring tests: RPos, RVel and RTarget are
+// predicted on the client, RTag is replicated but not predicted.
+type (
+	RPos    struct{ X int64 }
+	RVel    struct{ X int64 }
+	RTag    struct{ ID int32 }
+	RTarget struct{ E ecs.Entity } // an entity reference
+)
+
+// MapEntities maps the reference (replicate maps it server to client).
+func (t *RTarget) MapEntities(m ecs.EntityMapper) { t.E = m.MapEntity(t.E) }
+
+func wireProtocol(t testing.TB) *replicate.Protocol {
+	t.Helper()
+	p := replicate.NewProtocol()
+	for _, err := range []error{
+		second(replicate.Component[RPos](p, replicate.WithOwnRule())),
+		second(replicate.Component[RVel](p, replicate.WithOwnRule())),
+		second(replicate.Component[RTag](p, replicate.WithOwnRule())),
+		second(replicate.Component[RTarget](p, replicate.WithOwnRule())),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+func second[A any](_ A, err error) error { return err }
+
+// moveQuery is the simulation both sides run: every entity with a
+// position and a velocity moves by its velocity.
+func moveQuery(w *ecs.World) func(tick.Tick) {
+	q := ecs.NewQuery2(ecs.Register[RPos](w).Write(), ecs.Register[RVel](w).Read())
+	return func(tick.Tick) {
+		for _, r := range q.All() {
+			r.A.X += r.B.X
+		}
+	}
+}
+
+// entState is one server entity's predicted values at a tick.
+type entState struct {
+	se  ecs.Entity
+	pos RPos
+	vel RVel
+}
+
+// wireRig is a server and one predicting client on a
+// transport.MessageNetwork, built inside synctest.Test (virtual time).
+type wireRig struct {
+	t     *testing.T
+	net   *transport.MessageNetwork
+	ln    *transport.MessageNetworkListener
+	caddr netip.AddrPort // the client's address
+	sw    *ecs.World
+	srv   *replicate.Server
+	ssim  func(tick.Tick)
+	frame tick.Tick
+	start tick.Tick // the timeline's first tick
+
+	cw       *ecs.World
+	client   *replicate.Client
+	tl       *predict.Timeline
+	pos      *predict.Component[RPos]
+	vel      *predict.Component[RVel]
+	tgt      *predict.Component[RTarget]
+	skip     map[ecs.Entity]bool // server entities check leaves out (hidden from the client)
+	csim     func(tick.Tick)
+	cliEnt   map[ecs.Entity]ecs.Entity // every server entity the client mapped
+	states   map[tick.Tick][]entState  // the server's state at the end of each tick
+	checked  int                       // (tick, entity) pairs compared
+	complete int                       // complete ticks compared
+}
+
+const wireTick = time.Second / 60
+
+// newWireRig connects a client predicting lead ticks ahead of the server,
+// on links configured by link.
+func newWireRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predict.Config, lead int) *wireRig {
+	t.Helper()
+	r := &wireRig{t: t, sw: ecs.New(), cw: ecs.New(), cliEnt: map[ecs.Entity]ecs.Entity{}, states: map[tick.Tick][]entState{}}
+	r.net = transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
+	var err error
+	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {
+		t.Fatal(err)
+	}
+	if r.srv, err = replicate.NewServer(replicate.ServerConfig{World: r.sw, Protocol: wireProtocol(t)}); err != nil {
+		t.Fatal(err)
+	}
+	r.ssim = moveQuery(r.sw)
+	if r.client, err = replicate.NewClient(replicate.ClientConfig{World: r.cw, Protocol: wireProtocol(t)}); err != nil {
+		t.Fatal(err)
+	}
+	r.start = tick.Tick(lead)
+	r.tl = predict.New(r.cw, r.start, cfg)
+	if r.pos, err = predict.Register[RPos](r.tl, predict.LogCorrections()); err != nil {
+		t.Fatal(err)
+	}
+	if r.vel, err = predict.Register[RVel](r.tl); err != nil {
+		t.Fatal(err)
+	}
+	if r.tgt, err = predict.Register[RTarget](r.tl); err != nil {
+		t.Fatal(err)
+	}
+	hooks := predict.Hooks(r.tl)
+	hooks.Spawn = func(ce ecs.Entity, _ tick.Tick) { // every mapping, even of entities gone by the check
+		se, _ := r.client.ServerEntity(ce)
+		r.cliEnt[se] = ce
+	}
+	r.client.SetClientHooks(hooks)
+	if err := predict.AttachComponent(r.client, r.pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := predict.AttachComponent(r.client, r.vel); err != nil {
+		t.Fatal(err)
+	}
+	if err := predict.AttachComponent(r.client, r.tgt); err != nil {
+		t.Fatal(err)
+	}
+	r.csim = moveQuery(r.cw)
+	conn := dialMem(t, r.net, r.ln, r.srv)
+	if err := r.client.Connect(conn); err != nil {
+		t.Fatal(err)
+	}
+	r.caddr = conn.LocalAddr()
+	r.setLink(link)
+	return r
+}
+
+func (r *wireRig) setLink(link transport.LinkConfig) {
+	setLinks(r.net, r.caddr, r.ln.Addr(), link)
+}
+
+func (r *wireRig) close() {
+	r.client.Close()
+	r.srv.Close()
+	r.ln.Close()
+	r.net.Close()
+}
+
+// step runs one server frame (receive, simulate with change, send) and one
+// client frame (receive phase, predicted step), checks the client, then
+// lets one tick of virtual time pass.
+func (r *wireRig) step(change func(f tick.Tick)) {
+	r.t.Helper()
+	r.frame++
+	f := r.frame
+	r.srv.Receive()
+	r.ssim(f)
+	if change != nil {
+		change(f)
+	}
+	r.record(f)
+	if err := r.srv.SendTick(f); err != nil {
+		r.t.Fatal(err)
+	}
+	r.client.Update()
+	r.tl.Step(r.csim)
+	r.check()
+	time.Sleep(wireTick)
+}
+
+// record keeps the server's state at the end of tick f.
+func (r *wireRig) record(f tick.Tick) {
+	var s []entState
+	for e, row := range ecs.NewQuery2(ecs.StoreOf[RPos](r.sw).Read(), ecs.StoreOf[RVel](r.sw).Read()).All() {
+		s = append(s, entState{se: e, pos: *row.A, vel: *row.B})
+	}
+	r.states[f] = s
+	delete(r.states, f-64)
+}
+
+// check verifies, after a client step: every replicated entity is alive
+// and mapped in the client World with its non-predicted RTag (replication
+// structure survives rollbacks), and at every complete server tick held in the
+// history, the predicted values equal the server's state at that tick:
+// the same entities, the same values.
+func (r *wireRig) check() {
+	r.t.Helper()
+	for _, e := range ecs.StoreOf[replicate.Replicated](r.sw).Column().Entities {
+		ce, ok := r.client.ClientEntity(e)
+		if !ok {
+			continue
+		}
+		r.cliEnt[e] = ce
+		if !r.cw.Alive(ce) {
+			r.t.Fatalf("tick %v: replicated entity %v (client %v) is dead on the client", r.tl.Now(), e, ce)
+		}
+		if _, ok := r.client.ServerEntity(ce); !ok {
+			r.t.Fatalf("tick %v: client entity %v lost its mapping", r.tl.Now(), ce)
+		}
+		if !ecs.StoreOf[RTag](r.cw).Has(ce) {
+			r.t.Fatalf("tick %v: replicated entity %v lost its tag on the client", r.tl.Now(), e)
+		}
+	}
+	low := r.tl.Now().Add(-int32(r.tl.Window()))
+	if low.Before(r.start) {
+		low = r.start
+	}
+	for tk := low; tk.Before(r.tl.Now()); tk++ {
+		states, ok := r.states[tk]
+		if !ok || !r.client.TickComplete(tk) {
+			continue
+		}
+		r.complete++
+		alive := map[ecs.Entity]bool{}
+		for _, s := range states {
+			if r.skip[s.se] {
+				continue
+			}
+			alive[s.se] = true
+			ce, ok := r.cliEnt[s.se]
+			if !ok {
+				r.t.Fatalf("tick %v complete but server entity %v never reached the client", tk, s.se)
+			}
+			p, okp := r.pos.At(ce, tk)
+			v, okv := r.vel.At(ce, tk)
+			if !okp || !okv || p != s.pos || v != s.vel {
+				r.t.Fatalf("now %v: complete tick %v, entity %v (client %v): client %v/%v (%v %v), server %v/%v",
+					r.tl.Now(), tk, s.se, ce, p, v, okp, okv, s.pos, s.vel)
+			}
+			r.checked++
+		}
+		for se, ce := range r.cliEnt {
+			if alive[se] || r.skip[se] {
+				continue
+			}
+			if p, ok := r.pos.At(ce, tk); ok {
+				r.t.Fatalf("now %v: complete tick %v: entity %v absent on the server has %v on the client", r.tl.Now(), tk, se, p)
+			}
+		}
+	}
+}
+
+// spawn spawns a moving replicated entity on the server.
+func (r *wireRig) spawn(x, v int64, id int32) ecs.Entity {
+	e := r.sw.Spawn()
+	_ = ecs.Register[replicate.Replicated](r.sw).Set(e, replicate.Replicated{})
+	_ = ecs.StoreOf[RPos](r.sw).Set(e, RPos{x})
+	_ = ecs.StoreOf[RVel](r.sw).Set(e, RVel{v})
+	_ = ecs.Register[RTag](r.sw).Set(e, RTag{id})
+	return e
+}
+
+// Ammo is the client's predicted gun state: a shot needs a round.
+type Ammo struct{ N int32 }
+
+type spawnRig struct {
+	t     *testing.T
+	net   *transport.MessageNetwork
+	ln    *transport.MessageNetworkListener
+	sw    *ecs.World
+	srv   *replicate.Server
+	ssim  func(tick.Tick)
+	frame tick.Tick
+
+	cw     *ecs.World
+	client *replicate.Client
+	tl     *predict.Timeline
+	pos    *predict.Component[RPos]
+	vel    *predict.Component[RVel]
+	ammo   *predict.Component[Ammo]
+	gun    ecs.Entity
+	csim   func(tick.Tick)
+
+	serverFires, clientFires map[tick.Tick]bool
+	serverExtra, clientExtra func(f tick.Tick)        // after firing, in each simulation
+	id                       replicate.ClientID       // the key's client (the client's id once connected)
+	bullets                  map[tick.Tick]ecs.Entity // server bullets by spawn tick
+	spawned                  []spawned                // what Timeline.Spawn returned, in order
+	refused                  []refusal                // the Spawn calls refused, in order
+	states                   map[tick.Tick][2][]int64 // server bullets (entity, x) at the end of each tick
+}
+
+// refusal is a Spawn refused (ErrSpawnRefused): the key's tick, the frame
+// it happened in, and whether in a rollback.
+type refusal struct {
+	f, frame tick.Tick
+	rb       bool
+}
+
+func spawnProtocol(t testing.TB) *replicate.Protocol {
+	t.Helper()
+	p := replicate.NewProtocol()
+	for _, err := range []error{
+		second(replicate.Component[RPos](p, replicate.WithOwnRule())),
+		second(replicate.Component[RVel](p, replicate.WithOwnRule())),
+		second(predict.RegisterSpawnKey(p)),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+func (r *spawnRig) key(f tick.Tick) predict.SpawnKey {
+	return predict.SpawnKey{Client: r.id, Tick: f, Kind: 1}
+}
+
+// newSpawnRig connects a client predicting lead ticks ahead of the server
+// over links of the given latency, with a window of 30 ticks.
+func newSpawnRig(t *testing.T, latency time.Duration, lead int) *spawnRig {
+	t.Helper()
+	return newSpawnRigLink(t, 1, transport.LinkConfig{Latency: latency}, lead, 30)
+}
+
+// newSpawnRigLink is newSpawnRig on links configured by link, with the
+// network's seed and a window of window ticks.
+func newSpawnRigLink(t *testing.T, seed uint64, link transport.LinkConfig, lead, window int) *spawnRig {
+	t.Helper()
+	r := &spawnRig{t: t, sw: ecs.New(), cw: ecs.New(),
+		serverFires: map[tick.Tick]bool{}, clientFires: map[tick.Tick]bool{},
+		bullets: map[tick.Tick]ecs.Entity{}, states: map[tick.Tick][2][]int64{}}
+	r.net = transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
+	var err error
+	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {
+		t.Fatal(err)
+	}
+	if r.srv, err = replicate.NewServer(replicate.ServerConfig{World: r.sw, Protocol: spawnProtocol(t)}); err != nil {
+		t.Fatal(err)
+	}
+	move := moveQuery(r.sw)
+	r.ssim = func(f tick.Tick) {
+		move(f)
+		if r.serverFires[f] {
+			// The server fires from the client's input for f, under the
+			// same key.
+			e := predict.ServerSpawn(r.sw, r.key(f))
+			_ = ecs.StoreOf[RPos](r.sw).Set(e, RPos{1000 + int64(f)})
+			_ = ecs.StoreOf[RVel](r.sw).Set(e, RVel{2})
+			r.bullets[f] = e
+		}
+		if r.serverExtra != nil {
+			r.serverExtra(f)
+		}
+	}
+	if r.client, err = replicate.NewClient(replicate.ClientConfig{World: r.cw, Protocol: spawnProtocol(t)}); err != nil {
+		t.Fatal(err)
+	}
+	r.tl = predict.New(r.cw, tick.Tick(lead), predict.Config{Window: window})
+	if r.pos, err = predict.Register[RPos](r.tl); err != nil {
+		t.Fatal(err)
+	}
+	if r.vel, err = predict.Register[RVel](r.tl); err != nil {
+		t.Fatal(err)
+	}
+	if r.ammo, err = predict.Register[Ammo](r.tl); err != nil {
+		t.Fatal(err)
+	}
+	r.gun = r.cw.Spawn()
+	_ = r.ammo.Store().Set(r.gun, Ammo{N: 1})
+	predict.Attach(r.client, r.tl)
+	if err := predict.AttachComponent(r.client, r.pos); err != nil {
+		t.Fatal(err)
+	}
+	if err := predict.AttachComponent(r.client, r.vel); err != nil {
+		t.Fatal(err)
+	}
+	cmove := moveQuery(r.cw)
+	r.csim = func(f tick.Tick) {
+		cmove(f)
+		if r.clientExtra != nil {
+			r.clientExtra(f)
+		}
+		a, _ := r.ammo.Store().Get(r.gun)
+		if !r.clientFires[f] || a.N == 0 {
+			return
+		}
+		e, err := r.tl.Spawn(r.key(f))
+		if errors.Is(err, predict.ErrSpawnRefused) {
+			// The server did not fire: neither does the client, its round
+			// is not spent.
+			r.refused = append(r.refused, refusal{f: f, frame: r.frame, rb: r.tl.InRollback()})
+			return
+		}
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		_ = r.ammo.Store().Set(r.gun, Ammo{N: a.N - 1})
+		_ = r.pos.Store().Set(e, RPos{1000 + int64(f)})
+		_ = r.vel.Store().Set(e, RVel{2})
+		r.spawned = append(r.spawned, spawned{e, r.tl.InRollback()})
+	}
+	conn := dialMem(t, r.net, r.ln, r.srv)
+	if err := r.client.Connect(conn); err != nil {
+		t.Fatal(err)
+	}
+	setLinks(r.net, conn.LocalAddr(), r.ln.Addr(), link)
+	return r
+}
+
+func (r *spawnRig) close() {
+	r.client.Close()
+	r.srv.Close()
+	r.ln.Close()
+	r.net.Close()
+}
+
+// step runs one server frame and one client frame, then lets one tick of
+// virtual time pass.
+func (r *spawnRig) step() {
+	r.t.Helper()
+	r.frame++
+	r.srv.Receive()
+	r.ssim(r.frame)
+	var s [2][]int64
+	for e, p := range ecs.NewQuery1(ecs.StoreOf[RPos](r.sw).Read()).All() {
+		s[0] = append(s[0], int64(e))
+		s[1] = append(s[1], p.X)
+	}
+	r.states[r.frame] = s
+	if err := r.srv.SendTick(r.frame); err != nil {
+		r.t.Fatal(err)
+	}
+	r.client.Update()
+	if r.id == 0 {
+		r.id = r.client.ID()
+	}
+	r.tl.Step(r.csim)
+	time.Sleep(wireTick)
+}
+
+func (r *spawnRig) stepTo(f tick.Tick) {
+	for r.frame < f {
+		r.step()
+	}
+}
+
+// bulletsOnClient returns the client entities with a SpawnKey.
+func (r *spawnRig) bulletsOnClient() []ecs.Entity {
+	s := ecs.StoreOf[predict.SpawnKey](r.cw)
+	return append([]ecs.Entity(nil), s.Column().Entities...)
+}
+
+// checkBullet verifies that server bullet se is client entity ce, alive and
+// mapped, and that the client's history at every complete tick from the
+// spawn on holds the server's position, and its value at Now the
+// server's, extrapolated.
+func (r *spawnRig) checkBullet(se, ce ecs.Entity, f tick.Tick) {
+	r.t.Helper()
+	if got, ok := r.client.ClientEntity(se); !ok || got != ce || !r.cw.Alive(ce) {
+		r.t.Fatalf("server bullet %v is client %v (%v, alive %v), want %v", se, got, ok, r.cw.Alive(got), ce)
+	}
+	if back, _ := r.client.ServerEntity(ce); back != se {
+		r.t.Fatalf("client bullet %v replicates %v, want %v", ce, back, se)
+	}
+	checked := 0
+	for tk := r.tl.Now().Add(-int32(r.tl.Window())); tk.Before(r.tl.Now()); tk++ {
+		if !r.client.TickComplete(tk) {
+			continue
+		}
+		p, ok := r.pos.At(ce, tk)
+		if tk.Before(f) {
+			if ok {
+				r.t.Fatalf("bullet of tick %v has %v at %v", f, p, tk)
+			}
+			continue
+		}
+		s := r.states[tk]
+		want := int64(-1)
+		for i, e := range s[0] {
+			if ecs.Entity(e) == se {
+				want = s[1][i]
+			}
+		}
+		if !ok || p.X != want {
+			r.t.Fatalf("bullet at complete tick %v: %v (%v), server %v", tk, p, ok, want)
+		}
+		checked++
+	}
+	if checked < 5 {
+		r.t.Fatalf("%d complete ticks compared, want at least 5", checked)
+	}
+	sp, _ := ecs.StoreOf[RPos](r.sw).Get(se)
+	cp, _ := r.pos.Store().Get(ce)
+	if cp.X != sp.X+2*int64(r.tl.Now().Sub(r.frame)) {
+		r.t.Fatalf("bullet at %v: %v, server %v at %v", r.tl.Now(), cp, sp, r.frame)
+	}
+}

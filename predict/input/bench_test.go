@@ -86,7 +86,7 @@ func (p *benchEnd) Err() error                        { return nil }
 
 // inputBench is a server with n connected clients whose input messages
 // are written straight into the server ends of their conns, the way the
-// clients' InputSenders encode them.
+// clients' Senders encode them.
 type inputBench struct {
 	srv   *replicate.Server
 	buf   *input.Buffer[Move]

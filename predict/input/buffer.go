@@ -27,7 +27,7 @@ type Stats struct {
 	// the simulated tick, and messages of unknown clients.
 	Garbage uint64
 	// Messages counts input messages received, and Reports the
-	// InputReports sent to the client.
+	// Reports sent to the client.
 	Messages, Reports uint64
 }
 

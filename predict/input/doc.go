@@ -40,7 +40,10 @@
 //
 // A Batch is a uvarint player, a uvarint last tick, a count byte
 // (1..MaxRedundancy), then each input as a length byte and its
-// encoding. A Report is described at Report. Every varint is minimal
+// encoding. A Report is a uvarint Tick, a varint Newest-Tick, a uvarint
+// Lost, a uvarint count of arrivals (at most MaxReportArrivals), each a
+// uvarint Newest-Last and a varint Margin, then uvarints Missing and
+// Late. Every varint is minimal
 // (the one varint rule of every rewind wire format): the decoders refuse
 // padded or overlong varints with ErrMalformed, so a message has one
 // encoding, and the fuzz targets check that accepted bytes re-encode to

@@ -221,7 +221,7 @@ func Register[T any](p *replicate.Protocol, codec replicate.Codec[T], cfg Config
 // Config returns the input configuration with its defaults applied.
 func (in *Type[T]) Config() Config { return in.cfg }
 
-// Reports returns the InputReports the client received since the last
+// Reports returns the Reports the client received since the last
 // call (after replicate.Client.Update), for ticksync.Sync.Report. The slice and
 // the reports' Arrivals are reused by the next call. predict.ClientFrame calls it.
 func (in *Type[T]) Reports(c *replicate.Client) []Report {

@@ -261,7 +261,7 @@ func TestInputCodecRefuses(t *testing.T) {
 		"trailing": append(good, 0), "truncated": good[:len(good)-1], "wrong size": {1, 9, 1, 2, 0, 0},
 	} {
 		if err := c.Decode(data, &b); !errors.Is(err, input.ErrMalformed) {
-			t.Errorf("Decode(%s) = %v, want ErrBadInputs", name, err)
+			t.Errorf("Decode(%s) = %v, want ErrMalformed", name, err)
 		}
 	}
 }
@@ -273,7 +273,7 @@ func TestInputSender(t *testing.T) {
 	type Big struct{ B [100]byte }
 	p := replicate.NewProtocol()
 	if _, err := input.Register[Big](p, nil, input.Config{}); !errors.Is(err, input.ErrSize) {
-		t.Fatalf("RegisterInputs(100-byte input, 64-byte limit) = %v, want ErrInputSize", err)
+		t.Fatalf("Register(100-byte input, 64-byte limit) = %v, want ErrSize", err)
 	}
 	_, in := inputProtocol(t, input.Config{Window: 4})
 	s := in.NewSender()
@@ -283,7 +283,7 @@ func TestInputSender(t *testing.T) {
 		}
 	}
 	if err := s.Add(nil, 15, Move{}); !errors.Is(err, input.ErrTick) {
-		t.Fatalf("Add(same tick) = %v, want ErrInputTick", err)
+		t.Fatalf("Add(same tick) = %v, want ErrTick", err)
 	}
 	for f := tick.Tick(12); f < 16; f++ {
 		if v, ok := s.Input(f); !ok || v != moveAt(f, 1) {
@@ -348,7 +348,7 @@ func TestInputBatchPaddedVarint(t *testing.T) {
 	}
 	var b input.Batch[uint8]
 	if err := c.Decode([]byte{0x80, 0x00, 0x05, 0x01, 0x01, 0x01}, &b); !errors.Is(err, input.ErrMalformed) {
-		t.Fatalf("Decode(80 00 05 01 01 01) = %v, %+v; want ErrBadInputs", err, b)
+		t.Fatalf("Decode(80 00 05 01 01 01) = %v, %+v; want ErrMalformed", err, b)
 	}
 	minimal := []byte{0x00, 0x05, 0x01, 0x01, 0x01}
 	if err := c.Decode(minimal, &b); err != nil || b.Player != 0 || b.Last != 5 || len(b.Inputs) != 1 || b.Inputs[0] != 1 {
@@ -376,7 +376,7 @@ func FuzzInputBatchDecode(f *testing.F) {
 		var b input.Batch[Move]
 		if err := c.Decode(data, &b); err != nil {
 			if !errors.Is(err, input.ErrMalformed) {
-				t.Fatalf("error %v does not match ErrBadInputs", err)
+				t.Fatalf("error %v does not match ErrMalformed", err)
 			}
 			return
 		}

@@ -30,7 +30,7 @@ type sentInput struct {
 }
 
 // feedback is the Sync's account of its inputs' arrival at the
-// server, from InputReports.
+// server, from input reports.
 type feedback struct {
 	sent     [sentRing]sentInput
 	ref      tick.Tick     // the first input tick sent
