@@ -1,8 +1,6 @@
 package shooter
 
 import (
-	"errors"
-
 	"github.com/rewindgo/rewind/lagcomp"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/predict/input"
@@ -73,11 +71,8 @@ const (
 // sent with its spawn, so a client's predicted bullet is adopted), and the
 // Stick inputs.
 //
-// What goes on the wire is chosen for bandwidth. A ship's Body is sent
-// when it changes, a bullet's only with its spawn (replicate.Once): a
-// bullet flies straight, so a client predicts all of its flight from the
-// spawn. Body travels quantized (BodyCodec: 5 bytes instead of 16), which
-// is exact: positions and velocities are small integers.
+// Body travels quantized (BodyCodec: 5 bytes instead of 16), which is
+// exact: positions and velocities are small integers.
 type Protocol struct {
 	*replicate.Protocol
 	Inputs *input.Type[Stick]
@@ -108,23 +103,13 @@ func BodyCodec() *quant.Codec[Body] {
 // NewProtocol returns the game's protocol, inputs sent with cfg.
 func NewProtocol(cfg input.Config) (*Protocol, error) {
 	p := replicate.NewProtocol()
-	ship, err := replicate.Component[Ship](p, replicate.WithOwnRule())
-	if err != nil {
+	if _, err := replicate.Component[Ship](p, replicate.WithOwnRule()); err != nil {
 		return nil, err
 	}
-	bullet, err := replicate.Component[Bullet](p, replicate.WithOwnRule())
-	if err != nil {
+	if _, err := replicate.Component[Bullet](p, replicate.WithOwnRule()); err != nil {
 		return nil, err
 	}
-	body, err := replicate.Component[Body](p, replicate.WithCodec[Body](BodyCodec(), "shooter.Body/v1"))
-	if err != nil {
-		return nil, err
-	}
-	once := replicate.Once
-	if err := errors.Join(
-		p.AddRule(replicate.Rule{Components: []replicate.ComponentID{ship, body}}),
-		p.AddRule(replicate.Rule{Components: []replicate.ComponentID{bullet, body}, Mode: &once}),
-	); err != nil {
+	if _, err := replicate.Component[Body](p, replicate.WithOwnRule(), replicate.WithCodec[Body](BodyCodec(), "shooter.Body/v1")); err != nil {
 		return nil, err
 	}
 	if _, err := predict.RegisterSpawnKey(p); err != nil {
