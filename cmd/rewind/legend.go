@@ -49,6 +49,10 @@ const predictLegend = `Terms:
                  shots refused before being fired
   own shots      the bullets a client's own ship fired; refused: the server
                  did not fire them (the input came too late)
+  hit-scans      a scan a client judged on its screen and the server judged
+                 with lag compensation (the ships as the input's claim says
+                 the client showed them); agree: same target and verdict;
+                 one side only: the input came too late, or the run ended
   range faults   server values older than the client's rollback window
   converged      every client's confirmed state equals the server's at every
                  complete tick compared

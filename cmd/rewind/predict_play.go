@@ -44,6 +44,7 @@ func (d *predictDemo) play(ctx context.Context, sum *predictSummary, live io.Wri
 		if _, err := d.game.AddShip(uint64(pc.rc.ID())); err != nil {
 			return err
 		}
+		pc.game.SetScanner(uint64(pc.rc.ID()), pc.shown)
 	}
 	d.runStart = time.Now()
 	for _, pc := range d.clients {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/rewindgo/rewind/cmd/rewind/internal/shooter"
+	"github.com/rewindgo/rewind/tick"
 	"io"
 	"slices"
 	"time"
@@ -78,6 +80,20 @@ type predictSummary struct {
 	// SettledOwnShotsRefusedPct is OwnShotsRefusedPct after the first
 	// second (the catch-up of the start sends inputs late).
 	SettledOwnShotsRefusedPct float64 `json:"own_shots_refused_after_1s_pct"`
+	// Scans counts the hit-scans a client judged on its screen and the
+	// server judged too (lag compensation: against the other ships as the
+	// input's claim says the client showed them); HitsAgreed those whose
+	// verdicts (target and hit) agree, HitsDisagreed those that differ,
+	// ScanHits the server's hits among them. ScansOneSided counts scans
+	// judged on one side only: the input reached the server too late (it
+	// judged a guessed input, or none), or the run ended first. With
+	// --others predict the client shows the other ships predicted, and a
+	// verdict differs when their guessed inputs were wrong.
+	Scans         uint64 `json:"scans"`
+	ScanHits      uint64 `json:"scan_hits"`
+	HitsAgreed    uint64 `json:"hits_agreed"`
+	HitsDisagreed uint64 `json:"hits_disagreed"`
+	ScansOneSided uint64 `json:"scans_one_sided"`
 	// PredictedSpawns counts the bullets the clients' simulations fired
 	// as predicted spawns (their own, and the other ships' with --others
 	// predict); PredictedSpawnsMatched those a server bullet with the
@@ -196,8 +212,13 @@ type predictClientSummary struct {
 	// last, InputJitterMS the jitter of their arrival.
 	InputLossPct float64 `json:"input_loss_pct"`
 	// OwnShots and OwnShotsRefused: see predictSummary.
-	OwnShots         uint64  `json:"own_shots"`
-	OwnShotsRefused  uint64  `json:"own_shots_refused"`
+	OwnShots        uint64 `json:"own_shots"`
+	OwnShotsRefused uint64 `json:"own_shots_refused"`
+	// Scans, HitsAgreed, HitsDisagreed, ScansOneSided: see predictSummary.
+	Scans            uint64  `json:"scans"`
+	HitsAgreed       uint64  `json:"hits_agreed"`
+	HitsDisagreed    uint64  `json:"hits_disagreed"`
+	ScansOneSided    uint64  `json:"scans_one_sided"`
 	Redundancy       int     `json:"redundancy"`
 	InputJitterMS    float64 `json:"input_jitter_ms"`
 	BytesPerSec      float64 `json:"bytes_per_sec"`
@@ -248,6 +269,14 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 	sum.Converged = true
 	var rate, udp, in, aheadSum, aheadN, spawns, refused, settledOwn, settledOwnRef float64
 	var leads []int32
+	type scanKey struct {
+		player uint64
+		t      tick.Tick
+	}
+	judged := map[scanKey]shooter.ScanResult{}
+	for _, r := range d.game.Scans() {
+		judged[scanKey{r.Player, r.Tick}] = r
+	}
 	for _, pc := range d.clients {
 		st := pc.tl.Stats()
 		fs := pc.frame.Stats()
@@ -299,6 +328,28 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 		cs.OwnShotsRefused, _ = pc.game.RefusedShots(own)
 		sum.OwnShots += cs.OwnShots
 		sum.OwnShotsRefused += cs.OwnShotsRefused
+		for _, r := range pc.game.Scans() {
+			k := scanKey{r.Player, r.Tick}
+			srv, ok := judged[k]
+			switch {
+			case !ok:
+				cs.ScansOneSided++
+				continue
+			case srv == r:
+				cs.HitsAgreed++
+			default:
+				cs.HitsDisagreed++
+			}
+			delete(judged, k)
+			cs.Scans++
+			if srv.Hit {
+				sum.ScanHits++
+			}
+		}
+		sum.Scans += cs.Scans
+		sum.HitsAgreed += cs.HitsAgreed
+		sum.HitsDisagreed += cs.HitsDisagreed
+		sum.ScansOneSided += cs.ScansOneSided
 		leads = append(leads, pc.leads...)
 		sum.SnapsAhead += cs.SnapsAhead
 		sum.SnapsBack += cs.SnapsBack
@@ -402,6 +453,8 @@ func (s *predictSummary) print(w io.Writer) {
 	fmt.Fprintf(w, "%d bullets fired; predicted on the clients %d (%d matched, %d dropped, %d refused; %d bullet-ticks unconfirmed), %d server bullets unpredicted\n",
 		s.BulletsFired, s.PredictedSpawns, s.PredictedSpawnsMatched, s.PredictedSpawnsDropped, s.PredictedSpawnsRefused, s.UnconfirmedBulletTicks, s.ServerSpawnsUnpredicted)
 	fmt.Fprintf(w, "%d range faults, %d late values superseded, %d resyncs\n", s.RangeFaults, s.Superseded, s.Resyncs)
+	fmt.Fprintf(w, "hit-scans judged by client and server: %d (%d hits), verdicts agree %d, differ %d; %d judged on one side only\n",
+		s.Scans, s.ScanHits, s.HitsAgreed, s.HitsDisagreed, s.ScansOneSided)
 	fmt.Fprintf(w, "after the first second: lead over the server %d..%d ticks (p10..p90, min %d, max %d), %d snaps, inputs %d late %d missing of %d (%.2f%%), own shots refused %.2f%% (all run: %d of %d)\n",
 		s.Lead.P10, s.Lead.P90, s.Lead.Min, s.Lead.Max, s.SnapsSettled, s.SettledLate, s.SettledMissing, s.SettledInputs, s.SettledMissingPct,
 		s.SettledOwnShotsRefusedPct, s.OwnShotsRefused, s.OwnShots)

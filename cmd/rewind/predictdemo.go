@@ -9,6 +9,7 @@ import (
 
 	"github.com/rewindgo/rewind/cmd/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/lagcomp"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/predict/interp"
@@ -256,6 +257,7 @@ func (d *predictDemo) start(ctx context.Context) error {
 		return err
 	}
 	d.game = shooter.NewServer()
+	d.game.ShowOthersInterpolated(o.Others == "interpolate")
 	srv, err := replicate.NewServer(replicate.ServerConfig{World: d.game.World(), Protocol: d.proto.Protocol, TickRate: serverTickRate,
 		ChecksumInterval: o.checksumInterval()})
 	if err != nil {
@@ -313,10 +315,7 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 	}
 	pc.body, pc.bullet = pc.game.Body(), pc.game.Bullet()
 	pc.ships = ecs.Register[shooter.Ship](pc.world)
-	pc.interp = interp.NewBuffer[shooter.Body](interp.Config{Capacity: predictWindow},
-		func(a, b shooter.Body, f float64) shooter.Body {
-			return shooter.Body{X: a.X + int32(f*float64(b.X-a.X)), Y: a.Y + int32(f*float64(b.Y-a.Y)), VX: b.VX, VY: b.VY}
-		})
+	pc.interp = interp.NewBuffer[shooter.Body](interp.Config{Capacity: predictWindow}, shooter.LerpBody)
 	if d.o.Others == "interpolate" {
 		err = predict.AttachSplit(pc.rc, pc.body, pc.interp, pc.remoteShip)
 	} else {
@@ -368,8 +367,38 @@ func (d *predictDemo) newClient(pc *predictClient) error {
 	}
 	pc.sim = func(t tick.Tick) { pc.game.Step(t, steer) }
 	seed := d.o.Seed
-	pc.input = func(t tick.Tick) shooter.Stick { return shooter.Bot(seed, uint64(pc.rc.ID()), t) }
+	pc.input = func(t tick.Tick) shooter.Stick {
+		in := shooter.Bot(seed, uint64(pc.rc.ID()), t)
+		if shooter.Scans(in, t) {
+			// The claim of lag compensation: the moment the screen shows
+			// the interpolated ships at as this input is made.
+			rt, rf := pc.frame.Sync().Received(t, 0)
+			st, sf := pc.interp.ShowAt(rt, rf, pc.interp.Config().Delay(pc.frame.Jitter()))
+			in.Seen, _ = lagcomp.NewRecent(t, st, sf)
+		}
+		return in
+	}
 	return nil
+}
+
+// shown appends to dst the other ships as the client's screen showed
+// them for a scan of tick t with claim c: the ships it predicts at the
+// present (their Body at the end of t), those it interpolates at the
+// claim.
+func (pc *predictClient) shown(c lagcomp.Claim, _ tick.Tick, dst []shooter.Target) []shooter.Target {
+	for e, sh := range pc.ships.Values() {
+		if replicate.ClientID(sh.Player) == pc.rc.ID() {
+			continue
+		}
+		b, ok := pc.body.Store().Get(e)
+		if !ok {
+			b, ok = pc.interp.At(e, c.Tick, c.Fraction())
+		}
+		if ok {
+			dst = append(dst, shooter.Target{Player: sh.Player, Body: b})
+		}
+	}
+	return dst
 }
 
 // remoteShip reports whether e is another player's ship (shown

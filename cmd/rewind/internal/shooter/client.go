@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/lagcomp"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
@@ -42,7 +43,26 @@ type Client struct {
 	refusedBy       map[uint64]uint64
 	refusedDistinct uint64
 	firstFired      map[uint64]uint64 // shots fired in the first simulation of their tick, per player
+
+	// Hit-scans of the client's own player (SetScanner).
+	player  uint64
+	shown   func(c lagcomp.Claim, t tick.Tick, dst []Target) []Target
+	targets []Target
+	scans   []ScanResult
 }
+
+// SetScanner makes the client judge its own player's hit-scans: player
+// is the Player of its ship, shown appends to dst the other ships as the
+// screen showed them when the input of tick t was made, for the claim
+// the input carries (the ships it interpolates at the claim, those it
+// predicts at the present). Each scan is judged once, in the first
+// simulation of its tick (not in re-simulations), as the player saw it.
+func (c *Client) SetScanner(player uint64, shown func(cl lagcomp.Claim, t tick.Tick, dst []Target) []Target) {
+	c.player, c.shown = player, shown
+}
+
+// Scans returns the verdicts of the own player's scans so far.
+func (c *Client) Scans() []ScanResult { return c.scans }
 
 // refusedRing is how many recently refused keys a Client remembers to
 // count each once: more than the keys a rollback window can refuse again.
@@ -99,6 +119,9 @@ func (c *Client) Bullet() *predict.Component[Bullet] { return c.bullet }
 // the key the server uses. The game must not give the own ship an input
 // before it knows its id (replicate.Client.ID), as the demo does by
 // adding ships once every client is connected.
+//
+// With SetScanner, the own player's hit-scans of tick t are judged after
+// the ships have moved, in the first simulation of t.
 func (c *Client) Step(t tick.Tick, input func(player uint64) Stick) {
 	c.expired, c.shots = c.expired[:0], c.shots[:0]
 	for e, r := range c.bullets.All() {
@@ -121,6 +144,17 @@ func (c *Client) Step(t tick.Tick, input func(player uint64) Stick) {
 					c.firstFired = map[uint64]uint64{}
 				}
 				c.firstFired[r.B.Player]++
+			}
+		}
+	}
+	if c.shown != nil && !c.tl.InRollback() {
+		for _, r := range c.ships.All() {
+			if r.B.Player != c.player {
+				continue
+			}
+			if in := input(c.player); Scans(in, t) {
+				c.targets = c.shown(in.Seen.Claim(t), t, c.targets[:0])
+				c.scans = append(c.scans, HitScan(c.player, t, *r.A, c.targets))
 			}
 		}
 	}

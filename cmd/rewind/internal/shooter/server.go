@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/lagcomp"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
@@ -23,14 +24,37 @@ type Server struct {
 	bullets []ecs.Entity
 	fired   uint64
 	expired uint64
+
+	// Lag compensation: the bodies of the last second, and the scans'
+	// verdicts.
+	hist    *lagcomp.History
+	bodies  *lagcomp.Type[Body]
+	interp  bool // the clients show the other ships interpolated
+	targets []Target
+	scans   []ScanResult
 }
 
 // NewServer returns an empty game World.
 func NewServer() *Server {
 	w := ecs.New()
-	return &Server{w: w, body: ecs.Register[Body](w), ship: ecs.Register[Ship](w),
+	s := &Server{w: w, body: ecs.Register[Body](w), ship: ecs.Register[Ship](w),
 		bullet: ecs.Register[Bullet](w), rep: ecs.Register[replicate.Replicated](w)}
+	s.hist = lagcomp.New(w, lagcomp.Config{})
+	s.bodies, _ = lagcomp.Track(s.hist, LerpBody) // Body is plain data
+	return s
 }
+
+// ShowOthersInterpolated says how the clients show the other players'
+// ships: interpolated (a scan is judged against them as the claim in the
+// input says the shooter saw them, package lagcomp) or predicted (at the
+// present, as the server has them at the scan's tick).
+func (s *Server) ShowOthersInterpolated(on bool) { s.interp = on }
+
+// Scans returns the verdicts of the hit-scans so far, in order.
+func (s *Server) Scans() []ScanResult { return s.scans }
+
+// History returns the server's lag compensation history.
+func (s *Server) History() *lagcomp.History { return s.hist }
 
 // World returns the World the server replicates.
 func (s *Server) World() *ecs.World { return s.w }
@@ -68,6 +92,9 @@ func (s *Server) Expired() uint64 { return s.expired }
 // others fly; every ship steers with input(player) and may fire (Shoot): a
 // new bullet exists from the end of t, spawned under BulletKey(player, t)
 // (predict.ServerSpawn), the key the player's client predicts it with.
+// Then each ship that scans (Scans) is judged by HitScan against the
+// other ships as its player saw them (lag compensation), and the tick's
+// bodies are captured for the scans to come.
 func (s *Server) Step(t tick.Tick, input func(player uint64) Stick) error {
 	s.bullets = slices.DeleteFunc(s.bullets, func(e ecs.Entity) bool {
 		b, _ := s.bullet.Get(e)
@@ -98,7 +125,36 @@ func (s *Server) Step(t tick.Tick, input func(player uint64) Stick) error {
 		s.bullets = append(s.bullets, be)
 		s.fired++
 	}
+	for _, e := range s.ships {
+		sh, _ := s.ship.Get(e)
+		if in := input(sh.Player); Scans(in, t) {
+			s.scans = append(s.scans, HitScan(sh.Player, t, *s.body.Ptr(e), s.seen(in.Seen.Claim(t))))
+		}
+	}
+	s.hist.Capture(t)
 	return nil
+}
+
+// seen returns the ships as a client showing claim c saw them: rewound
+// to the claim when the clients interpolate the other ships, at the
+// present otherwise.
+func (s *Server) seen(c lagcomp.Claim) []Target {
+	s.targets = s.targets[:0]
+	var v lagcomp.View
+	if s.interp {
+		v = s.hist.At(c)
+	}
+	for _, e := range s.ships {
+		sh, _ := s.ship.Get(e)
+		b, ok := s.body.Get(e)
+		if s.interp {
+			b, ok = s.bodies.At(v, e)
+		}
+		if ok {
+			s.targets = append(s.targets, Target{Player: sh.Player, Body: b})
+		}
+	}
+	return s.targets
 }
 
 // Entity is one entity's state at a tick, for comparisons: its body and

@@ -1,8 +1,10 @@
 package shooter
 
 import (
+	"github.com/rewindgo/rewind/lagcomp"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/predict/input"
+	"github.com/rewindgo/rewind/quant"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/rng"
 	"github.com/rewindgo/rewind/tick"
@@ -24,8 +26,13 @@ type Bullet struct {
 }
 
 // Stick is a player's input for one tick: Buttons is a mask of Up, Down,
-// Left, Right and Fire.
-type Stick struct{ Buttons uint8 }
+// Left, Right, Fire and Scan; Seen, with Scan, is what the player's
+// screen showed of the ships it interpolates (lag compensation's claim,
+// relative to the input's tick).
+type Stick struct {
+	Buttons uint8
+	Seen    lagcomp.Recent
+}
 
 // Buttons of a Stick.
 const (
@@ -34,6 +41,7 @@ const (
 	Left
 	Right
 	Fire
+	Scan
 )
 
 // Rules of the game.
@@ -50,6 +58,11 @@ const (
 	// FireEvery is the number of ticks between two shots of a player
 	// holding Fire.
 	FireEvery = 8
+	// ScanEvery is the number of ticks between two hit-scans of a player
+	// holding Scan; ScanRange how near (Distance) the nearest other ship
+	// must be for a scan to hit it.
+	ScanEvery = 12
+	ScanRange = 700
 )
 
 // Protocol is the replication protocol of the game, the same on server
@@ -57,9 +70,34 @@ const (
 // writes the marker before the body), predict.SpawnKey (a bullet's key,
 // sent with its spawn, so a client's predicted bullet is adopted), and the
 // Stick inputs.
+//
+// Body travels quantized (BodyCodec: 5 bytes instead of 16), which is
+// exact: positions and velocities are small integers.
 type Protocol struct {
 	*replicate.Protocol
 	Inputs *input.Type[Stick]
+}
+
+// Bounds of a Body on the wire: a bullet leaves the arena by at most
+// BulletTTL moves of BulletSpeed, and no velocity exceeds BulletSpeed.
+const (
+	bodyMin = -BulletTTL * BulletSpeed
+	bodyMax = Size + BulletTTL*BulletSpeed
+)
+
+// BodyCodec is Body's wire form: positions in [bodyMin, bodyMax] (13
+// bits each), velocities in [-BulletSpeed, BulletSpeed] (6 bits each),
+// bit-packed by package quant into 5 bytes. Every Body the game makes is
+// in range, so it is exact.
+func BodyCodec() *quant.Codec[Body] {
+	pos := quant.Must(quant.NewInt(bodyMin, bodyMax))
+	vel := quant.Must(quant.NewInt(-BulletSpeed, BulletSpeed))
+	return quant.NewCodec(
+		quant.IntField(pos, func(b *Body) *int32 { return &b.X }),
+		quant.IntField(pos, func(b *Body) *int32 { return &b.Y }),
+		quant.IntField(vel, func(b *Body) *int32 { return &b.VX }),
+		quant.IntField(vel, func(b *Body) *int32 { return &b.VY }),
+	)
 }
 
 // NewProtocol returns the game's protocol, inputs sent with cfg.
@@ -71,7 +109,7 @@ func NewProtocol(cfg input.Config) (*Protocol, error) {
 	if _, err := replicate.Component[Bullet](p, replicate.WithOwnRule()); err != nil {
 		return nil, err
 	}
-	if _, err := replicate.Component[Body](p, replicate.WithOwnRule()); err != nil {
+	if _, err := replicate.Component[Body](p, replicate.WithOwnRule(), replicate.WithCodec[Body](BodyCodec(), "shooter.Body/v1")); err != nil {
 		return nil, err
 	}
 	if _, err := predict.RegisterSpawnKey(p); err != nil {
@@ -125,6 +163,54 @@ func Shoot(ship Body, in Stick, t tick.Tick) (Body, bool) {
 	return Body{X: ship.X, Y: ship.Y, VX: dx * BulletSpeed, VY: dy * BulletSpeed}, true
 }
 
+// Scans reports whether a ship steered with in hit-scans at tick t.
+func Scans(in Stick, t tick.Tick) bool { return in.Buttons&Scan != 0 && uint32(t)%ScanEvery == 0 }
+
+// ScanResult is the verdict of one hit-scan: the shooting player, its
+// tick, the player of the ship aimed at (the nearest other ship, as the
+// shooter saw it; 0: no other ship) and whether it was within ScanRange.
+type ScanResult struct {
+	Player uint64
+	Tick   tick.Tick
+	Target uint64
+	Hit    bool
+}
+
+// Target is another ship as a shooter saw it.
+type Target struct {
+	Player uint64
+	Body   Body
+}
+
+// HitScan judges a scan of the ship at own against the other ships as
+// the shooter saw them: it aims at the nearest (ties: the lower player
+// id) and hits when it is within ScanRange. The client and the server
+// call it on what the shooter saw (a server through package lagcomp), so
+// they agree when they see the same.
+func HitScan(player uint64, t tick.Tick, own Body, others []Target) ScanResult {
+	r := ScanResult{Player: player, Tick: t}
+	best := int32(-1)
+	for _, o := range others {
+		if o.Player == player {
+			continue
+		}
+		d := Distance(own, o.Body)
+		if best < 0 || d < best || d == best && o.Player < r.Target {
+			best, r.Target = d, o.Player
+		}
+	}
+	r.Hit = best >= 0 && best < ScanRange
+	return r
+}
+
+// LerpBody interpolates a body between two ticks (f in [0, 1)): the
+// position along the straight line, the later velocity. Clients show
+// interpolated ships with it and the server's lag compensation rewinds
+// them with it, so both compute the same positions.
+func LerpBody(a, b Body, f float64) Body {
+	return Body{X: a.X + int32(f*float64(b.X-a.X)), Y: a.Y + int32(f*float64(b.Y-a.Y)), VX: b.VX, VY: b.VY}
+}
+
 func sign(v int32) int32 {
 	switch {
 	case v > 0:
@@ -140,8 +226,9 @@ func Expired(b Bullet, t tick.Tick) bool { return t.Sub(tick.Tick(b.Born)) >= Bu
 
 // Bot returns a bot player's input for tick t: a pure function of (seed,
 // player, t). It holds a direction for a stretch of 10 to 31 ticks, like a
-// human holding keys, stands still in one stretch of nine and fires in
-// about half of them.
+// human holding keys, stands still in one stretch of nine, fires in
+// about half of them and holds Scan in about a third. The bot sets no
+// claim (Stick.Seen): the client adds what its screen shows.
 func Bot(seed, player uint64, t tick.Tick) Stick {
 	period := uint64(10 + 7*(player%4))
 	r := rng.Stream(seed, player<<32|uint64(uint32(t))/period)
@@ -150,6 +237,9 @@ func Bot(seed, player uint64, t tick.Tick) Stick {
 	b := moves[x%uint64(len(moves))]
 	if (x>>16)%2 == 0 {
 		b |= Fire
+	}
+	if (x>>24)%3 == 0 {
+		b |= Scan
 	}
 	return Stick{Buttons: b}
 }

@@ -55,9 +55,9 @@ func TestDistance(t *testing.T) {
 }
 
 // TestBot: the bot is a pure function of (seed, player, tick), holds its
-// keys for stretches, and plays every move and fires.
+// keys for stretches, and plays every move, fires and scans.
 func TestBot(t *testing.T) {
-	changes, fires := 0, 0
+	changes, fires, scans := 0, 0, 0
 	moves := map[uint8]bool{}
 	for f := tick.Tick(1); f <= 3000; f++ {
 		in := Bot(7, 2, f)
@@ -70,11 +70,14 @@ func TestBot(t *testing.T) {
 		if in.Buttons&Fire != 0 {
 			fires++
 		}
-		moves[in.Buttons&^Fire] = true
+		if in.Buttons&Scan != 0 {
+			scans++
+		}
+		moves[in.Buttons&^(Fire|Scan)] = true
 	}
 	// Player 2 holds for 24 ticks: 3000/24 = 125 stretches.
-	if changes < 60 || changes > 126 || fires < 900 || fires > 2100 || len(moves) != 9 {
-		t.Fatalf("%d changes, %d ticks firing, %d moves", changes, fires, len(moves))
+	if changes < 60 || changes > 126 || fires < 900 || fires > 2100 || scans < 500 || scans > 1500 || len(moves) != 9 {
+		t.Fatalf("%d changes, %d ticks firing, %d scanning, %d moves", changes, fires, scans, len(moves))
 	}
 	if Bot(7, 2, 100) == Bot(8, 2, 100) && Bot(7, 2, 500) == Bot(8, 2, 500) && Bot(7, 2, 900) == Bot(8, 2, 900) {
 		t.Fatal("the seed changes nothing")
