@@ -164,7 +164,7 @@ func (ib *inputBench) arrive(f tick.Tick) int {
 // BenchmarkServerInputs: the server's per-tick cost of receiving and
 // buffering 64 clients' input messages (K = 3, clients 4 ticks ahead):
 // replicate.Server.Receive of the messages that arrived,
-// InputBuffer.Receive, and InputBuffer.Input for each client's input of
+// Buffer.Receive, and Buffer.Input for each client's input of
 // the simulated tick. Beside it, floor: the same messages (written into
 // the conns the same way) decoded by a loop that skips replicate's header
 // and stores each input in a plain array per client, with no validation,

@@ -413,7 +413,7 @@ func ExampleRegister() {
 	}
 	buf := in.NewBuffer()
 	const player = replicate.ClientID(1)
-	// What the client's InputSender sends for ticks 1..3 (K = 3), and the
+	// What the client's Sender sends for ticks 1..3 (K = 3), and the
 	// server receives.
 	buf.Store(player, input.Batch[Move]{Last: 3, Inputs: []Move{{DX: 1}, {DX: 2}, {DX: 3}}})
 	for f := tick.Tick(3); f <= 4; f++ {

@@ -17,7 +17,7 @@ const step60 = time.Second / 60
 // arrives oneway ± jitter later (uniform, seeded). The client renders a
 // frame every 1/60 s of real time, its clock running at drift/1000 of real
 // time, observes the newest server tick it has, then runs the steps its
-// tick.Clock and the TickSync give.
+// tick.Clock and the Sync give.
 type syncSim struct {
 	t        *testing.T
 	oneway   time.Duration
@@ -286,7 +286,7 @@ func TestTickSyncHoldsFastClock(t *testing.T) {
 	}
 }
 
-// The first sample of a TickSync not started snaps at once: the client
+// The first sample of a Sync not started snaps at once: the client
 // catches up MaxCatchUp extra steps per frame until it has the lead.
 func TestTickSyncFirstSampleSnaps(t *testing.T) {
 	s := ticksync.New(ticksync.Config{})
