@@ -96,6 +96,7 @@ type Timeline struct {
 	rs      resyncState  // the last resync (resync.go)
 	sums    *checksums   // held checksum reports (checksum.go)
 	hold    bool         // HoldRollbacks: Steps check nothing and roll back nothing
+	fx      effects      // effect trackers (effects.go)
 	gone    []goneID     // server ids of entities the server despawned, still in the World (ServerEntity)
 	mapper  entityMapper // replicate's mapping (Attach)
 	// attachChecked: warnUnattached ran (unattached.go).
@@ -414,6 +415,7 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 	tl.inStep = false
 	tl.applyTick(tl.now)
 	tl.expire()
+	tl.fx.confirm(tl)
 	if tl.sums != nil && !tl.hold {
 		tl.sums.flush()
 	}
@@ -454,6 +456,7 @@ func (tl *Timeline) rollback(from tick.Tick, sim func(t tick.Tick)) {
 	tl.unliveSpawns(from)
 	tl.applyTick(from)
 	tl.saveAll(from)
+	tl.fx.rewind(from + 1)
 	tl.inStep, tl.inRB = true, true
 	for t := from + 1; !t.After(now); t++ {
 		tl.cur = t
@@ -465,6 +468,7 @@ func (tl *Timeline) rollback(from tick.Tick, sim func(t tick.Tick)) {
 	}
 	tl.inStep, tl.inRB = false, false
 	tl.cur = now
+	tl.fx.resimulated(now)
 	for _, h := range tl.types {
 		h.endCorrections(now)
 	}
