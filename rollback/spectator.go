@@ -186,6 +186,9 @@ func (s *SpectatorSession) SnapshotDepth() int { return 0 }
 // FramesAhead is 0: a spectator follows its host and is never ahead.
 func (s *SpectatorSession) FramesAhead() int { return 0 }
 
+// ChecksDeterminism reports false: a spectator plays the host's inputs.
+func (s *SpectatorSession) ChecksDeterminism() bool { return false }
+
 // Finished reports whether the spectator reached Config.EndFrame (set it to
 // the host's); after it AdvanceFrame returns no requests.
 func (s *SpectatorSession) Finished() bool {

@@ -31,6 +31,9 @@ func (s *P2PSession) FramesAhead() int {
 	return ahead
 }
 
+// ChecksDeterminism reports false: a P2P session plays a match.
+func (s *P2PSession) ChecksDeterminism() bool { return false }
+
 // updateAdvantage records the time-sync sample of this frame: how far the
 // peer is ahead of us (estimated from the last frame received and half the
 // round trip) and how far it says we are ahead of it. Until the peer's first
