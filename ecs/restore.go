@@ -1,11 +1,14 @@
 package ecs
 
-// Restore is the restore protocol through which package snapshot loads a
-// saved frame into a World: BeginRestore, then RestoreStore for every store
-// it saved, then Finish. Game code never uses it; it loads frames with
-// snapshot.Ring.Load. A World has one Restore, reused by every load, so a
-// load allocates nothing in steady state. Loading from inside a query loop
-// is not supported.
+// Restore is the restore protocol through which a World's stores are set
+// back to saved values: BeginRestore, then RestoreStore for every store
+// restored, then Finish. Two packages use it: snapshot loads a saved frame
+// (snapshot.Ring.Load, allocator included), and predict restores its
+// predicted types for a rollback (with the World's current allocator
+// state, so entity identity is never undone). Game code never uses it.
+// A World has one Restore, reused by every load, so a load allocates
+// nothing in steady state. Loading from inside a query loop is not
+// supported.
 type Restore struct {
 	w      *World
 	epoch  uint64  // counts loads; a store restored in this load holds it
