@@ -93,21 +93,22 @@ func labelled(name string) (int, string) {
 	want := fmt.Sprintf("# labels: {%q:%q}", goroutineLabel, name)
 	n := 0
 	var stacks strings.Builder
-	// Groups of goroutines with the same stack and labels, each opened by
+	// After a "goroutine profile: total N" line, groups of goroutines with
+	// the same stack and labels, separated by blank lines, each opened by
 	// "N @ pc...", then "# labels: {...}" when labelled, then the frames.
 	for group := range strings.SplitSeq(buf.String(), "\n\n") {
-		lines := strings.SplitN(group, "\n", 3)
-		if len(lines) < 2 || lines[1] != want {
-			continue
+		lines := strings.Split(group, "\n")
+		for i := 0; i+1 < len(lines); i++ {
+			count, _, isHead := strings.Cut(lines[i], " @ ")
+			k, err := strconv.Atoi(count)
+			if !isHead || err != nil || lines[i+1] != want {
+				continue
+			}
+			n += k
+			stacks.WriteString(strings.Join(lines[i:], "\n"))
+			stacks.WriteString("\n\n")
+			break
 		}
-		count, _, _ := strings.Cut(lines[0], " @")
-		k, err := strconv.Atoi(count)
-		if err != nil {
-			continue
-		}
-		n += k
-		stacks.WriteString(group)
-		stacks.WriteString("\n\n")
 	}
 	return n, stacks.String()
 }
