@@ -38,7 +38,9 @@ func freePorts(t *testing.T, n int) []int {
 // process spectating peer 0. Every process must exit 0 having finished the match, and print the
 // same digest over states 0..90.
 func TestPeerProcesses(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its four processes (each with its own runtime and
+	// garbage collector) would compete for the CPU with the real-time
+	// demos of this process just as they start; it runs before them.
 	bin, err := os.Executable() // the test binary, which is the command under asRewind
 	if err != nil {
 		t.Fatal(err)
