@@ -15,7 +15,7 @@ type Restore struct {
 	events []Event // the structural events of this load, delivered by Finish
 }
 
-// BeginRestore starts a snapshot load of w: it restores the entity
+// BeginRestore starts a load of w (a restore): it restores the entity
 // allocator to st (entities alive now but not in st die; entities of st
 // come back with their identity) and returns w's Restore.
 //
@@ -62,7 +62,7 @@ func BeginRestore(w *World, st EntityState) *Restore {
 	return r
 }
 
-// Finish ends the snapshot load: components of stores that were not
+// Finish ends the load: components of stores that were not
 // restored are removed from entities that no longer exist, and the
 // structural events of the load are delivered to observers.
 func (r *Restore) Finish() {
