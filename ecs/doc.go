@@ -68,8 +68,7 @@
 // Package snapshot saves and loads a World every frame; a game uses its
 // Ring, never the pieces it is built from here: the read views Column and
 // EntityState, and the restore protocol (BeginRestore, RestoreStore,
-// Restore.Finish) that loads a saved frame. Package predict uses the same
-// pieces for its rollbacks of predicted types.
+// Restore.Finish) that loads a saved frame.
 //
 // # Hierarchy
 //
