@@ -1,18 +1,21 @@
 package ecs
 
-// Restore is the restore protocol through which package snapshot loads a
-// saved frame into a World: BeginRestore, then RestoreStore for every store
-// it saved, then Finish. Game code never uses it; it loads frames with
-// snapshot.Ring.Load. A World has one Restore, reused by every load, so a
-// load allocates nothing in steady state. Loading from inside a query loop
-// is not supported.
+// Restore is the restore protocol through which a World's stores are set
+// back to saved values: BeginRestore, then RestoreStore for every store
+// restored, then Finish. Two packages use it: snapshot loads a saved frame
+// (snapshot.Ring.Load, allocator included), and predict restores its
+// predicted types for a rollback (with the World's current allocator
+// state, so entity identity is never undone). Game code never uses it.
+// A World has one Restore, reused by every load, so a load allocates
+// nothing in steady state. Loading from inside a query loop is not
+// supported.
 type Restore struct {
 	w      *World
 	epoch  uint64  // counts loads; a store restored in this load holds it
 	events []Event // the structural events of this load, delivered by Finish
 }
 
-// BeginRestore starts a snapshot load of w: it restores the entity
+// BeginRestore starts a load of w (a restore): it restores the entity
 // allocator to st (entities alive now but not in st die; entities of st
 // come back with their identity) and returns w's Restore.
 //
@@ -59,7 +62,7 @@ func BeginRestore(w *World, st EntityState) *Restore {
 	return r
 }
 
-// Finish ends the snapshot load: components of stores that were not
+// Finish ends the load: components of stores that were not
 // restored are removed from entities that no longer exist, and the
 // structural events of the load are delivered to observers.
 func (r *Restore) Finish() {

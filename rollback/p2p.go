@@ -56,27 +56,55 @@ type P2PSession struct {
 	cfg resolved
 	net netcore
 
+	// queues holds each player's inputs by frame (handle order); status
+	// each player's connection status as gossiped (disconnected, last
+	// frame).
 	queues []*inputQueue
 	status []playerStatus
+	// owner is the endpoint of each remote player (nil for local ones);
+	// local and remote list the handles of each kind.
 	owner  []*endpoint
 	local  []PlayerHandle
 	remote []PlayerHandle
+	// peers are the remote players' endpoints, specs the spectators'.
 	peers  []*endpoint
 	specs  []*endpoint
 	specOf []PlayerHandle // handle of specs[i]
 
-	running        bool
-	closed         bool
-	current        Frame
-	agreed         Frame
+	// running: every peer is synchronized; closed: Close was called.
+	running bool
+	closed  bool
+	// current is the frame the next Advance simulates.
+	current Frame
+	// agreed is the newest frame whose inputs every peer knows (from the
+	// statuses each Input gossips): ConfirmedFrame. Only agreed frames
+	// are sent to spectators, recorded, compared or freed.
+	agreed Frame
+	// localConfirmed is the newest frame whose inputs are all known here;
+	// it bounds prediction (current - localConfirmed <= the window).
 	localConfirmed Frame
-	lastSaved      Frame
-	checkSent      Frame
-	pushed         Frame
-	localPushed    Frame
-	discRollback   Frame
-	advanced       bool
-	lastWaitRec    Frame
+	// lastSaved is the newest frame saved that is final or about to be
+	// (at most agreed+1; any saved frame without SparseSaving): the
+	// rollback target of sparse saving, and inputs after it are kept.
+	lastSaved Frame
+	// checkSent is the newest desync check frame (a multiple of
+	// DesyncInterval) whose checksum was taken into reports.
+	checkSent Frame
+	// pushed is the newest agreed frame handed to the spectators and the
+	// recording (confirmedWork); inputs from it on are kept.
+	pushed Frame
+	// localPushed is the newest frame whose local inputs were queued for
+	// every peer (pushLocal).
+	localPushed Frame
+	// discRollback is the first frame a disconnect changed the inputs of
+	// (the frame after the player's last), to roll back to in the next
+	// AdvanceFrame; NullFrame when none.
+	discRollback Frame
+	// advanced: the last AdvanceFrame advanced the current frame.
+	advanced bool
+	// lastWaitRec is the frame of the last EventWaitRecommendation, to
+	// space them by recommendationInterval.
+	lastWaitRec Frame
 	// endSaved: the state of frame EndFrame was saved since the last rollback.
 	endSaved bool
 	// reports holds the final checksums of recent check frames (by check
@@ -85,14 +113,19 @@ type P2PSession struct {
 	reports    [remoteSumHistory]sumEntry
 	lastReport Frame
 
+	// localIn and localHave are the local inputs added for the current
+	// frame (by handle); reqs, inBuf and scratch are buffers reused by
+	// every AdvanceFrame (requests, their inputs, record encoding).
 	localIn   [][]byte
 	localHave []bool
 	reqs      []Request
 	inBuf     []Input
-	sums      *sumHistory
-	rec       *recorder
-	scratch   []byte
-	stats     SessionStats
+	// sums are the checksums reported for saved frames, rec the recording
+	// (nil without Config.Record), stats the counters of Stats.
+	sums    *sumHistory
+	rec     *recorder
+	scratch []byte
+	stats   SessionStats
 }
 
 // NewP2P starts a P2P session on conn with the players in cfg.Players. The

@@ -46,16 +46,6 @@ func (s *P2PSession) onMessage(e *endpoint, m *wire.Message) {
 	}
 }
 
-// exchange returns the index of the parts exchange about frame f, or -1.
-func (e *endpoint) exchange(f Frame) int {
-	for i := range e.exchanges {
-		if e.exchanges[i].frame == f {
-			return i
-		}
-	}
-	return -1
-}
-
 // compare checks the peer's report of check frame f against this session's
 // once both are known and f is final here, exactly once per (peer, frame),
 // and starts a parts exchange on a mismatch.

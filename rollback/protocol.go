@@ -40,88 +40,6 @@ const (
 	floodPerFrameRatio     = 12 // datagrams per simulated frame a peer may send before the excess is dropped
 )
 
-type endpointState uint8
-
-const (
-	stateSyncing endpointState = iota
-	stateRunning
-	stateDisconnected
-)
-
-// endpoint is the protocol state towards one remote address: a peer (players
-// behind it), a spectator this session hosts, or the host a spectator follows.
-type endpoint struct {
-	addr      netip.AddrPort
-	handles   []PlayerHandle // players behind a peer's address, in handle order
-	spectator bool           // a spectator this session hosts
-	host      bool           // the host of a spectator session
-	state     endpointState
-
-	magic, remoteMagic uint16
-	syncLeft           int
-	syncNonce          uint32
-	lastSyncSend       time.Time
-	versionReported    bool
-
-	// Sending.
-	pending      *recordRing // frames not yet acknowledged (+ the last acked one as base)
-	lastAcked    Frame
-	lastSend     time.Time
-	lastInput    time.Time
-	lastQuality  time.Time
-	inputDirty   bool // new frames to send
-	ackDue       bool
-	disconnectRq bool // tell the peer we dropped it
-
-	// Receiving.
-	recv       *recordRing
-	lastRecv   Frame
-	lastSeen   Frame // newest frame the peer has sent (stored or not)
-	lastHeard  time.Time
-	interrupt  bool
-	peerStatus []wire.PeerStatus
-	hasStatus  bool
-
-	// Quality and time sync.
-	rtt          time.Duration
-	remoteAdv    int
-	localAdv     int
-	localWindow  [timeSyncWindow]int
-	remoteWindow [timeSyncWindow]int
-	syncedAt     time.Time
-
-	// Checksums (wire version 2: reports ride on Input messages and are
-	// acknowledged by SumAck in Input and InputAck): the peer's reports by
-	// check frame; sumAcked, the newest check frame of ours the peer
-	// acknowledged (Input messages repeat newer reports until it does, at
-	// most once per reportResend); reportSent and reportAt, the newest
-	// report sent and when reports were last sent; sumRecv, the newest of
-	// the peer's reports received here (our SumAck); and the parts
-	// exchanges in flight.
-	remoteSums [remoteSumHistory]sumEntry
-	sumAcked   Frame
-	reportSent Frame
-	reportAt   time.Time
-	sumRecv    Frame
-	sumAckDue  bool // a report arrived since a message carried SumAck
-	exchanges  []exchange
-	// done: the peer said it confirmed its whole match (wire Done flag).
-	done bool
-
-	// Counters.
-	bytesSent, packetsSent, bytesRecv, packetsRecv uint64
-	malformed, dropped                             uint64
-	malformedBudget, floodBudget                   float64
-	lastBudget                                     time.Time
-}
-
-type sumEntry struct {
-	frame Frame
-	sum   uint64
-	ok    bool
-	done  bool // compared (remote reports)
-}
-
 // netcore is the part of a session that talks to the network: the conn, the
 // endpoints, scratch buffers for encoding and decoding, and the event queue.
 type netcore struct {
@@ -173,11 +91,13 @@ func (n *netcore) addEndpoint(addr netip.AddrPort) *endpoint {
 		return e
 	}
 	e := &endpoint{
-		addr: addr, syncLeft: syncRoundTrips, lastAcked: NullFrame, lastRecv: NullFrame, lastSeen: NullFrame,
-		pending: newRecordRing(n.maxRecord()), recv: newRecordRing(n.maxRecord()),
-		peerStatus: make([]wire.PeerStatus, n.cfg.NumPlayers), sumAcked: NullFrame, reportSent: NullFrame, sumRecv: NullFrame,
-		lastHeard: n.now, lastBudget: n.now, floodBudget: float64(floodPerFrameRatio * n.cfg.FPS),
-		malformedBudget: malformedBurst,
+		epLink:      epLink{addr: addr},
+		epHandshake: epHandshake{syncLeft: syncRoundTrips},
+		epSend:      epSend{pending: newRecordRing(n.maxRecord()), lastAcked: NullFrame},
+		epRecv: epRecv{recv: newRecordRing(n.maxRecord()), lastRecv: NullFrame, lastSeen: NullFrame,
+			lastHeard: n.now, peerStatus: make([]wire.PeerStatus, n.cfg.NumPlayers)},
+		epSums:  epSums{sumAcked: NullFrame, reportSent: NullFrame, sumRecv: NullFrame},
+		epMeter: newMeter(n.now, n.maxFlood()),
 	}
 	for e.magic == 0 {
 		e.magic = uint16(n.rand.Uint64())
@@ -245,16 +165,11 @@ func (n *netcore) sendSync(e *endpoint) {
 }
 
 // budget refills the per-peer allowances for malformed and flood traffic.
-func (n *netcore) budget(e *endpoint) {
-	dt := n.now.Sub(e.lastBudget).Seconds()
-	if dt <= 0 {
-		return
-	}
-	e.lastBudget = n.now
-	e.malformedBudget = math.Min(malformedBurst, e.malformedBudget+dt*malformedBurst)
-	maxFlood := float64(floodPerFrameRatio * n.cfg.FPS)
-	e.floodBudget = math.Min(maxFlood, e.floodBudget+dt*maxFlood)
-}
+func (n *netcore) budget(e *endpoint) { e.refill(n.now, n.maxFlood()) }
+
+// maxFlood is the flood allowance of a peer: datagrams per second, and the
+// most it may save up.
+func (n *netcore) maxFlood() float64 { return float64(floodPerFrameRatio * n.cfg.FPS) }
 
 // handler is what a session does with decoded traffic.
 type handler interface {
@@ -302,10 +217,9 @@ func (n *netcore) poll(h handler) {
 }
 
 func (n *netcore) malformedFrom(h handler, e *endpoint, what string, err error) {
-	e.malformed++
-	e.malformedBudget--
+	exhausted := e.chargeMalformed()
 	n.log.Debug("rollback: malformed datagram", "addr", e.addr, "what", what, "err", err)
-	if e.malformedBudget < 0 && e.state != stateDisconnected {
+	if exhausted && e.state != stateDisconnected {
 		h.dropEndpoint(e, "sent too many malformed datagrams")
 	}
 }
@@ -317,11 +231,9 @@ func (n *netcore) handle(h handler, e *endpoint, payload []byte) {
 	if e.state == stateDisconnected {
 		return
 	}
-	if e.floodBudget < 1 {
-		e.dropped++
+	if !e.admit() {
 		return
 	}
-	e.floodBudget--
 	m := &n.in
 	if err := m.Decode(payload); err != nil {
 		if m.Version != wire.Version && len(payload) > 0 {

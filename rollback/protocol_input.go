@@ -167,22 +167,3 @@ func (n *netcore) sendInput(e *endpoint, fill func(*endpoint, *wire.Message)) {
 	e.lastInput = n.now
 	e.sumAckDue = false
 }
-
-// sumAck is the SumAck of the next message to e: the newest of its
-// reports received here when one arrived since the last message carried
-// it, else -1 (nothing to acknowledge; the peer repeats a report whose
-// acknowledgement was lost, which makes it due again). Acknowledging in
-// every message cost 3 bytes per Input message, most of the checks' cost.
-func (e *endpoint) sumAck() int32 {
-	if !e.sumAckDue {
-		return -1
-	}
-	return int32(e.sumRecv)
-}
-
-// takeSumAck is sumAck for a message that is sent at once.
-func (e *endpoint) takeSumAck() int32 {
-	a := e.sumAck()
-	e.sumAckDue = false
-	return a
-}

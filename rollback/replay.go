@@ -360,6 +360,10 @@ func (s *ReplaySession) SnapshotDepth() int { return 0 }
 // FramesAhead is 0: a replay has no peers.
 func (s *ReplaySession) FramesAhead() int { return 0 }
 
+// ChecksDeterminism reports false: a replay compares its checksums with
+// the recording's, which does not need the strictest mode.
+func (s *ReplaySession) ChecksDeterminism() bool { return false }
+
 // Poll does nothing: a replay has no network.
 func (s *ReplaySession) Poll() {}
 

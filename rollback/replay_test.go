@@ -40,6 +40,10 @@ func recordMatch(t *testing.T) ([]byte, *peer) {
 func TestReplayRoundTrip(t *testing.T) {
 	data, p0 := recordMatch(t)
 	t.Logf("recording: %d bytes", len(data))
+	// The recording of a match re-encodes block by block to itself.
+	if read, again, ok := rollback.ReencodeRecording(data); !ok || !bytes.Equal(read, data) || !bytes.Equal(again, data) {
+		t.Fatalf("recording re-encoded: ok %v, %d of %d bytes read, equal %v", ok, len(read), len(data), bytes.Equal(again, data))
+	}
 	r, err := rollback.NewReplay(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)

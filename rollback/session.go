@@ -43,6 +43,12 @@ type Session interface {
 	// Finished reports whether the match reached Config.EndFrame and
 	// everything up to it is settled (see each session's Finished).
 	Finished() bool
+	// ChecksDeterminism reports whether the session exists to check that
+	// the game is deterministic (true for SyncTestSession only). The code
+	// that drives it then runs the game in its strictest mode: the
+	// rollback/runner turns on the World's checked mode
+	// (ecs.World.SetChecks). A wrapper forwards it like the rest.
+	ChecksDeterminism() bool
 	// Close ends the session (and flushes a recording).
 	Close() error
 }

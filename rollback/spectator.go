@@ -44,7 +44,7 @@ func NewSpectator(conn transport.PacketConn, host netip.AddrPort, cfg Config) (*
 	s.host = s.net.addEndpoint(host)
 	s.host.host = true
 	n := r.NumPlayers
-	k := r.SpectatorCatchup()
+	k := r.spectatorCatchup()
 	s.inputs = make([]Input, n*k)
 	s.inBuf = make([]byte, 0, n*k*r.MaxInputSize)
 	s.reqs = make([]Request, 0, k)
@@ -52,8 +52,8 @@ func NewSpectator(conn transport.PacketConn, host netip.AddrPort, cfg Config) (*
 	return s, nil
 }
 
-// SpectatorCatchup is the most frames a spectator advances in one call.
-func (r *resolved) SpectatorCatchup() int { return min(r.CatchupSpeed, SpectatorBuffer-1) }
+// spectatorCatchup is the most frames a spectator advances in one call.
+func (r *resolved) spectatorCatchup() int { return min(r.CatchupSpeed, SpectatorBuffer-1) }
 
 // AdvanceFrame polls the network and returns the Advance requests to carry
 // out: one frame normally, up to CatchupSpeed when behind. It returns
@@ -82,7 +82,7 @@ func (s *SpectatorSession) AdvanceFrame() ([]Request, error) {
 	}
 	steps := 1
 	if behind > s.cfg.MaxFramesBehind {
-		steps = min(s.cfg.SpectatorCatchup(), behind)
+		steps = min(s.cfg.spectatorCatchup(), behind)
 	}
 	n := s.cfg.NumPlayers
 	for k := 0; k < steps; k++ {
@@ -185,6 +185,9 @@ func (s *SpectatorSession) SnapshotDepth() int { return 0 }
 
 // FramesAhead is 0: a spectator follows its host and is never ahead.
 func (s *SpectatorSession) FramesAhead() int { return 0 }
+
+// ChecksDeterminism reports false: a spectator plays the host's inputs.
+func (s *SpectatorSession) ChecksDeterminism() bool { return false }
 
 // Finished reports whether the spectator reached Config.EndFrame (set it to
 // the host's); after it AdvanceFrame returns no requests.

@@ -249,3 +249,7 @@ func (s *SyncTestSession) Finished() bool {
 
 // Close does nothing; it exists for the Session contract.
 func (s *SyncTestSession) Close() error { return nil }
+
+// ChecksDeterminism reports true: a SyncTest session exists to check the
+// game's determinism.
+func (s *SyncTestSession) ChecksDeterminism() bool { return true }

@@ -31,6 +31,9 @@ func (s *P2PSession) FramesAhead() int {
 	return ahead
 }
 
+// ChecksDeterminism reports false: a P2P session plays a match.
+func (s *P2PSession) ChecksDeterminism() bool { return false }
+
 // updateAdvantage records the time-sync sample of this frame: how far the
 // peer is ahead of us (estimated from the last frame received and half the
 // round trip) and how far it says we are ahead of it. Until the peer's first
@@ -48,26 +51,4 @@ func (n *netcore) updateAdvantage(e *endpoint, local Frame) {
 	}
 	e.localWindow[i] = e.localAdv
 	e.remoteWindow[i] = e.remoteAdv
-}
-
-// framesAhead is the averaged number of frames this session is ahead of e:
-// half the difference of the averaged remote and local advantages (each
-// side measures the gap once), rounded to the nearest frame, halves away
-// from zero. GGRS truncates toward zero instead, which hides up to a whole
-// frame of lead in either direction: two peers 0.9 frames apart would both
-// read 0 and neither would slow down.
-func (e *endpoint) framesAhead() int {
-	var l, r int
-	for i := range e.localWindow {
-		l += e.localWindow[i]
-		r += e.remoteWindow[i]
-	}
-	return int(float64(r-l)/float64(2*timeSyncWindow) + 0.5*sign(r-l))
-}
-
-func sign(x int) float64 {
-	if x < 0 {
-		return -1
-	}
-	return 1
 }

@@ -26,7 +26,7 @@ func TestFramesAheadRounds(t *testing.T) {
 // were merely in flight). Once an input arrives the estimate is used.
 func TestNoAdvantageBeforeFirstInput(t *testing.T) {
 	n := netcore{cfg: &resolved{Config: Config{FPS: 60}}}
-	e := &endpoint{lastRecv: NullFrame}
+	e := &endpoint{epRecv: epRecv{lastRecv: NullFrame}}
 	n.updateAdvantage(e, 50)
 	if e.localAdv != 0 || e.framesAhead() != 0 {
 		t.Fatalf("before any input: local advantage %d, frames ahead %d; want 0, 0", e.localAdv, e.framesAhead())

@@ -11,6 +11,7 @@ import (
 // states were not compared instead of calling them different: mid-run,
 // the clients lag the server by the network's delay.
 func TestInterruptedVerdicts(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want []string
@@ -22,6 +23,7 @@ func TestInterruptedVerdicts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.args[1], func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			out := newLineWriter("] running") // the first live statistics of the run

@@ -22,6 +22,7 @@ import (
 // loopback, through proxies) with recording, checks the summary, and plays
 // the recording back: the replay must reproduce the match exactly.
 func TestDemo(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("plays a 5-second match in real time")
 	}
@@ -109,6 +110,7 @@ func TestDemo(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		code int
@@ -161,6 +163,7 @@ func TestUsage(t *testing.T) {
 
 // TestDemoOnePeer: a match of one peer (no network) still runs and checks.
 func TestDemoOnePeer(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	code := run(context.Background(), []string{"demo", "p2p", "--peers", "1", "--frames", "30", "--json"}, &out, io.Discard)
 	var sum demoSummary
@@ -174,6 +177,7 @@ func TestDemoOnePeer(t *testing.T) {
 
 // TestNetsim runs the proxy in front of a UDP echo server.
 func TestNetsim(t *testing.T) {
+	t.Parallel()
 	echo, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -235,6 +239,7 @@ func TestNetsim(t *testing.T) {
 }
 
 func TestCompareChecksums(t *testing.T) {
+	t.Parallel()
 	a := []frameSum{{0, 1}, {1, 2}, {2, 3}, {3, 4}}
 	b := []frameSum{{0, 1}, {1, 2}, {2, 3}}
 	c := []frameSum{{1, 2}, {2, 3}, {3, 4}}
@@ -280,6 +285,7 @@ func resealHeader(t *testing.T, b []byte) {
 // in a block exits 1 with an error that says the file is damaged and
 // where, instead of replaying it.
 func TestReplayDamaged(t *testing.T) {
+	t.Parallel()
 	rec := filepath.Join(t.TempDir(), "match.rwnd")
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"demo", "--peers", "1", "--frames", "120", "--stats", "0", "--record", rec}, &out, &errOut); code != 0 {
@@ -305,6 +311,7 @@ func TestReplayDamaged(t *testing.T) {
 // TestDemoDefaults: "rewind demo" at its defaults shows the headline
 // feature, rollbacks, and ends with OK and the legend of its terms.
 func TestDemoDefaults(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	code := run(context.Background(), []string{"demo", "--frames", "300", "--stats", "0"}, &out, &out)
 	s := out.String()

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -32,15 +32,18 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-// TestPeerProcesses builds the rewind binary and plays a 3-player match as
-// three "rewind peer" processes over loopback UDP, each sending through a
-// link conditioner (10 ms, 5% loss), with a fourth process spectating peer
-// 0. Every process must exit 0 having finished the match, and print the
+// TestPeerProcesses plays a 3-player match as three "rewind peer"
+// processes (the test binary started as the command) over loopback UDP,
+// each sending through a link conditioner (10 ms, 5% loss), with a fourth
+// process spectating peer 0. Every process must exit 0 having finished the match, and print the
 // same digest over states 0..90.
 func TestPeerProcesses(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "rewind")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	// Not parallel: its four processes (each with its own runtime and
+	// garbage collector) would compete for the CPU with the real-time
+	// demos of this process just as they start; it runs before them.
+	bin, err := os.Executable() // the test binary, which is the command under asRewind
+	if err != nil {
+		t.Fatal(err)
 	}
 	const peers, frames = 3, 90
 	ports := freePorts(t, peers+1)
@@ -67,6 +70,7 @@ func TestPeerProcesses(t *testing.T) {
 	outs := make([]*bytes.Buffer, len(args))
 	for i, a := range args {
 		cmds[i] = exec.Command(bin, append(a, common...)...)
+		cmds[i].Env = append(os.Environ(), asRewind+"=1")
 		outs[i] = &bytes.Buffer{}
 		cmds[i].Stdout, cmds[i].Stderr = outs[i], io.Discard
 		if err := cmds[i].Start(); err != nil {
@@ -100,6 +104,7 @@ func TestPeerProcesses(t *testing.T) {
 }
 
 func TestPeerUsage(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string

@@ -83,6 +83,7 @@ func runPair(t *testing.T, frames int, interrupt1 bool) (codes [2]int, outs [2]*
 // with the same digest, each labels its summary with its own handle, and
 // the end of the match (the other closing its session) is no alarm.
 func TestPeerVerdictFinished(t *testing.T) {
+	t.Parallel()
 	codes, outs := runPair(t, 60, false)
 	digest := regexp.MustCompile(`digest ([0-9a-f]+) over frames 0..60 \(compare`)
 	var digests [2]string
@@ -110,6 +111,7 @@ func TestPeerVerdictFinished(t *testing.T) {
 // says its checksums were not compared and exits 1; the other, which plays
 // the rest alone, says the match was abandoned by whom and exits 1, not OK.
 func TestPeerVerdictAbandoned(t *testing.T) {
+	t.Parallel()
 	codes, outs := runPair(t, 120, true)
 	s0, s1 := outs[0].String(), outs[1].String()
 	if codes[1] != 1 || !strings.Contains(s1, "confirmed checksums: not compared (interrupted)") || !strings.Contains(s1, "\nINTERRUPTED\n") {
@@ -127,6 +129,7 @@ func TestPeerVerdictAbandoned(t *testing.T) {
 // so, offers no digest and exits 1; with --json the remote is listed in
 // never_answered.
 func TestPeerVerdictNeverAnswered(t *testing.T) {
+	t.Parallel()
 	silent, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}) // reads nothing, answers nothing
 	if err != nil {
 		t.Fatal(err)

@@ -84,14 +84,17 @@ func (d *predictDemo) allConnected() bool {
 }
 
 // allConfirmed reports whether every client has checked a complete tick
-// at or after the last tick of the run.
+// at or after the last tick of the run, and one such tick is common to
+// all (the summary's converged_tick): under loss, a client may skip a
+// tick another checked, so each reaching the last tick is not enough.
 func (d *predictDemo) allConfirmed() bool {
 	for _, pc := range d.clients {
 		if pc.nChecks == 0 || int(pc.lastChk) < d.o.Ticks {
 			return false
 		}
 	}
-	return true
+	tk, ok := d.commonTick()
+	return ok && int(tk) >= d.o.Ticks
 }
 
 // step runs one server frame (receive, simulate with the buffered inputs,

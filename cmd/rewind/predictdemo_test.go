@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,10 +16,11 @@ import (
 // counters a run with random bots on a bad link must have non-zero; no
 // goroutine may be left running.
 func TestPredictDemo(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a 3-second demo in real time")
 	}
-	before := runtime.NumGoroutine()
+	checkGoroutines := trackGoroutines(t)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"demo", "predict", "--json", "--clients", "2", "--ticks", "150",
 		"--latency", "25ms", "--jitter", "8ms", "--loss", "0.05", "--seed", "4"}, &stdout, &stderr)
@@ -79,7 +79,7 @@ func TestPredictDemo(t *testing.T) {
 	if !strings.Contains(stderr.String(), "client 1: ping") || !strings.Contains(stderr.String(), "rollbacks") {
 		t.Error("no live statistics printed")
 	}
-	waitGoroutines(t, before)
+	checkGoroutines()
 }
 
 // TestPredictDemoDefaults runs the demo with the default link (30 ms
@@ -88,6 +88,7 @@ func TestPredictDemo(t *testing.T) {
 // dropped (the other ships' fire guessed wrong, an input late) are under a
 // fifth of those matched (about a twelfth in the runs measured).
 func TestPredictDemoDefaults(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a 3-second demo in real time")
 	}
@@ -137,6 +138,7 @@ func TestPredictDemoDefaults(t *testing.T) {
 // values at every complete tick compared, the clients' checksum reports
 // (counting those buffers' values) all match, and the run converges.
 func TestPredictDemoInterpolated(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a 2-second demo in real time")
 	}
@@ -159,6 +161,7 @@ func TestPredictDemoInterpolated(t *testing.T) {
 }
 
 func TestPredictDemoHelpAndUsage(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"help", "demo", "predict"}, &stdout, &stderr); code != 0 ||
 		!strings.Contains(stdout.String(), "Usage: rewind demo predict") || !strings.Contains(stdout.String(), "-others") {

@@ -5,35 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 )
-
-// waitGoroutines waits, for at most a few seconds, until the number of
-// goroutines is back to at most n.
-func waitGoroutines(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // TestServerDemo runs the server demo in this process: a server and two
 // clients over QUIC on loopback through lossy proxies, 200 ticks. Every
 // client must converge, every message arrive, the numbers make sense, and
 // nothing may be left running afterwards.
 func TestServerDemo(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a 4-second demo in real time")
 	}
-	before := runtime.NumGoroutine()
+	checkGoroutines := trackGoroutines(t)
 	o := serverOptions{
 		Clients: 2, Entities: 120, Ticks: 200, Seed: 3, Priority: 0.5, PingEvery: 20,
 		Latency: 10 * time.Millisecond, Jitter: 3 * time.Millisecond, Loss: 0.03, Dup: 0.01,
@@ -81,12 +67,13 @@ func TestServerDemo(t *testing.T) {
 	if !strings.Contains(out.String(), "EQUAL on every client") || !strings.HasSuffix(out.String(), "OK\n") {
 		t.Errorf("summary printed %q", out.String())
 	}
-	waitGoroutines(t, before)
+	checkGoroutines()
 }
 
 // TestServerDemoCommand runs "rewind demo server --json" briefly and
 // checks the JSON object it prints.
 func TestServerDemoCommand(t *testing.T) {
+	t.Parallel()
 	var out, errOut bytes.Buffer
 	args := []string{"demo", "server", "--clients", "1", "--entities", "20", "--ticks", "30",
 		"--latency", "1ms", "--drain", "100ms", "--stats", "0", "--json"}
@@ -114,10 +101,11 @@ func TestServerDemoCommand(t *testing.T) {
 // at the end every client holds the server's state and random state; the
 // other client never resyncs.
 func TestServerDemoDisrupt(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a 4-second demo in real time")
 	}
-	before := runtime.NumGoroutine()
+	checkGoroutines := trackGoroutines(t)
 	o := serverOptions{
 		Clients: 2, Entities: 60, Ticks: 180, Seed: 5, Priority: 1, PingEvery: 20,
 		Latency: 10 * time.Millisecond, Drain: 300 * time.Millisecond, MaxDrain: 6 * time.Second,
@@ -151,33 +139,47 @@ func TestServerDemoDisrupt(t *testing.T) {
 	if !strings.Contains(out.String(), "client 0 cut off for 1.0s from tick 60; 1 resyncs") || !strings.Contains(out.String(), "random state: EQUAL on every client") {
 		t.Errorf("summary printed %q", out.String())
 	}
-	waitGoroutines(t, before)
+	checkGoroutines()
 }
 
-// TestServerDemoInterrupted: a demo whose context ends early stops, reports
-// the interruption, and leaves nothing running.
+// TestServerDemoInterrupted: a demo whose context ends early (once its
+// clients are connected, mid-run) stops, reports the interruption, and
+// leaves nothing running.
 func TestServerDemoInterrupted(t *testing.T) {
-	before := runtime.NumGoroutine()
-	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	t.Parallel()
+	checkGoroutines := trackGoroutines(t)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	o := serverOptions{
 		Clients: 2, Entities: 50, Ticks: 6000, Seed: 1, Priority: 1, PingEvery: 10,
 		Latency: time.Millisecond, Drain: time.Second, MaxDrain: time.Second, ConnectTimeout: 10 * time.Second,
+		StatsEvery: time.Hour, // only the line saying the clients connected
 	}
-	sum, err := runServerDemo(ctx, o, io.Discard)
+	live := newLineWriter("clients connected")
+	go func() {
+		select {
+		case <-live.seen:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	sum, err := runServerDemo(ctx, o, live)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sum.Interrupted || sum.ok() {
+	if !sum.Interrupted || sum.ok() || sum.ServerTicks >= 6000 {
 		t.Fatalf("summary %+v", sum)
 	}
-	waitGoroutines(t, before)
+	cancel()
+	checkGoroutines()
 }
 
 // TestServerDemoLargeWorld: a world of 30,000 entities, whose first update
 // is over the transport's 1 MiB message limit, reaches the client and
 // converges (it exited 1): the demo accepts what its help allows.
 func TestServerDemoLargeWorld(t *testing.T) {
+	// Not parallel: it runs before the real-time demos, whose loops its
+	// garbage collection of a large heap would otherwise pause.
 	var out, errOut bytes.Buffer
 	args := []string{"demo", "server", "--clients", "1", "--entities", "30000", "--ticks", "10",
 		"--latency", "1ms", "--drain", "100ms", "--stats", "0", "--json"}

@@ -16,6 +16,7 @@ import (
 // "demo server --disrupt 3s" runs on a loaded machine, all four clients
 // resynced instead of only the one cut off.
 func TestServerDemoStall(t *testing.T) {
+	t.Parallel()
 	o := serverOptions{
 		Clients: 3, Entities: 60, Ticks: 150, Seed: 2, Priority: 1,
 		Latency: 5 * time.Millisecond, Drain: 300 * time.Millisecond, MaxDrain: 5 * time.Second,

@@ -328,7 +328,9 @@ func FuzzUvarint(f *testing.F) {
 
 // FuzzReader drives a Reader with a program (ops) over input bytes (in):
 // no read panics, a failed read returns a zero value, the bytes read plus
-// the bytes left are the input, and the first error sticks.
+// the bytes left are the input, the first error sticks, and what was read
+// re-encodes (binary.Append*, AppendBytes) to exactly the bytes consumed:
+// every field has one encoding.
 func FuzzReader(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, unhex(f, "01 0200 03000000 0400000000000000 ac02 03 04 02 6869 05 aa bb"))
 	f.Add([]byte{7, 8, 9, 10}, unhex(f, "8000 ff"))
@@ -336,32 +338,45 @@ func FuzzReader(f *testing.F) {
 		r := NewReader(in)
 		var first error
 		consumed := 0
+		var again []byte
 		for _, op := range ops {
 			before := r.Len()
 			var zero bool
+			var enc []byte
 			switch op % 11 {
 			case 0:
-				zero = r.Byte() == 0
+				v := r.Byte()
+				zero, enc = v == 0, []byte{v}
 			case 1:
-				zero = r.Uint16() == 0
+				v := r.Uint16()
+				zero, enc = v == 0, binary.LittleEndian.AppendUint16(nil, v)
 			case 2:
-				zero = r.Uint32() == 0
+				v := r.Uint32()
+				zero, enc = v == 0, binary.LittleEndian.AppendUint32(nil, v)
 			case 3:
-				zero = r.Uint64() == 0
+				v := r.Uint64()
+				zero, enc = v == 0, binary.LittleEndian.AppendUint64(nil, v)
 			case 4:
-				zero = r.Uvarint() == 0
+				v := r.Uvarint()
+				zero, enc = v == 0, binary.AppendUvarint(nil, v)
 			case 5:
-				zero = r.Varint() == 0
+				v := r.Varint()
+				zero, enc = v == 0, binary.AppendVarint(nil, v)
 			case 6:
-				zero = r.Uvarint32() == 0
+				v := r.Uvarint32()
+				zero, enc = v == 0, binary.AppendUvarint(nil, uint64(v))
 			case 7:
-				zero = r.Count(int(op>>4)) == 0
+				v := r.Count(int(op >> 4))
+				zero, enc = v == 0, binary.AppendUvarint(nil, uint64(v))
 			case 8:
-				zero = len(r.LenBytes(int(op>>4))) == 0
+				v := r.LenBytes(int(op >> 4))
+				zero, enc = len(v) == 0, AppendBytes(nil, v)
 			case 9:
-				zero = len(r.Bytes(int(op>>4))) == 0
+				v := r.Bytes(int(op >> 4))
+				zero, enc = len(v) == 0, v
 			case 10:
-				zero = len(r.Rest()) == 0
+				v := r.Rest()
+				zero, enc = len(v) == 0, v
 			}
 			if r.Err() != nil {
 				if first == nil {
@@ -376,6 +391,10 @@ func FuzzReader(f *testing.F) {
 				continue
 			}
 			consumed += before - r.Len()
+			again = append(again, enc...)
+			if !bytes.Equal(again, in[:consumed]) {
+				t.Fatalf("op %d: read %x, re-encoded %x", op%11, in[:consumed], again)
+			}
 		}
 		if r.Err() == nil && consumed+r.Len() != len(in) {
 			t.Fatalf("read %d + left %d != %d bytes", consumed, r.Len(), len(in))

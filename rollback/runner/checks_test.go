@@ -66,3 +66,41 @@ func TestSyncTestRunnerChecksReads(t *testing.T) {
 		t.Fatalf("RunFrame panicked with %v, want ErrWriteThroughRead naming cvel", got)
 	}
 }
+
+// wrappedSession forwards the Session contract, as a game's logging or
+// metrics wrapper would.
+type wrappedSession struct{ rollback.Session }
+
+// A Runner turns checked mode on through the Session contract, not the
+// concrete type: a wrapper of a SyncTest session gets it, a wrapper of a
+// P2P-like session (one that does not check determinism) does not.
+func TestWrappedSyncTestChecksReads(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sess rollback.Session
+		want bool
+	}{
+		{"synctest", func() rollback.Session {
+			s, err := rollback.NewSyncTest(rollback.Config{NumPlayers: 1, CheckDistance: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}(), true},
+		{"other", nopSession{}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := ecs.New()
+			reg := snapshot.NewRegistry(w)
+			_, err := runner.New(runner.Config{World: w, Registry: reg, Session: wrappedSession{c.sess},
+				ReadInput: func(rollback.PlayerHandle) []byte { return []byte{0} },
+				Step:      func(*runner.Context) {}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w.Checks() != c.want {
+				t.Fatalf("checked mode %v for a wrapped %s session, want %v", w.Checks(), c.name, c.want)
+			}
+		})
+	}
+}

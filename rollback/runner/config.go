@@ -10,10 +10,11 @@ import (
 type Config struct {
 	// World and Registry are the game state; every rollback-relevant
 	// component and resource type (including the game's rng.Rand resource)
-	// must be registered before New. A Runner driving a
-	// *rollback.SyncTestSession turns on the World's checked mode
-	// (ecs.World.SetChecks), so that a Step writing through Read access in a
-	// query panics with ecs.ErrWriteThroughRead naming the type and entity.
+	// must be registered before New. A Runner driving a session that
+	// ChecksDeterminism (a *rollback.SyncTestSession, or a wrapper of one)
+	// turns on the World's checked mode (ecs.World.SetChecks), so that a
+	// Step writing through Read access in a query panics with
+	// ecs.ErrWriteThroughRead naming the type and entity.
 	World    *ecs.World
 	Registry *snapshot.Registry
 	// Session drives the frames.

@@ -16,9 +16,8 @@
 // The Runner depends on the rollback.Session contract, so any session type,
 // or a wrapper that forwards the contract, drives it: the ring depth is the
 // session's SnapshotDepth (2*MaxPrediction+4 for P2P), checksums are
-// reported when the session WantsChecksum. The one exception is checked mode
-// (ecs.World.SetChecks), which New turns on for a *rollback.SyncTestSession
-// itself.
+// reported when the session WantsChecksum, and the World's checked mode
+// (ecs.World.SetChecks) is on when the session ChecksDeterminism (SyncTest).
 //
 // Config.Confirmed receives the checksum of every saved state once the
 // session will never roll it back (with Config.ChecksumAll, of every saved

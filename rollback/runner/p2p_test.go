@@ -279,3 +279,4 @@ func (nopSession) Poll()                                                  {}
 func (nopSession) Events() []rollback.Event                               { return nil }
 func (nopSession) Finished() bool                                         { return false }
 func (nopSession) Close() error                                           { return nil }
+func (nopSession) ChecksDeterminism() bool                                { return false }

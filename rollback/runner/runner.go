@@ -14,10 +14,10 @@ import (
 // Session is what a Runner drives: the rollback.Session contract, which
 // *rollback.P2PSession, *rollback.SyncTestSession,
 // *rollback.SpectatorSession and *rollback.ReplaySession implement. The
-// Runner uses its methods, so a wrapper that forwards them all keeps the
-// checksums, snapshot depth, time sync and the end of a match; only the
-// world's checked mode is keyed to the concrete type (New turns it on for a
-// *rollback.SyncTestSession, not for a wrapper of one).
+// Runner uses its methods alone, so a wrapper that forwards them all keeps
+// the checksums, snapshot depth, time sync, the end of a match and the
+// world's checked mode (New turns it on when the session ChecksDeterminism,
+// as a SyncTest session and its wrappers do).
 type Session = rollback.Session
 
 // Step is the simulation: it advances the world by one frame with the
@@ -100,7 +100,7 @@ func New(cfg Config) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := cfg.Session.(*rollback.SyncTestSession); ok {
+	if cfg.Session.ChecksDeterminism() {
 		cfg.World.SetChecks(true)
 	}
 	return &Runner{cfg: cfg, ring: ring, clock: clock, ctx: Context{World: cfg.World},

@@ -88,7 +88,11 @@
 //	h&1 == 1  h>>1 literal bytes follow (h>>1 >= 1)
 //
 // The encoder writes every run of two or more zero bytes as a run token and
-// everything between them as one literal token. Eight frames of an unchanged
+// everything between them as one literal token, and a decoder accepts that
+// form only (a run of one zero, two runs or two literals in a row, or two
+// zeros in a literal or at its edge next to a run are refused), so the
+// accepted bytes of given records are exactly the encoder's, as every
+// varint is minimal. Eight frames of an unchanged
 // 2-byte input, against a base equal to that input, compress to a single
 // byte (a run of 24 zeros: 0x30).
 //

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -18,6 +19,18 @@ var (
 	errInRecordLen  = fmt.Errorf("%w: inputs: record longer than the limit", ErrMalformed)
 	errInTrailing   = fmt.Errorf("%w: inputs: trailing bytes", ErrMalformed)
 	errInDecoderArg = fmt.Errorf("%w: inputs: negative record count or limit", ErrMalformed)
+	errInCanonical  = fmt.Errorf("%w: inputs: tokens not in the encoder's form", ErrMalformed)
+)
+
+// zeroPair is two zero bytes, which the encoder never leaves in a literal.
+var zeroPair = []byte{0, 0}
+
+// Token kinds, for the decoder's check that tokens are in the encoder's
+// one form.
+const (
+	tokNone byte = iota
+	tokRun
+	tokLiteral
 )
 
 // InputEncoder compresses the records of consecutive frames (see the package
@@ -101,6 +114,8 @@ type InputDecoder struct {
 	run       uint64 // zero bytes left in the current run token
 	lit       int    // literal bytes left in the current literal token
 	err       error
+	tok       byte // kind of the last token read (tokNone before the first)
+	litLast   byte // last byte of the last literal token
 }
 
 // Reset prepares d to decode payload, which holds n records, at most
@@ -259,13 +274,26 @@ func (d *InputDecoder) token() error {
 		return errInRun
 	}
 	d.src = d.src[n:]
+	// The encoder's form, the only one accepted (so that accepted bytes
+	// re-encode to themselves): every run of two or more zeros is one run
+	// token, and the bytes between runs one literal token. So a run has
+	// at least two zeros and follows no run, nor a literal ending in a
+	// zero; a literal follows no literal, holds no two zeros in a row,
+	// and does not start with a zero after a run.
 	if h&1 == 0 {
-		d.run = h >> 1
+		if h>>1 < 2 || d.tok == tokRun || (d.tok == tokLiteral && d.litLast == 0) {
+			return errInCanonical
+		}
+		d.run, d.tok = h>>1, tokRun
 		return nil
 	}
 	if h>>1 > uint64(len(d.src)) {
 		return errInTruncated
 	}
-	d.lit = int(h >> 1)
+	lit := d.src[:h>>1]
+	if d.tok == tokLiteral || (d.tok == tokRun && lit[0] == 0) || bytes.Contains(lit, zeroPair) {
+		return errInCanonical
+	}
+	d.lit, d.tok, d.litLast = len(lit), tokLiteral, lit[len(lit)-1]
 	return nil
 }

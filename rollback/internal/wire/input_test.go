@@ -344,3 +344,39 @@ func TestInputAllocs(t *testing.T) {
 		t.Errorf("decoding allocates %v times", n)
 	}
 }
+
+// The decoder accepts the encoder's token form only: the same records
+// written with other tokens (which an older decoder read) are refused, so
+// that accepted bytes re-encode to themselves.
+func TestInputsNonCanonicalRefused(t *testing.T) {
+	cases := []struct {
+		records   [][]byte
+		canonical string
+		others    []string
+	}{
+		// delta stream 00: a single zero goes in a literal.
+		{[][]byte{{}}, "03 00", []string{"02"}},
+		// 00 00: one run, not two, nor a literal holding zeros.
+		{[][]byte{{}, {}}, "04", []string{"02 02", "05 00 00", "03 00 03 00"}},
+		// 02 01 02: one literal, not two.
+		{[][]byte{{1, 2}}, "07 02 01 02", []string{"03 02 05 01 02"}},
+		// 00 00 00 01 05: the run takes the third zero.
+		{[][]byte{{}, {}, {}, {5}}, "06 05 01 05", []string{"04 07 00 01 05"}},
+		// 01 00 00 00: the run takes the literal's last zero.
+		{[][]byte{{0}, {0}}, "03 01 06", []string{"05 01 00 04"}},
+	}
+	var d InputDecoder
+	for _, c := range cases {
+		if got := encodeRecords(nil, c.records); !bytes.Equal(got, unhex(t, c.canonical)) {
+			t.Fatalf("records %x encode to %x, want %s", c.records, got, c.canonical)
+		}
+		if got, err := decodeRecords(&d, unhex(t, c.canonical), nil, len(c.records), 8); err != nil || !equalRecords(got, c.records) {
+			t.Fatalf("%s decodes to %x, %v", c.canonical, got, err)
+		}
+		for _, o := range c.others {
+			if got, err := decodeRecords(&d, unhex(t, o), nil, len(c.records), 8); !errors.Is(err, ErrMalformed) {
+				t.Errorf("%s (records %x) decoded to %x, %v; want ErrMalformed", o, c.records, got, err)
+			}
+		}
+	}
+}
