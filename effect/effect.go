@@ -2,6 +2,19 @@ package effect
 
 import "github.com/rewindgo/rewind/tick"
 
+// Follower follows the rollbacks of a simulation: the owner of the
+// rollbacks (predict.Timeline, rollback/runner.Runner) calls Rewind(from)
+// when it is about to re-simulate the ticks from on, Resimulated(to) when
+// it has re-simulated them up to to, and Confirm(to) when the ticks up to
+// to can no longer be rolled back. Tracker is one.
+type Follower interface {
+	Rewind(from tick.Tick)
+	Resimulated(to tick.Tick)
+	Confirm(to tick.Tick)
+}
+
+var _ Follower = (*Tracker[int, int])(nil)
+
 // Config holds a Tracker's callbacks. Play is required; Cancel and
 // Confirm may be nil.
 type Config[K comparable, P any] struct {
@@ -40,6 +53,11 @@ type Tracker[K comparable, P any] struct {
 	from    tick.Tick      // the rollback being re-simulated starts here
 	rewound bool
 	stats   Stats
+	// The tick being simulated: its records start at start, those fired
+	// in this simulation of it end at cur.
+	curT       tick.Tick
+	start, cur int
+	inTick     bool
 }
 
 // New returns a Tracker with the callbacks of cfg.
@@ -53,33 +71,42 @@ func New[K comparable, P any](cfg Config[K, P]) *Tracker[K, P] {
 // Fire fires the effect key with payload at tick t, from the simulation
 // of t. The first fire of (t, key) plays it; a fire of a (t, key) already
 // held, as a re-simulation makes, does not (the payload of the first fire
-// is kept: the effect playing is that one).
+// is kept: the effect playing is that one). A tick's effects are held in
+// the order its latest simulation fired them, so callbacks come in an
+// order every peer that simulated the same history shares.
 func (tr *Tracker[K, P]) Fire(t tick.Tick, key K, payload P) {
-	// The records of tick t are at the end (the simulation runs ticks in
-	// order) or, during a re-simulation, among the stale ones.
-	for i := len(tr.recs) - 1; i >= 0; i-- {
-		r := &tr.recs[i]
-		if r.t.Before(t) {
-			break
+	if !tr.inTick || t != tr.curT {
+		// The first fire of tick t in this simulation of it: its records
+		// not fired yet start where the tick's records start.
+		i := len(tr.recs)
+		for i > 0 && !tr.recs[i-1].t.Before(t) {
+			i--
 		}
-		if r.t == t && r.key == key {
-			if r.stale {
-				r.stale = false
-				tr.stats.Refired++
-			}
-			return
+		tr.curT, tr.start, tr.cur, tr.inTick = t, i, i, true
+	}
+	for i := tr.start; i < tr.cur; i++ {
+		if tr.recs[i].key == key {
+			return // fired twice in one simulation of the tick
 		}
 	}
-	rec := record[K, P]{t: t, key: key, payload: payload}
-	// Keep tick order: a re-simulated tick's new effect goes after that
-	// tick's records (before the later ticks' stale ones).
-	at := len(tr.recs)
-	for at > 0 && tr.recs[at-1].t.After(t) {
-		at--
+	for i := tr.cur; i < len(tr.recs) && tr.recs[i].t == t; i++ {
+		if tr.recs[i].key != key {
+			continue
+		}
+		r := tr.recs[i]
+		if r.stale {
+			r.stale = false
+			tr.stats.Refired++
+		}
+		copy(tr.recs[tr.cur+1:i+1], tr.recs[tr.cur:i]) // into firing order
+		tr.recs[tr.cur] = r
+		tr.cur++
+		return
 	}
 	tr.recs = append(tr.recs, record[K, P]{})
-	copy(tr.recs[at+1:], tr.recs[at:])
-	tr.recs[at] = rec
+	copy(tr.recs[tr.cur+1:], tr.recs[tr.cur:])
+	tr.recs[tr.cur] = record[K, P]{t: t, key: key, payload: payload}
+	tr.cur++
 	tr.stats.Played++
 	tr.cfg.Play(t, key, payload)
 }
@@ -90,7 +117,7 @@ func (tr *Tracker[K, P]) Rewind(from tick.Tick) {
 	if tr.rewound {
 		tr.Resimulated(from - 1) // a rollback within a rollback: settle the first
 	}
-	tr.from, tr.rewound = from, true
+	tr.from, tr.rewound, tr.inTick = from, true, false
 	for i := len(tr.recs) - 1; i >= 0 && !tr.recs[i].t.Before(from); i-- {
 		tr.recs[i].stale = true
 	}
@@ -103,7 +130,7 @@ func (tr *Tracker[K, P]) Resimulated(to tick.Tick) {
 	if !tr.rewound {
 		return
 	}
-	tr.rewound = false
+	tr.rewound, tr.inTick = false, false
 	k := 0
 	for i := range tr.recs {
 		r := tr.recs[i]
@@ -134,6 +161,7 @@ func (tr *Tracker[K, P]) Confirm(to tick.Tick) {
 		n++
 	}
 	if n > 0 {
+		tr.inTick = false
 		k := copy(tr.recs, tr.recs[n:])
 		clear(tr.recs[k:])
 		tr.recs = tr.recs[:k]

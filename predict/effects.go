@@ -1,29 +1,25 @@
 package predict
 
-import "github.com/rewindgo/rewind/tick"
+import (
+	"github.com/rewindgo/rewind/effect"
+	"github.com/rewindgo/rewind/tick"
+)
 
-// Effects is what a Timeline drives of an effect tracker: package
-// effect's Tracker, which keeps sounds, particles and hit markers fired
-// by the simulation from playing twice in a re-simulation, and cancels
-// those a rollback removes. A Timeline calls Rewind(from) before a
-// rollback re-simulates the ticks from on, Resimulated(now) after it, and
-// Confirm(t) once the ticks up to t can no longer be rolled back: t is
+// AddEffects makes the Timeline drive e, usually a package effect
+// Tracker, which keeps sounds, particles and hit markers fired by the
+// simulation from playing twice in a re-simulation and cancels those a
+// rollback removes. The Timeline calls e.Rewind(from) before a rollback
+// re-simulates the ticks from on, e.Resimulated(now) after it, and
+// e.Confirm(t) once the ticks up to t can no longer be rolled back: t is
 // Confirmed (its server values arrived and matched) or older than the
-// window.
-type Effects interface {
-	Rewind(from tick.Tick)
-	Resimulated(to tick.Tick)
-	Confirm(to tick.Tick)
-}
-
-// AddEffects makes the Timeline drive e (see Effects). The simulation
-// fires effects into it with the tick it simulates (Timeline.Tick).
-func (tl *Timeline) AddEffects(e Effects) { tl.fx.list = append(tl.fx.list, e) }
+// window. The simulation fires effects with the tick it simulates
+// (Timeline.Tick).
+func (tl *Timeline) AddEffects(e effect.Follower) { tl.fx.list = append(tl.fx.list, e) }
 
 // effects are a Timeline's effect trackers and the newest tick confirmed
 // to them.
 type effects struct {
-	list      []Effects
+	list      []effect.Follower
 	confirmed tick.Tick
 	any       bool // confirmed is set
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/effect"
 	"github.com/rewindgo/rewind/rollback"
 	"github.com/rewindgo/rewind/snapshot"
 )
@@ -43,4 +44,12 @@ type Config struct {
 	// reported (every saved frame with ChecksumAll). With
 	// rollback.Config.EndFrame the last one is EndFrame itself.
 	Confirmed func(f rollback.Frame, sum uint64)
+	// Effects are followers of the rollbacks (usually package effect's
+	// Trackers: sounds, particles and hit markers that play once, and are
+	// cancelled when a rollback removes what fired them). The Runner calls
+	// Rewind(f) at a load of frame f, Resimulated when the re-simulation
+	// has caught up with the frame the load interrupted, and Confirm(f)
+	// for the session's confirmed frames. Step fires effects with the
+	// frame it simulates (tick.Tick(ctx.Frame)).
+	Effects []effect.Follower
 }

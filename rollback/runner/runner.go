@@ -63,6 +63,10 @@ type Runner struct {
 	frame rollback.Frame
 	// final is the newest frame passed to Confirmed (or skipped as not held).
 	final rollback.Frame
+	// A load's re-simulation, for Config.Effects: rewinding until the
+	// world is back at frame resimTo.
+	rewinding bool
+	resimTo   rollback.Frame
 	// saved is the newest frame saved or loaded since the world's last
 	// Load: the newest state the ring holds for the world's history.
 	saved rollback.Frame
@@ -186,6 +190,9 @@ func (r *Runner) confirm() {
 	}
 	if f >= 0 {
 		r.ring.Confirm(tick.Tick(f))
+		for _, e := range r.cfg.Effects {
+			e.Confirm(tick.Tick(f))
+		}
 	}
 }
 
@@ -197,6 +204,14 @@ func (r *Runner) reportFinal(upTo rollback.Frame) {
 			r.cfg.Confirmed(f, sum)
 		}
 		r.final = f
+	}
+}
+
+// resimulated ends a re-simulation for the effect followers.
+func (r *Runner) resimulated() {
+	r.rewinding = false
+	for _, e := range r.cfg.Effects {
+		e.Resimulated(tick.Tick(r.frame - 1))
 	}
 }
 
@@ -234,6 +249,13 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 			if err := r.ring.Load(tick.Tick(q.Frame)); err != nil {
 				return err
 			}
+			if !r.rewinding {
+				r.resimTo = r.frame // frames q.Frame..r.frame-1 are simulated again
+			}
+			r.rewinding = true
+			for _, e := range r.cfg.Effects {
+				e.Rewind(tick.Tick(q.Frame))
+			}
 			r.frame = q.Frame
 			r.saved = q.Frame
 			r.loads++
@@ -249,6 +271,9 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 			r.cfg.World.AdvanceTick()
 			r.frame = q.Frame + 1
 			r.frames++
+			if r.rewinding && r.frame >= r.resimTo {
+				r.resimulated()
+			}
 			if err := r.ctx.err; err != nil {
 				return fmt.Errorf("runner: step of frame %d: %w", q.Frame, err)
 			}
