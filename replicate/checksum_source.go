@@ -62,7 +62,7 @@ func (c *Client) holdReport(t tick.Tick) {
 			slot = h
 		}
 	}
-	if slot == nil || (slot.used && len(d.held) < checksumRing) {
+	if slot == nil || (slot.used && len(d.held) < MaxPendingChecksums) {
 		d.held = append(d.held, heldReport{})
 		slot = &d.held[len(d.held)-1]
 	}

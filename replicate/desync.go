@@ -5,7 +5,7 @@ package replicate
 // with its own checksum of that tick and answers with the differing types.
 //
 // Decision: the server keeps the checksums (total and parts) of its last
-// checksumRing report ticks, computed in the send phase of those ticks
+// MaxPendingChecksums report ticks, computed in the send phase of those ticks
 // only, so a report costs the server no world scan of its own and a
 // client cannot make it compute anything. Parts travel as small ids
 // (partID) rather than names: a report of a world with a few types is a
@@ -23,10 +23,15 @@ import (
 	"github.com/rewindgo/rewind/transport"
 )
 
+// MaxPendingChecksums is the number of checksum report ticks held at
+// once on either side: the server keeps its checksums of its last
+// MaxPendingChecksums report ticks (a report of an older tick is not
+// checked), and a client whose reports wait for a checksum source
+// (Client.HoldChecksums) holds at most this many, the oldest giving way.
+// A checksum source queues no more than this (predict's does).
+const MaxPendingChecksums = 16
+
 const (
-	// checksumRing is the number of report ticks whose checksums the
-	// server keeps: reports of older ticks are not checked.
-	checksumRing = 16
 	// resPartBase is the part id of the first resource: part 0 is
 	// EntitiesPart, 1+i component i (at most 64), resPartBase+j resource j.
 	resPartBase = 1 + 64
@@ -50,7 +55,7 @@ type serverSum struct {
 
 // desyncServer is the server's side of desync detection.
 type desyncServer struct {
-	sums    [checksumRing]serverSum
+	sums    [MaxPendingChecksums]serverSum
 	scratch []Part
 	diff    []uint8
 }
@@ -185,7 +190,7 @@ func (s *Server) recordChecksum(t tick.Tick) {
 		return
 	}
 	d := &s.desync
-	e := &d.sums[(uint64(t)/uint64(n))%checksumRing]
+	e := &d.sums[(uint64(t)/uint64(n))%MaxPendingChecksums]
 	var sum uint64
 	sum, d.scratch = s.Checksum(d.scratch[:0])
 	e.tick, e.ok, e.sum = t, true, sum
@@ -225,7 +230,7 @@ func (s *Server) checksumReport(c *serverClient, body []byte) {
 		c.stats.ChecksumsUnchecked++
 		return
 	}
-	e := &s.desync.sums[(uint64(t)/uint64(n))%checksumRing]
+	e := &s.desync.sums[(uint64(t)/uint64(n))%MaxPendingChecksums]
 	if !e.ok || e.tick != t || c.hasReport && !t.After(c.lastReport) {
 		// Not kept, or a tick the client reported already: one check
 		// per client and report tick, however many reports come.
