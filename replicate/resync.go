@@ -191,7 +191,7 @@ func (s *Server) queueResync(id ClientID, kind ResyncKind, ents []ecs.Entity, re
 // describes state that resync replaces: nothing more is done. Otherwise
 // a client still desynced after MaxUnrepairedResyncs resyncs in a row is
 // disconnected; and with ServerConfig.ResyncOnDesync the client is
-// resynced (the kind chosen by the rule of the package documentation)
+// resynced (the kind chosen as ServerConfig.ResyncOnDesync says)
 // when its resync budget allows, else the desync waits for a later
 // report (ConnectionStats.ResyncsDeferred).
 func (s *Server) desyncDetected(c *serverClient, t tick.Tick, ids []uint8, types []string) {

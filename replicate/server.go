@@ -1,7 +1,8 @@
 package replicate
 
 // The Server: its construction, public API and connection table; Send
-// runs the tick, whose steps live in the files named in doc.go.
+// runs the tick, whose steps live in the files that ARCHITECTURE.md
+// ("replicate: design notes", Source files) names.
 
 import (
 	"context"
