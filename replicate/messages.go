@@ -159,7 +159,7 @@ func (mt MessageType[M]) ReceiveFromClients(s *Server) []FromClient[M] {
 			continue // validated on arrival
 		}
 		if mt.isMap {
-			c := s.clients[raw.client]
+			c := s.client(raw.client)
 			if c == nil {
 				out = out[:len(out)-1]
 				continue

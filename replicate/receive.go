@@ -14,32 +14,16 @@ import (
 
 // accept moves new connections into the client table.
 func (s *Server) accept() {
-	s.mu.Lock()
-	pend := s.newConns
-	s.newConns = nil
-	s.mu.Unlock()
-	for _, conn := range pend {
+	for _, conn := range s.takeNew() {
 		if s.pending >= s.cfg.MaxPending {
-			// The oldest pending connection, one still silent first (one
-			// whose hello waits for admission is further along).
-			var old *serverClient
-			for _, o := range s.order {
-				if !o.authed && (old == nil || old.waiting && !o.waiting) {
-					old = o
-				}
-			}
-			if old != nil {
+			if old := s.oldestPending(); old != nil {
 				s.reject(old, rejectFull, fmt.Sprintf("server busy: %d connections waiting for their hello", s.cfg.MaxPending))
 			}
 		}
-		s.nextID++
-		c := &serverClient{
-			clientLink:  clientLink{id: s.nextID, conn: conn, helloBy: s.now.Add(s.cfg.HelloTimeout)},
+		s.add(&serverClient{
+			clientLink:  clientLink{conn: conn, helloBy: s.now.Add(s.cfg.HelloTimeout)},
 			clientMeter: clientMeter{violationStart: s.now, rateStart: s.now},
-		}
-		s.clients[c.id] = c
-		s.order = append(s.order, c)
-		s.pending++
+		})
 	}
 }
 
@@ -110,7 +94,7 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.reject(c, rejectFull, "server full")
 			return
 		}
-		if s.joining >= s.cfg.MaxJoining {
+		if !s.canJoin(s.cfg.MaxJoining) {
 			c.waiting = true // admitted when a joining client proves itself or leaves
 			return
 		}
@@ -174,8 +158,7 @@ func (s *Server) admit(c *serverClient) {
 	c.waiting = false
 	c.ackBits, c.whole = new([ackWindow / 64]uint64), new([wholeRing]wholeTick)
 	s.assignSlot(c)
-	s.pending--
-	s.joining++
+	s.admitted(c)
 	c.authed, c.fresh = true, true
 	b := appendWelcome(s.scratch[:0], c.id, s.tick)
 	s.scratch = b
@@ -186,7 +169,7 @@ func (s *Server) admit(c *serverClient) {
 // admitWaiting admits the clients whose hello waits, oldest first, while
 // fewer than MaxJoining clients are joining.
 func (s *Server) admitWaiting() {
-	for i := 0; i < len(s.order) && s.joining < s.cfg.MaxJoining; i++ {
+	for i := 0; i < len(s.order) && s.canJoin(s.cfg.MaxJoining); i++ {
 		c := s.order[i]
 		if !c.waiting || c.gone {
 			continue
@@ -205,7 +188,7 @@ func (s *Server) admitWaiting() {
 // applies before it acknowledges, so the first update arrived.
 func (s *Server) proven(c *serverClient) {
 	c.proven = true
-	s.joining--
+	s.connTable.proven(c)
 }
 
 // joinTimedOut disconnects c when it is joining and its first update was
@@ -229,14 +212,11 @@ func (s *Server) quotaLeft(c *serverClient, n, read int) bool {
 
 // unqueued gives a message taken from an inbox back to its sender's quota.
 func (s *Server) unqueued(m rawMessage) {
-	if c := s.clients[m.client]; c != nil {
+	if c := s.client(m.client); c != nil {
 		c.queued--
 		c.queuedBytes -= len(m.data)
 	}
 }
-
-// authed counts the connected clients (those past their hello).
-func (s *Server) authed() int { return len(s.order) - s.pending }
 
 // checkClientMessage decodes a client message into the inbox's scratch
 // value to validate it (the typed decode happens again when the game reads

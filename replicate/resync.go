@@ -163,7 +163,7 @@ func (s *Server) ResyncRNG(id ClientID, reason string) error {
 }
 
 func (s *Server) queueResync(id ClientID, kind ResyncKind, ents []ecs.Entity, res uint64, reason string) error {
-	c := s.clients[id]
+	c := s.client(id)
 	if c == nil || !c.authed || c.gone {
 		return ErrNotConnected
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -161,20 +160,6 @@ type serverTicks struct {
 	prevWorld  uint64
 }
 
-// connTable holds the server's connections: new ones handed over by
-// AddConn (from any goroutine, under mu) and the clients, pending or
-// connected.
-type connTable struct {
-	mu       sync.Mutex
-	newConns []transport.MessageConn
-
-	clients map[ClientID]*serverClient
-	order   []*serverClient
-	nextID  ClientID
-	pending int // clients in order that have not said hello, or wait for admission
-	joining int // connected clients that have not proven themselves (MaxJoining)
-}
-
 // NewServer returns a Server for cfg.World with cfg.Protocol (which is frozen:
 // registering more types afterwards is an error).
 func NewServer(cfg ServerConfig) (*Server, error) {
@@ -190,7 +175,6 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	p.freeze()
 	s := &Server{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger}
-	s.clients = map[ClientID]*serverClient{}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -219,15 +203,7 @@ func (s *Server) Close() error {
 		s.cancel()
 		s.cancel = nil
 	}
-	for _, c := range s.order {
-		_ = c.conn.Close()
-	}
-	s.mu.Lock()
-	for _, c := range s.newConns {
-		_ = c.Close()
-	}
-	s.newConns = nil
-	s.mu.Unlock()
+	s.closeAll()
 	return nil
 }
 
@@ -235,9 +211,7 @@ func (s *Server) Close() error {
 // goroutine). The client must say hello (protocol check, token) before it
 // gets anything.
 func (s *Server) AddConn(conn transport.MessageConn) {
-	s.mu.Lock()
-	s.newConns = append(s.newConns, conn)
-	s.mu.Unlock()
+	s.handOver(conn)
 }
 
 // Serve accepts connections from l until ctx ends or l fails, handing each
@@ -278,7 +252,7 @@ func (s *Server) Clients() []ClientID {
 
 // Stats returns a connected client's statistics.
 func (s *Server) Stats(id ClientID) (ConnectionStats, error) {
-	c := s.clients[id]
+	c := s.client(id)
 	if c == nil {
 		return ConnectionStats{}, ErrNotConnected
 	}
@@ -294,7 +268,7 @@ func (s *Server) Stats(id ClientID) (ConnectionStats, error) {
 
 // Disconnect closes a client's connection with a reason.
 func (s *Server) Disconnect(id ClientID, reason string) error {
-	c := s.clients[id]
+	c := s.client(id)
 	if c == nil {
 		return ErrNotConnected
 	}
@@ -308,7 +282,7 @@ func (s *Server) Disconnect(id ClientID, reason string) error {
 // claim waits at most 10 s for se to reach the client, then it is
 // dropped; at most 4,096 wait per client (more: ErrTooLarge).
 func (s *Server) MapClientEntity(id ClientID, se, ce ecs.Entity) error {
-	c := s.clients[id]
+	c := s.client(id)
 	if c == nil {
 		return ErrNotConnected
 	}
@@ -507,19 +481,9 @@ func (s *Server) drop(c *serverClient, reason string) {
 	c.active = false
 	if c.authed {
 		s.freeSlot(c)
-		if !c.proven {
-			s.joining--
-		}
-	} else {
-		s.pending--
 	}
 	_ = c.conn.CloseWithReason(reason)
-	delete(s.clients, c.id)
-	// slices.Delete clears the freed tail slot: the departed client (its
-	// update backlog, its connection) must not stay reachable from it.
-	if i := slices.Index(s.order, c); i >= 0 {
-		s.order = slices.Delete(s.order, i, i+1)
-	}
+	s.remove(c)
 	if c.authed {
 		s.event(ServerEvent{Kind: ClientDisconnected, Client: c.id, Reason: reason})
 	}

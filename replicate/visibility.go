@@ -14,7 +14,7 @@ import (
 // entity that becomes visible is sent whole; one that becomes hidden is
 // despawned on that client.
 func (s *Server) SetVisible(id ClientID, e ecs.Entity, visible bool) error {
-	c := s.clients[id]
+	c := s.client(id)
 	if c == nil {
 		return ErrNotConnected
 	}
