@@ -154,12 +154,7 @@ func StateChecksum(world *ecs.World, p *Protocol, out []Part) (uint64, []Part) {
 // components its rules replicate (as sent to clients).
 type sumServerView struct{ s *Server }
 
-func (v sumServerView) slot(e ecs.Entity) *srvEnt {
-	if i := int(e.Index()); i < len(v.s.ents) && v.s.ents[i].listed && v.s.ents[i].e == e {
-		return &v.s.ents[i]
-	}
-	return nil
-}
+func (v sumServerView) slot(e ecs.Entity) *srvEnt { return v.s.listed(e) }
 
 func (v sumServerView) entities() (sum uint64) {
 	for _, i := range v.s.list {

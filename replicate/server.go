@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 	"unsafe"
 
@@ -20,9 +19,6 @@ import (
 
 // ClientID identifies a client of a Server (assigned at connection, from 1).
 type ClientID uint64
-
-// tickRing is the number of server ticks whose world tick is remembered.
-const tickRing = 1024
 
 // ServerEventKind is the kind of a ServerEvent.
 type ServerEventKind uint8
@@ -142,7 +138,7 @@ type Server struct {
 	// unmarkedChecked: warnUnmarked ran (once, with the first client).
 	unmarkedChecked bool
 
-	serverTicks                // server ticks and the world ticks they saw
+	serverTicks                // the last tick sent and the world tick it saw
 	entityTable                // per-entity and per-client-and-entity state (state.go)
 	worldChanges               // this tick's changes of the world (changes.go)
 	encodings                  // values and blocks encoded once per tick (changes.go)
@@ -153,12 +149,28 @@ type Server struct {
 	desync        desyncServer // checksums of report ticks (desync.go)
 }
 
-// serverTicks maps server ticks to the world's change ticks.
+// serverTicks is the server tick of the last send and the world's change
+// tick it saw. Invariant, kept by its methods (the only writers): tick
+// only increases from one send to the next, and world changes after
+// prevWorld are the next send's.
 type serverTicks struct {
-	tick       tick.Tick
-	worldTicks [tickRing]uint64
-	prevWorld  uint64
+	tick      tick.Tick
+	prevWorld uint64
 }
+
+// checkNext reports whether t may be the next tick sent (ErrTick if not).
+func (st *serverTicks) checkNext(t tick.Tick) error {
+	if !t.After(st.tick) {
+		return fmt.Errorf("%w: tick %v, last sent %v", ErrTick, t, st.tick)
+	}
+	return nil
+}
+
+// advance starts the send of tick t, which checkNext accepted.
+func (st *serverTicks) advance(t tick.Tick) { st.tick = t }
+
+// sent notes that the send saw the world's changes up to world tick wt.
+func (st *serverTicks) sent(wt uint64) { st.prevWorld = wt }
 
 // NewServer returns a Server for cfg.World with cfg.Protocol (which is frozen:
 // registering more types afterwards is an error).
@@ -185,24 +197,15 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	s.bindResources()
 	s.rep = ecs.Register[Replicated](s.w)
 	s.inboxes = make([]msgQueue, len(p.msgs))
-	s.cancel = s.w.Observe(func(ev ecs.Event) {
-		s.touched = append(s.touched, ev.Entity)
-	})
-	// Entities that exist already.
-	for e := range s.w.Entities() {
-		s.touched = append(s.touched, e)
-	}
-	s.prevWorld = s.w.Tick()
+	s.observe(s.w)
+	s.sent(s.w.Tick())
 	s.now = cfg.Now()
 	return s, nil
 }
 
 // Close stops observing the world and closes every client connection.
 func (s *Server) Close() error {
-	if s.cancel != nil {
-		s.cancel()
-		s.cancel = nil
-	}
+	s.stopObserving()
 	s.closeAll()
 	return nil
 }
@@ -322,22 +325,19 @@ func (s *Server) Send() { _ = s.SendTick(s.tick + 1) }
 // after 0: an older tick gives ErrTick and sends nothing. It advances the
 // world's change tick.
 func (s *Server) SendTick(t tick.Tick) error {
-	if !t.After(s.tick) {
-		return fmt.Errorf("%w: tick %v, last sent %v", ErrTick, t, s.tick)
+	if err := s.checkNext(t); err != nil {
+		return err
 	}
 	if !s.received {
 		s.Receive()
 	}
 	s.received = false
-	s.tick = t
+	s.advance(t)
 	wt := s.w.Tick()
-	s.worldTicks[int(t)%tickRing] = wt
 	s.warnUnmarked()
 	s.structural(t)
 	s.valueChanges(t)
-	s.cacheStamp = t
-	s.cacheBuf = s.cacheBuf[:0]
-	s.blockBuf = s.blockBuf[:0]
+	s.encodings.begin(t)
 	for i := 0; i < len(s.order); i++ {
 		c := s.order[i]
 		c.active = false
@@ -357,118 +357,11 @@ func (s *Server) SendTick(t tick.Tick) error {
 	}
 	s.flushMessages()
 	s.recordChecksum(t)
-	s.shrinkEncodings()
-	s.prevWorld = wt
+	s.shrink()
+	s.sent(wt)
 	s.w.AdvanceTick()
-	s.spawnedNow = s.spawnedNow[:0]
-	s.despawnedNow = s.despawnedNow[:0]
-	s.structNow = s.structNow[:0]
-	s.changedNow = s.changedNow[:0]
+	s.worldChanges.reset()
 	return nil
-}
-
-func (s *Server) grow(idx int) {
-	if idx < len(s.ents) {
-		return
-	}
-	for len(s.ents) <= idx {
-		s.ents = append(s.ents, srvEnt{prio: 1})
-	}
-	for _, g := range s.groups {
-		g.fit(len(s.ents))
-	}
-}
-
-// ce returns client c's state of entity slot idx.
-func (s *Server) ce(c *serverClient, idx int) *clientEnt {
-	g := c.grp
-	return &g.tab[idx*g.width+c.col]
-}
-
-// assignSlot gives c a column of entity states: in the fullest group
-// with room, whose table is laid out again one column wider, or in a new
-// group.
-//
-// Decision: a group's table has exactly one column per member, so the
-// server's per-client state follows the clients present (a join or a
-// departure lays out one group's table again: at most clientGroup
-// columns, 25.6 MB at 100,000 entities), where one table doubling with
-// the peak number of clients kept 32 B x entities x that peak for good.
-func (s *Server) assignSlot(c *serverClient) {
-	var g *slotGroup
-	for _, o := range s.groups {
-		if o.width < clientGroup && (g == nil || o.width > g.width) {
-			g = o
-		}
-	}
-	if g == nil {
-		g = &slotGroup{}
-		s.groups = append(s.groups, g)
-	}
-	g.relayout(len(s.ents), c, -1)
-}
-
-// freeSlot gives up c's column: its group's table is laid out again
-// without it, and a group left empty is dropped.
-func (s *Server) freeSlot(c *serverClient) {
-	g := c.grp
-	if g == nil || g.width == 0 {
-		return
-	}
-	g.relayout(len(s.ents), nil, c.col)
-	// Code still running for the departed client in this frame reads
-	// and writes one scratch state (width 0) instead of a column.
-	c.grp, c.col = &slotGroup{tab: make([]clientEnt, 1)}, 0
-	if g.width == 0 {
-		if i := slices.Index(s.groups, g); i >= 0 {
-			s.groups = slices.Delete(s.groups, i, i+1)
-		}
-	}
-}
-
-// fit makes the group's table hold n entity slots (new ones zero).
-func (g *slotGroup) fit(n int) {
-	need := n * g.width
-	if need <= len(g.tab) {
-		return
-	}
-	old := len(g.tab)
-	g.tab = slices.Grow(g.tab, need-old)[:need]
-	clear(g.tab[old:])
-}
-
-// relayout lays out the group's table of n entity slots again with
-// member add appended (a zero column), or without the member of column
-// del (del >= 0), keeping the other members' states.
-func (g *slotGroup) relayout(n int, add *serverClient, del int) {
-	w := g.width
-	nw := w + 1
-	if del >= 0 {
-		nw = w - 1
-	}
-	var nt []clientEnt
-	if nw > 0 {
-		nt = make([]clientEnt, n*nw)
-		for i := range n {
-			row, dst := g.tab[i*w:i*w+w], nt[i*nw:i*nw+nw]
-			if del < 0 {
-				copy(dst, row)
-			} else {
-				copy(dst[:del], row[:del])
-				copy(dst[del:], row[del+1:])
-			}
-		}
-	}
-	g.tab, g.width = nt, nw
-	if del >= 0 {
-		g.members = slices.Delete(g.members, del, del+1)
-		for k := del; k < len(g.members); k++ {
-			g.members[k].col = k
-		}
-		return
-	}
-	add.grp, add.col = g, w
-	g.members = append(g.members, add)
 }
 
 func (s *Server) event(ev ServerEvent) { s.evs = append(s.evs, ev) }
