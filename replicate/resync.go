@@ -128,6 +128,16 @@ type clientResync struct {
 	unrepaired int
 }
 
+// reportedClean notes a clean checksum report of tick t: the next desync
+// is answered by its own kind again, and if t is not before the last
+// resync, that resync repaired the client.
+func (r *clientResync) reportedClean(t tick.Tick) {
+	r.escalate = false
+	if !r.hasResynced || !t.Before(r.resyncTick) {
+		r.unrepaired = 0
+	}
+}
+
 // Resync makes the server send client id its whole visible world in the
 // update of the next Send, as to a client that just joined (in parts if
 // large), and the client replace its replicated state with it atomically:

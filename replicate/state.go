@@ -147,6 +147,9 @@ type clientLink struct {
 
 // clientAcks holds a client's mutation messages awaiting an ack (their
 // entities are in clientSend.entRing) and the entities to resend.
+// Invariants, kept by its methods (acks.go): recs is a ring of recLen
+// records from recHead, oldest first, in send order; resend holds the
+// entities found lost since the tick began, resend2 the ones being resent.
 type clientAcks struct {
 	recs    []sentRecord // ring, oldest first from recHead
 	recHead int
@@ -175,7 +178,9 @@ type clientUpdate struct {
 }
 
 // clientView holds a client's visibility changes for the next tick and the
-// entities its priorities (or a full tick) deferred.
+// entities its priorities (or a full tick) deferred. Invariant, kept by
+// its methods (visibility.go): visQueue is bounded (2^20), deferred holds
+// this tick's deferrals, deferred2 last tick's being revisited.
 type clientView struct {
 	visQueue  []visChange
 	deferred  []uint32

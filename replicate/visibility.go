@@ -22,12 +22,11 @@ func (s *Server) SetVisible(id ClientID, e ecs.Entity, visible bool) error {
 	if visible {
 		v = 1
 	} else {
-		c.filtered = true
+		c.markFiltered()
 	}
-	if len(c.visQueue) >= 1<<20 {
+	if !c.queueVisibility(visChange{e: e, vis: v}) {
 		return fmt.Errorf("%w: visibility queue full", ErrTooLarge)
 	}
-	c.visQueue = append(c.visQueue, visChange{e: e, vis: v})
 	return nil
 }
 
@@ -43,7 +42,7 @@ func (s *Server) SetPriority(e ecs.Entity, priority float32) {
 	if s.ents[idx].prio < 1 && priority >= 1 {
 		// Values the entity's priority held back go out next tick: no
 		// client takes whole segments until that tick is acknowledged.
-		s.raised, s.raiseSettle = true, s.tick+1
+		s.raise(s.tick + 1)
 	}
 	s.ents[idx].prio = priority
 }
@@ -115,3 +114,24 @@ func (s *Server) applyVisibility(c *serverClient, t tick.Tick) {
 	}
 	c.visQueue = c.visQueue[:0]
 }
+
+// queueVisibility queues a visibility change for the next tick; false
+// when the queue is full (2^20 changes).
+func (v *clientView) queueVisibility(vc visChange) bool {
+	if len(v.visQueue) >= 1<<20 {
+		return false
+	}
+	v.visQueue = append(v.visQueue, vc)
+	return true
+}
+
+// takeDeferred returns the entities deferred last tick and starts this
+// tick's list empty (the two buffers swap: no allocation in steady state).
+func (v *clientView) takeDeferred() []uint32 {
+	d := v.deferred
+	v.deferred, v.deferred2 = v.deferred2[:0], d
+	return d
+}
+
+// deferEnt defers entity slot idx to the next tick.
+func (v *clientView) deferEnt(idx uint32) { v.deferred = append(v.deferred, idx) }
