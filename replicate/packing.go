@@ -147,7 +147,7 @@ func (s *Server) finishClient(c *serverClient, t tick.Tick) {
 	if c.gone {
 		return
 	}
-	s.rates(c)
+	c.rates(s.now)
 	for _, idx := range c.newSpawns {
 		if i := int(idx); s.ce(c, i).flags&ceSpawned != 0 {
 			c.setShown(i, true)

@@ -6,7 +6,6 @@ package replicate
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/transport"
@@ -44,7 +43,7 @@ func (s *Server) receive() {
 				break
 			}
 			read += len(msg)
-			c.stats.BytesIn += uint64(len(msg))
+			c.countIn(len(msg))
 			s.handle(c, ch, msg)
 		}
 		if !c.authed && !c.gone && !s.now.Before(c.helloBy) {
@@ -132,8 +131,7 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			return
 		}
 		s.inboxes[id].add(c.id, payload)
-		c.queued++
-		c.queuedBytes += len(payload)
+		c.inboxed(len(payload))
 	case kindChecksum:
 		if !c.authed {
 			s.violation(c, "checksum before hello")
@@ -207,14 +205,24 @@ func (s *Server) joinTimedOut(c *serverClient) bool {
 // waiting in the inboxes both have room.
 func (s *Server) quotaLeft(c *serverClient, n, read int) bool {
 	return !c.gone && n < s.cfg.MaxMessagesPerTick && read < s.cfg.MaxBytesPerTick &&
-		c.queued < s.cfg.MaxMessagesPerTick && c.queuedBytes < s.cfg.MaxBytesPerTick
+		c.inboxRoom(s.cfg.MaxMessagesPerTick, s.cfg.MaxBytesPerTick)
+}
+
+// inboxed counts a message of n bytes the client has waiting in the
+// server's inboxes; taken gives it back when the game takes it.
+func (l *clientLink) inboxed(n int) { l.queued, l.queuedBytes = l.queued+1, l.queuedBytes+n }
+func (l *clientLink) taken(n int)   { l.queued, l.queuedBytes = l.queued-1, l.queuedBytes-n }
+
+// inboxRoom reports whether the client's messages waiting in the inboxes
+// are below its quota.
+func (l *clientLink) inboxRoom(maxMsgs, maxBytes int) bool {
+	return l.queued < maxMsgs && l.queuedBytes < maxBytes
 }
 
 // unqueued gives a message taken from an inbox back to its sender's quota.
 func (s *Server) unqueued(m rawMessage) {
 	if c := s.client(m.client); c != nil {
-		c.queued--
-		c.queuedBytes -= len(m.data)
+		c.taken(len(m.data))
 	}
 }
 
@@ -243,15 +251,11 @@ func (s *Server) reject(c *serverClient, code byte, reason string) {
 	s.drop(c, rejectReason(code, reason))
 }
 
+// violation counts a protocol violation of c, which is dropped when it
+// has more than MaxViolations in a second.
 func (s *Server) violation(c *serverClient, what string) {
-	c.stats.Violations++
-	if s.now.Sub(c.violationStart) > time.Second {
-		c.violationStart = s.now
-		c.violations = 0
-	}
-	c.violations++
 	s.log.Debug("replicate: client violation", "client", c.id, "what", what)
-	if c.violations > s.cfg.MaxViolations {
+	if c.violation(s.now) > s.cfg.MaxViolations {
 		s.drop(c, "protocol violations: "+what)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -264,8 +263,7 @@ func (s *Server) Stats(id ClientID) (ConnectionStats, error) {
 	st.RTT, st.PacketsLost = cs.RTT, cs.PacketsLost
 	st.Entities = c.spawned
 	st.UpdateTick = c.lastUpdate
-	c.nEnts = len(s.ents)
-	st.RetainedBytes = c.retained()
+	st.RetainedBytes = c.retained(len(s.ents))
 	return st, nil
 }
 
@@ -401,26 +399,6 @@ func (s *Server) afterSend(c *serverClient, ch transport.Channel, n int, err err
 		}
 		return false
 	}
-	c.stats.BytesOut += uint64(n)
+	c.countOut(n)
 	return true
-}
-
-func (s *Server) rates(c *serverClient) {
-	if el := s.now.Sub(c.rateStart); el >= time.Second {
-		c.stats.OutPerSec = float64(c.stats.BytesOut-c.rateOut) / el.Seconds()
-		c.stats.InPerSec = float64(c.stats.BytesIn-c.rateIn) / el.Seconds()
-		c.rateStart, c.rateOut, c.rateIn = s.now, c.stats.BytesOut, c.stats.BytesIn
-	}
-}
-
-// retained estimates the bytes of per-client replication state.
-func (c *serverClient) retained() int {
-	n := c.nEnts*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
-	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + c.claims.bytes()
-	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd) + cap(c.backlog)
-	for _, p := range c.pkts {
-		n += cap(p)
-	}
-	n += 8*cap(c.shown) + 4*cap(c.newSpawns)
-	return n + int(unsafe.Sizeof(*c)) + int(unsafe.Sizeof(*c.ackBits)) + int(unsafe.Sizeof(*c.whole))
 }

@@ -6,6 +6,7 @@ package replicate
 import (
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -122,7 +123,13 @@ type clientSend struct {
 	pkts      [][]byte
 }
 
-// clientLink is a client's identity, connection and admission.
+// clientLink is a client's identity, connection and admission. Its
+// lifecycle only moves forward: pending (waiting once its hello passed
+// while MaxJoining clients join), then authed (fresh for its first
+// tick), then proven at its first ack; gone is final. connTable counts
+// clients by these states, so only connTable's callers in receive.go and
+// server.go (admit, proven, drop) change them; the inbox quota (queued,
+// queuedBytes) moves by inboxed and taken (receive.go).
 type clientLink struct {
 	id     ClientID
 	conn   transport.MessageConn
@@ -187,10 +194,12 @@ type clientView struct {
 	deferred2 []uint32 // the other buffer, swapped every tick
 }
 
-// clientMeter is what the server measures of a client.
+// clientMeter is what the server measures of a client. Its methods (the
+// only writers of its fields but stats, whose counters the steps bump)
+// keep the byte counts and rates, and the violations of the current
+// second (from violationStart).
 type clientMeter struct {
 	stats           ConnectionStats
-	nEnts           int // entity slots covered (for RetainedBytes)
 	violations      int
 	violationStart  time.Time
 	rateStart       time.Time
@@ -365,4 +374,44 @@ func (g *slotGroup) relayout(n int, add *serverClient, del int) {
 	}
 	add.grp, add.col = g, w
 	g.members = append(g.members, add)
+}
+
+// countIn and countOut count n message bytes received from and sent to
+// the client.
+func (m *clientMeter) countIn(n int)  { m.stats.BytesIn += uint64(n) }
+func (m *clientMeter) countOut(n int) { m.stats.BytesOut += uint64(n) }
+
+// rates updates the byte rates once a second has passed since the last
+// update.
+func (m *clientMeter) rates(now time.Time) {
+	if el := now.Sub(m.rateStart); el >= time.Second {
+		m.stats.OutPerSec = float64(m.stats.BytesOut-m.rateOut) / el.Seconds()
+		m.stats.InPerSec = float64(m.stats.BytesIn-m.rateIn) / el.Seconds()
+		m.rateStart, m.rateOut, m.rateIn = now, m.stats.BytesOut, m.stats.BytesIn
+	}
+}
+
+// violation counts a protocol violation at now and returns the count of
+// the current second.
+func (m *clientMeter) violation(now time.Time) int {
+	m.stats.Violations++
+	if now.Sub(m.violationStart) > time.Second {
+		m.violationStart = now
+		m.violations = 0
+	}
+	m.violations++
+	return m.violations
+}
+
+// retained estimates the bytes of per-client replication state, with
+// entity states for nEnts slots.
+func (c *serverClient) retained(nEnts int) int {
+	n := nEnts*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
+	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + c.claims.bytes()
+	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd) + cap(c.backlog)
+	for _, p := range c.pkts {
+		n += cap(p)
+	}
+	n += 8*cap(c.shown) + 4*cap(c.newSpawns)
+	return n + int(unsafe.Sizeof(*c)) + int(unsafe.Sizeof(*c.ackBits)) + int(unsafe.Sizeof(*c.whole))
 }
