@@ -126,11 +126,12 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, "message on the wrong channel")
 			return
 		}
-		if err := s.checkClientMessage(c, id, payload, &s.inboxes[id].typed); err != nil {
+		q := s.inbox(id)
+		if err := s.checkClientMessage(c, id, payload, &q.typed); err != nil {
 			s.violation(c, err.Error())
 			return
 		}
-		s.inboxes[id].add(c.id, payload)
+		q.add(c.id, payload)
 		c.inboxed(len(payload))
 	case kindChecksum:
 		if !c.authed {
