@@ -148,15 +148,7 @@ func (s *Server) finishClient(c *serverClient, t tick.Tick) {
 		return
 	}
 	c.rates(s.now)
-	for _, idx := range c.newSpawns {
-		if i := int(idx); s.ce(c, i).flags&ceSpawned != 0 {
-			c.setShown(i, true)
-		}
-	}
-	c.newSpawns = c.newSpawns[:0]
-	if cap(c.newSpawns) > 256 { // a late joiner's first tick
-		c.newSpawns = nil
-	}
+	c.showNewSpawns()
 }
 
 // sent records in the entity's state that it went out at tick t in the

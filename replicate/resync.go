@@ -327,8 +327,7 @@ func (s *Server) startResync(c *serverClient, t tick.Tick) {
 			ce := s.ce(c, i)
 			*ce = clientEnt{vis: ce.vis}
 		}
-		c.spawned = 0
-		clear(c.shown)
+		c.forgetSpawns()
 		clear(c.res)
 		c.fresh = true
 		b = appendResync(s.scratch[:0], t, c.reason, ResyncFull, 0, nil)

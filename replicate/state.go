@@ -170,7 +170,7 @@ type clientAcks struct {
 // clientUpdate is a client's update of this tick, built in sections, and
 // its queue of updates not sent yet.
 type clientUpdate struct {
-	spawned    int // entities spawned on the client
+	spawned    int // entities spawned on the client (markSpawned, visibility.go)
 	lastUpdate tick.Tick
 	claims     claimTable // MapClientEntity claims not sent yet (claims.go)
 
@@ -285,7 +285,10 @@ func (s *entityTable) grow(idx int) {
 }
 
 // ce returns client c's state of entity slot idx.
-func (s *entityTable) ce(c *serverClient, idx int) *clientEnt {
+func (s *entityTable) ce(c *serverClient, idx int) *clientEnt { return c.ent(idx) }
+
+// ent returns the client's state of entity slot idx, in its group's table.
+func (c *clientSend) ent(idx int) *clientEnt {
 	g := c.grp
 	return &g.tab[idx*g.width+c.col]
 }

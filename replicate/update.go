@@ -13,10 +13,8 @@ import (
 func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
 	se := &s.ents[idx]
 	ce := s.syncGen(c, idx)
-	ce.flags |= ceSpawned
+	c.markSpawned(ce, idx)
 	ce.ackedTick, ce.sentTick = t, t
-	c.spawned++
-	c.newSpawns = append(c.newSpawns, uint32(idx))
 	if ce, ok := c.claims.take(se.e); ok {
 		c.secMap = appendEntity(c.secMap, se.e)
 		c.secMap = appendEntity(c.secMap, ce)
@@ -29,10 +27,7 @@ func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
 }
 
 func (s *Server) despawnOn(c *serverClient, idx int, e ecs.Entity) {
-	ce := s.ce(c, idx)
-	ce.flags &^= ceSpawned
-	c.spawned--
-	c.setShown(idx, false)
+	c.markDespawned(s.ce(c, idx), idx)
 	c.secDesp = appendEntity(c.secDesp, e)
 	c.nDesp++
 }

@@ -63,12 +63,53 @@ func (s *Server) syncGen(c *serverClient, idx int) *clientEnt {
 	ce := s.ce(c, idx)
 	if gen := s.ents[idx].e.Generation(); ce.gen != gen {
 		if ce.flags&ceSpawned != 0 {
-			c.spawned--
-			c.setShown(idx, false)
+			c.markDespawned(ce, idx)
 		}
 		*ce = clientEnt{gen: gen}
 	}
 	return ce
+}
+
+// The client's spawn bookkeeping: an entity state's ceSpawned flag, the
+// count of spawned entities (clientUpdate.spawned), the shown set (spawned
+// before this tick) and this tick's newSpawns change together, by
+// markSpawned, markDespawned, forgetSpawns and showNewSpawns only.
+
+// markSpawned notes that entity slot idx (state ce) is spawned on the
+// client in this tick's update.
+func (c *serverClient) markSpawned(ce *clientEnt, idx int) {
+	ce.flags |= ceSpawned
+	c.spawned++
+	c.newSpawns = append(c.newSpawns, uint32(idx))
+}
+
+// markDespawned notes that entity slot idx (state ce, spawned) is no
+// longer spawned on the client.
+func (c *serverClient) markDespawned(ce *clientEnt, idx int) {
+	ce.flags &^= ceSpawned
+	c.spawned--
+	c.setShown(idx, false)
+}
+
+// forgetSpawns notes that nothing is spawned on the client (a full
+// resync, which also clears every entity state).
+func (c *serverClient) forgetSpawns() {
+	c.spawned = 0
+	clear(c.shown)
+}
+
+// showNewSpawns moves this tick's spawns that are still spawned into the
+// shown set, at the end of the tick.
+func (c *serverClient) showNewSpawns() {
+	for _, idx := range c.newSpawns {
+		if i := int(idx); c.ent(i).flags&ceSpawned != 0 {
+			c.setShown(i, true)
+		}
+	}
+	c.newSpawns = c.newSpawns[:0]
+	if cap(c.newSpawns) > 256 { // a late joiner's first tick
+		c.newSpawns = nil
+	}
 }
 
 // setShown sets or clears entity slot idx's bit in the client's shown set.
