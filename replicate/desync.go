@@ -241,15 +241,7 @@ func (s *Server) reportTick(t tick.Tick) bool {
 // checkable reports whether c's reports can be checked: it sees every
 // entity and resource.
 func (s *Server) checkable(c *serverClient) bool {
-	if s.cfg.HiddenByDefault || c.filtered {
-		return false
-	}
-	for _, ri := range s.resInfo {
-		if ri.filter != nil {
-			return false
-		}
-	}
-	return true
+	return !s.cfg.HiddenByDefault && !c.filtered && !s.resourceTable.filtered()
 }
 
 // checksumReport handles a client's ChecksumReport.

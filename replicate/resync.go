@@ -328,7 +328,7 @@ func (s *Server) startResync(c *serverClient, t tick.Tick) {
 			*ce = clientEnt{vis: ce.vis}
 		}
 		c.forgetSpawns()
-		clear(c.res)
+		c.forgetResources()
 		c.fresh = true
 		b = appendResync(s.scratch[:0], t, c.reason, ResyncFull, 0, nil)
 	}
@@ -410,24 +410,17 @@ func (s *Server) appendPartial(c *serverClient, t tick.Tick) (b []byte, ok bool)
 		se, ce := &s.ents[idx], s.ce(c, idx)
 		s.resolve(c, ce, idx)
 		m := (en.mask | s.pendingMask(idx, ce)) & se.mask
-		c.secIns = appendEntity(c.secIns, se.e)
 		// A partial resync spawns the entity on a client that lost it.
-		c.secIns = append(c.secIns, b2u8(c.kind == ResyncPartial))
-		c.secIns = s.appendComponents(c.secIns, idx, m)
-		c.nIns++
+		s.appendInsert(c, idx, m, c.kind == ResyncPartial)
 		ce.ackedTick, ce.sentTick = t, t
 	}
-	if len(c.res) < len(s.res) {
-		c.res = append(c.res, make([]resClient, len(s.res)-len(c.res))...)
-	}
+	c.fitResources(len(s.res))
 	for r := res; r != 0; r &= r - 1 {
 		j := bits.TrailingZeros64(r)
 		if j >= len(s.res) {
 			break
 		}
-		sh := &s.resInfo[j]
-		want := sh.present && (sh.filter == nil || sh.filter(c.id))
-		c.res[j].has = !want // forces the value, or the removal
+		c.forceResource(j, s.resInfo[j].wants(c.id))
 	}
 	return b, true
 }

@@ -20,9 +20,16 @@ func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
 		c.secMap = appendEntity(c.secMap, ce)
 		c.nMap++
 	}
-	c.secIns = appendEntity(c.secIns, se.e)
-	c.secIns = append(c.secIns, 1)
-	c.secIns = s.appendComponents(c.secIns, idx, se.mask)
+	s.appendInsert(c, idx, se.mask, true)
+}
+
+// appendInsert adds to c's update an insertion entry of entity slot idx
+// with the components of mask (spawn: the entry spawns the entity on the
+// client).
+func (s *Server) appendInsert(c *serverClient, idx int, mask uint64, spawn bool) {
+	c.secIns = appendEntity(c.secIns, s.ents[idx].e)
+	c.secIns = append(c.secIns, b2u8(spawn))
+	c.secIns = s.appendComponents(c.secIns, idx, mask)
 	c.nIns++
 }
 
@@ -107,10 +114,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		// a component the update removed).
 		s.resolve(c, ce, i)
 		if m := (se.ins | s.pendingMask(i, ce)) & se.mask; m != 0 {
-			c.secIns = appendEntity(c.secIns, se.e)
-			c.secIns = append(c.secIns, 0)
-			c.secIns = s.appendComponents(c.secIns, i, m)
-			c.nIns++
+			s.appendInsert(c, i, m, false)
 		}
 		ce.ackedTick, ce.sentTick = t, t
 	}
