@@ -68,7 +68,7 @@ func (s *Server) flushBacklog(c *serverClient) bool {
 	sent := 0
 	for c.backOff < len(c.backlog) && sent < updateBudget {
 		r := bin.NewReader(c.backlog[c.backOff:])
-		msg := r.LenBytes(len(c.backlog)) // queued by queueUpdate: well formed
+		msg := r.LenBytes(len(c.backlog)) // queued by sendUpdate: well formed
 		if !s.sendTo(c, transport.ReliableOrdered, msg) {
 			return false
 		}

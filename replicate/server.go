@@ -122,6 +122,11 @@ type ConnectionStats struct {
 // come in time. Component values are encoded once per tick and shared by all
 // clients. A Server is driven from one goroutine; AddConn and Serve may be
 // called from others.
+//
+// Server orchestrates: its state is in parts (embedded below), each
+// declared with the methods that keep its invariant in the file named
+// beside it; the tick's steps read the parts and change them through
+// those methods.
 type Server struct {
 	cfg   ServerConfig
 	w     *ecs.World
@@ -137,12 +142,12 @@ type Server struct {
 	// unmarkedChecked: warnUnmarked ran (once, with the first client).
 	unmarkedChecked bool
 
-	serverTicks                // the last tick sent and the world tick it saw
+	serverTicks                // the last tick sent and the world tick it saw (server.go)
 	entityTable                // per-entity and per-client-and-entity state (state.go)
 	worldChanges               // this tick's changes of the world (changes.go)
 	encodings                  // values and blocks encoded once per tick (changes.go)
 	segmenter                  // this tick's shared segments (segments.go)
-	connTable                  // connections and clients (receive.go)
+	connTable                  // connections and clients (conns.go)
 	messageQueues              // game messages both ways (messages.go)
 	resourceTable              // replicated resources (resources.go)
 	desync        desyncServer // checksums of report ticks (desync.go)

@@ -75,17 +75,18 @@ const (
 )
 
 // serverClient is the server's state of one connection, in parts by
-// concern. The first part is the hot one, read for every changed entity of
-// a tick: it stays first and together (BenchmarkServerSend with 64
+// concern, each changed by the methods and steps of the files named
+// beside it. The first part is the hot one, read for every changed entity
+// of a tick: it stays first and together (BenchmarkServerSend with 64
 // clients depends on it; the parts after it are read per tick or per
 // message).
 type serverClient struct {
-	clientSend   // the tick's mutation messages (packing.go, segments.go)
-	clientLink   // identity, connection and admission (server.go, receive.go)
+	clientSend   // the tick's mutation messages (packing.go, segments.go, acks.go; spawn bookkeeping: visibility.go)
+	clientLink   // identity, connection and admission (receive.go, conns.go)
 	clientAcks   // messages awaiting acks, and resends (acks.go)
 	clientUpdate // the update being built and the queued updates (update.go, parts.go)
 	clientView   // visibility changes and priority deferrals (visibility.go)
-	clientMeter  // statistics, rates and violations (server.go, receive.go)
+	clientMeter  // statistics, rates and violations (state.go; counters bumped by the steps)
 	// the resources the client was sent (resources.go)
 	clientResources
 	clientDesync // desync detection (desync.go)
@@ -94,6 +95,12 @@ type serverClient struct {
 
 // clientSend is the hot part of a client: its mutation messages of this
 // tick and what the per-entity send loops read for every changed entity.
+// Invariants: entRing[entStart:entEnd] (mod its power-of-two length)
+// holds the entities of the records awaiting acks, in send order (acks.go
+// grows and frees it); pkts[:nPkts] are this tick's messages, cur the
+// record of the last (packing.go, segments.go); shown, newSpawns and the
+// ceSpawned flags agree (markSpawned and its siblings, visibility.go);
+// grp and col locate the client's column (entityTable).
 type clientSend struct {
 	active   bool  // taking part in this tick's send
 	seg      int32 // 1 + index of the segment whose message is open, or 0
@@ -168,7 +175,11 @@ type clientAcks struct {
 }
 
 // clientUpdate is a client's update of this tick, built in sections, and
-// its queue of updates not sent yet.
+// its queue of updates not sent yet. Invariants: each section's count
+// (nMap, ...) is the number of its entries, all emptied at the start of
+// sendClient and filled by update.go (appendInsert, spawnOn, despawnOn);
+// backlog[backOff:] holds length-prefixed messages not sent yet
+// (parts.go: sendUpdate, flushBacklog).
 type clientUpdate struct {
 	spawned    int // entities spawned on the client (markSpawned, visibility.go)
 	lastUpdate tick.Tick
