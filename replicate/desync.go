@@ -54,7 +54,9 @@ type serverSum struct {
 }
 
 // desyncServer is the server's side of desync detection (recordChecksum
-// fills its ring, checksumReport reads it and diff).
+// fills its ring, checksumReport reads it and diff). Invariant: the
+// entry slot(t, n) holds the checksum of report tick t while ok and its
+// tick is t; a newer report tick of the same slot replaces it.
 type desyncServer struct {
 	sums    [MaxPendingChecksums]serverSum
 	scratch []Part

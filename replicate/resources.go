@@ -178,7 +178,9 @@ func SetResourceReceiveHook[T any](c *Client, fn func(t tick.Tick, v T, present 
 
 // resourceTable is the server's view of the replicated resources: each
 // one's latest encoding and version, scanned once per tick for all
-// clients.
+// clients. Invariant, kept by bindResources and scanResources (this
+// file): res and resInfo are parallel, and a resource's version changes
+// exactly when its presence or encoding does (resTick: the tick scanned).
 type resourceTable struct {
 	res      []boundResource
 	resInfo  []resShared

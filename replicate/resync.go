@@ -103,7 +103,9 @@ const (
 )
 
 // clientResync is a client's pending resync on the server, and its
-// resync history.
+// resync history. Its fields are written in this file only (queueResync,
+// startResync, desyncDetected, reportedClean, resyncBudget); sendClient
+// reads forcing to send an update that is a resync even when empty.
 type clientResync struct {
 	resync  bool
 	kind    ResyncKind

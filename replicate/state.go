@@ -242,7 +242,8 @@ type entityTable struct {
 // entity-major: the states of entity slot i are tab[i*width :
 // (i+1)*width], one per member in member order, so the members' states
 // of a changed entity share cache lines (mutateChanged walks a group's
-// members entity by entity).
+// members entity by entity). Invariant, kept by fit and relayout:
+// len(tab) == width * the slots covered, and members[k].col == k.
 type slotGroup struct {
 	tab     []clientEnt
 	width   int // len(members)
