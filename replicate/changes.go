@@ -60,7 +60,9 @@ func (wc *worldChanges) reset() {
 // shared by every client) and mutation blocks. Invariant, kept by begin:
 // cache entries and blocks stamped with cacheStamp (the tick being sent)
 // point into this tick's cacheBuf and blockBuf, and no others are used;
-// compTicks covers every listed slot (growTicks).
+// compTicks covers every listed slot (growTicks). Blocks are appended to
+// blockBuf by block (this file) and by segmentChanged (segments.go),
+// which lays this tick's shared blocks side by side.
 type encodings struct {
 	cache      []cacheEntry
 	cacheBuf   []byte

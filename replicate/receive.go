@@ -6,6 +6,7 @@ package replicate
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/transport"
@@ -94,7 +95,7 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			return
 		}
 		if !s.canJoin(s.cfg.MaxJoining) {
-			c.waiting = true // admitted when a joining client proves itself or leaves
+			c.wait() // admitted when a joining client proves itself or leaves
 			return
 		}
 		s.admit(c)
@@ -154,11 +155,10 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 // it gets its entity states and, in the next send phase, its first
 // update. It is joining until it proves itself (its first ack).
 func (s *Server) admit(c *serverClient) {
-	c.waiting = false
 	c.ackBits, c.whole = new([ackWindow / 64]uint64), new([wholeRing]wholeTick)
 	s.assignSlot(c)
 	s.admitted(c)
-	c.authed, c.fresh = true, true
+	c.admitLink()
 	b := appendWelcome(s.scratch[:0], c.id, s.tick)
 	s.scratch = b
 	s.sendTo(c, transport.ReliableOrdered, b)
@@ -186,7 +186,7 @@ func (s *Server) admitWaiting() {
 // every one it was sent needs its first update, which an honest client
 // applies before it acknowledges, so the first update arrived.
 func (s *Server) proven(c *serverClient) {
-	c.proven = true
+	c.markProven()
 	s.connTable.proven(c)
 }
 
@@ -207,6 +207,55 @@ func (s *Server) joinTimedOut(c *serverClient) bool {
 func (s *Server) quotaLeft(c *serverClient, n, read int) bool {
 	return !c.gone && n < s.cfg.MaxMessagesPerTick && read < s.cfg.MaxBytesPerTick &&
 		c.inboxRoom(s.cfg.MaxMessagesPerTick, s.cfg.MaxBytesPerTick)
+}
+
+// The client's lifecycle (clientLink): wait, admitLink, markProven and
+// leave move it forward; takeFresh and refresh mark the tick that sends it
+// everything it may see; joined notes when its first update was all
+// handed to its connection.
+
+// wait notes that the client's hello passed while MaxJoining clients
+// join: it waits for admission.
+func (l *clientLink) wait() { l.waiting = true }
+
+// admitLink makes the client connected (authed), to be sent everything
+// it may see in its first update.
+func (l *clientLink) admitLink() {
+	l.waiting = false
+	l.authed, l.fresh = true, true
+}
+
+// markProven notes the client's first ack.
+func (l *clientLink) markProven() { l.proven = true }
+
+// leave marks the client gone; false if it was already.
+func (l *clientLink) leave() bool {
+	if l.gone {
+		return false
+	}
+	l.gone = true
+	return true
+}
+
+// takeFresh reports whether this tick's update is to send the client
+// everything it may see, and clears that.
+func (l *clientLink) takeFresh() bool {
+	f := l.fresh
+	l.fresh = false
+	return f
+}
+
+// refresh makes the next update send the client everything it may see
+// (a full resync).
+func (l *clientLink) refresh() { l.fresh = true }
+
+// joined notes, once, that the client's first update was all handed to
+// its connection at now (JoinTimeout counts from then) while it has not
+// proven itself.
+func (l *clientLink) joined(now time.Time) {
+	if !l.proven && l.joinSent.IsZero() {
+		l.joinSent = now
+	}
 }
 
 // inboxed counts a message of n bytes the client has waiting in the

@@ -212,6 +212,10 @@ type clientResources struct {
 	entUpdate tick.Tick
 }
 
+// entitiesSent notes that the update of tick t carried entity sections
+// (or is one mutations of t need): mutations of later ticks require it.
+func (r *clientResources) entitiesSent(t tick.Tick) { r.entUpdate = t }
+
 // fitResources makes room for n resources (new ones: not held).
 func (r *clientResources) fitResources(n int) {
 	if len(r.res) < n {

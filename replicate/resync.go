@@ -331,7 +331,7 @@ func (s *Server) startResync(c *serverClient, t tick.Tick) {
 		}
 		c.forgetSpawns()
 		c.forgetResources()
-		c.fresh = true
+		c.refresh()
 		b = appendResync(s.scratch[:0], t, c.reason, ResyncFull, 0, nil)
 	}
 	c.forcing = true

@@ -370,10 +370,9 @@ func (s *Server) SendTick(t tick.Tick) error {
 func (s *Server) event(ev ServerEvent) { s.evs = append(s.evs, ev) }
 
 func (s *Server) drop(c *serverClient, reason string) {
-	if c.gone {
+	if !c.leave() {
 		return
 	}
-	c.gone = true
 	c.active = false
 	if c.authed {
 		s.freeSlot(c)

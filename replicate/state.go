@@ -133,10 +133,11 @@ type clientSend struct {
 // clientLink is a client's identity, connection and admission. Its
 // lifecycle only moves forward: pending (waiting once its hello passed
 // while MaxJoining clients join), then authed (fresh for its first
-// tick), then proven at its first ack; gone is final. connTable counts
-// clients by these states, so only connTable's callers in receive.go and
-// server.go (admit, proven, drop) change them; the inbox quota (queued,
-// queuedBytes) moves by inboxed and taken (receive.go).
+// tick), then proven at its first ack; gone is final. Its methods
+// (receive.go: wait, admitLink, markProven, leave, takeFresh, refresh,
+// joined, inboxed, taken) are the only writers of its fields but id
+// (connTable.add); connTable counts clients by these states, so admit,
+// proven and drop change both together.
 type clientLink struct {
 	id     ClientID
 	conn   transport.MessageConn

@@ -65,9 +65,8 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		}
 	}
 	s.applyVisibility(c, t)
-	if c.fresh {
+	if c.takeFresh() {
 		// A new client gets everything it may see.
-		c.fresh = false
 		for _, idx := range s.list {
 			i := int(idx)
 			ce := s.syncGen(c, i)
@@ -135,14 +134,14 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 			// Mutations need this update: its entities, or (on a checksum
 			// report tick) its resources, so that the client's complete
 			// tick is the server's state at t (desync.go).
-			c.entUpdate = t
+			c.entitiesSent(t)
 		}
 	}
 	if c.backOff < len(c.backlog) && !s.flushBacklog(c) {
 		return
 	}
-	if !c.proven && c.joinSent.IsZero() && c.backOff == len(c.backlog) {
-		c.joinSent = s.now // the first update is all on its way
+	if c.backOff == len(c.backlog) {
+		c.joined(s.now) // the first update is all on its way
 	}
 	s.startMutations(c, t)
 }
