@@ -223,6 +223,8 @@ func checksumClientServer(t *testing.T, seed uint64) {
 // FuzzLoadStateResources feeds arbitrary bytes to LoadState under a
 // protocol with replicated resources (the resource section of format 2,
 // which checkpoints share): no panic, and a refused state sets no resource.
+// (No re-encoding check: a saved state has no canonical form, see
+// fuzz_test.go.)
 func FuzzLoadStateResources(f *testing.F) {
 	rp := newResProto(f)
 	w, _ := resWorld(2, 1)
