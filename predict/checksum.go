@@ -76,7 +76,7 @@ func AttachChecksum(c *replicate.Client, tl *Timeline) {
 
 // maxDue bounds the reports waiting for their Step: replicate holds as
 // many (a Timeline not stepped meanwhile drops the oldest).
-const maxDue = 16
+const maxDue = replicate.MaxPendingChecksums
 
 // held is replicate's HoldChecksums callback: the report of t waits.
 func (s *checksums) held(t tick.Tick) {

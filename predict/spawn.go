@@ -42,7 +42,7 @@ type SpawnKey struct {
 // once with the spawn (replicate.Once) by a rule of its own. Server and
 // clients register it alike; Attach then installs the adoption of
 // predicted spawns.
-func RegisterSpawnKey(p *replicate.Protocol) (replicate.ComponentID, error) {
+func RegisterSpawnKey(p *replicate.Protocol) (replicate.ComponentIndex, error) {
 	return replicate.Component[SpawnKey](p, replicate.WithMode(replicate.Once), replicate.WithOwnRule())
 }
 

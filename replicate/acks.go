@@ -117,7 +117,7 @@ func (s *Server) lose(c *serverClient, r *sentRecord) {
 		if ce.flags&ceSeen != 0 && ce.sentSeq == r.seq && ce.flags&ceSpawned != 0 && !c.acked(r.seq) {
 			if ce.flags&ceResend == 0 {
 				ce.flags |= ceResend
-				c.resend = append(c.resend, idx)
+				c.lost(idx)
 				c.stats.Resent++
 			}
 		}
@@ -246,3 +246,14 @@ func (s *Server) pendingMask(idx int, ce *clientEnt) uint64 {
 	}
 	return m
 }
+
+// takeResends returns the entities found lost since the last tick and
+// starts this tick's list empty (the two buffers swap).
+func (a *clientAcks) takeResends() []uint32 {
+	r := a.resend
+	a.resend, a.resend2 = a.resend2[:0], r
+	return r
+}
+
+// lost queues entity slot idx for a resend next tick.
+func (a *clientAcks) lost(idx uint32) { a.resend = append(a.resend, idx) }

@@ -15,7 +15,11 @@ import (
 
 // worldChanges collects the world's structural events (touched, from an
 // observer) and sorts them, each tick, into spawns, despawns, structural
-// changes and value changes of replicated entities.
+// changes and value changes of replicated entities (structural and
+// valueChanges fill them; the send phase reads them). Invariant, kept by
+// its methods: the lists hold this tick's changes only (reset empties
+// them after the send), and touched every entity the world reported
+// since the last structural pass while observing.
 type worldChanges struct {
 	cancel       func() // stops observing the world
 	touched      []ecs.Entity
@@ -25,8 +29,40 @@ type worldChanges struct {
 	changedNow   []uint32
 }
 
+// observe starts collecting w's structural events, and counts every
+// entity w holds already as touched.
+func (wc *worldChanges) observe(w *ecs.World) {
+	wc.cancel = w.Observe(func(ev ecs.Event) {
+		wc.touched = append(wc.touched, ev.Entity)
+	})
+	for e := range w.Entities() {
+		wc.touched = append(wc.touched, e)
+	}
+}
+
+// stopObserving stops collecting the world's events (idempotent).
+func (wc *worldChanges) stopObserving() {
+	if wc.cancel != nil {
+		wc.cancel()
+		wc.cancel = nil
+	}
+}
+
+// reset forgets this tick's changes once they are sent.
+func (wc *worldChanges) reset() {
+	wc.spawnedNow = wc.spawnedNow[:0]
+	wc.despawnedNow = wc.despawnedNow[:0]
+	wc.structNow = wc.structNow[:0]
+	wc.changedNow = wc.changedNow[:0]
+}
+
 // encodings holds this tick's encoded values (one per entity and component,
-// shared by every client) and mutation blocks.
+// shared by every client) and mutation blocks. Invariant, kept by begin:
+// cache entries and blocks stamped with cacheStamp (the tick being sent)
+// point into this tick's cacheBuf and blockBuf, and no others are used;
+// compTicks covers every listed slot (growTicks). Blocks are appended to
+// blockBuf by block (this file) and by segmentChanged (segments.go),
+// which lays this tick's shared blocks side by side.
 type encodings struct {
 	cache      []cacheEntry
 	cacheBuf   []byte
@@ -35,11 +71,19 @@ type encodings struct {
 	cacheStamp tick.Tick
 }
 
-// shrinkEncodings releases the tick's encoding buffers when they are far
+// begin starts the encodings of tick t: what earlier ticks encoded is
+// stale.
+func (en *encodings) begin(t tick.Tick) {
+	en.cacheStamp = t
+	en.cacheBuf = en.cacheBuf[:0]
+	en.blockBuf = en.blockBuf[:0]
+}
+
+// shrink releases the tick's encoding buffers when they are far
 // larger than this tick needed: a late joiner's first update encodes the
 // whole world once, and the server must not keep that much for good.
 // Steady ticks use about the same bytes each tick, so they keep theirs.
-func (s *Server) shrinkEncodings() {
+func (s *encodings) shrink() {
 	if cap(s.cacheBuf) > 1<<20 && 4*len(s.cacheBuf) < cap(s.cacheBuf) {
 		s.cacheBuf = nil
 	}
@@ -49,8 +93,12 @@ func (s *Server) shrinkEncodings() {
 }
 
 // growTicks makes room in compTicks for entity slot idx.
-func (s *Server) growTicks(idx int) {
-	if need := (idx + 1) * len(s.comps); len(s.compTicks) < need {
+func (s *Server) growTicks(idx int) { s.encodings.growTicks(idx, len(s.comps)) }
+
+// growTicks makes room in compTicks for entity slot idx of nComps
+// components.
+func (s *encodings) growTicks(idx, nComps int) {
+	if need := (idx + 1) * nComps; len(s.compTicks) < need {
 		s.compTicks = append(s.compTicks, make([]tick.Tick, need-len(s.compTicks))...)
 	}
 }
@@ -85,15 +133,11 @@ func (s *Server) structural(t tick.Tick) {
 				s.despawnedNow = append(s.despawnedNow, se.e)
 				s.unlist(idx)
 			}
-			se.e, se.mask, se.once = e, mask, once
+			s.listEnt(idx, e, mask, once)
 			s.growTicks(idx)
 			for k := range s.comps {
 				s.compTicks[idx*len(s.comps)+k] = t
 			}
-			se.listed = true
-			se.hist = [2]histEntry{}
-			se.pos = int32(len(s.list))
-			s.list = append(s.list, uint32(idx))
 			s.spawnedNow = append(s.spawnedNow, uint32(idx))
 			se.structAt = t
 			continue
@@ -107,16 +151,6 @@ func (s *Server) structural(t tick.Tick) {
 		}
 	}
 	s.touched = s.touched[:0]
-}
-
-func (s *Server) unlist(idx int) {
-	se := &s.ents[idx]
-	last := s.list[len(s.list)-1]
-	s.list[se.pos] = last
-	s.ents[last].pos = se.pos
-	s.list = s.list[:len(s.list)-1]
-	se.listed = false
-	se.mask, se.once = 0, 0
 }
 
 // maskOf applies the rules to e: which components replicate, and which of

@@ -35,7 +35,7 @@ type heldReport struct {
 // (ClientConfig.ChecksumInterval) instead of sending it, and call due
 // with its tick: the report is computed at its usual moment, and is sent
 // by ReportChecksum once the caller supplied the parts of its own types
-// (predict.Attach installs this for a predicting client). The last 16
+// (predict.Attach installs this for a predicting client). The last MaxPendingChecksums
 // held reports are kept; an older one is dropped unsent. Nil sends
 // reports at once again and drops the held ones.
 func (c *Client) HoldChecksums(due func(t tick.Tick)) {
@@ -62,7 +62,7 @@ func (c *Client) holdReport(t tick.Tick) {
 			slot = h
 		}
 	}
-	if slot == nil || (slot.used && len(d.held) < checksumRing) {
+	if slot == nil || (slot.used && len(d.held) < MaxPendingChecksums) {
 		d.held = append(d.held, heldReport{})
 		slot = &d.held[len(d.held)-1]
 	}

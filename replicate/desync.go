@@ -5,7 +5,7 @@ package replicate
 // with its own checksum of that tick and answers with the differing types.
 //
 // Decision: the server keeps the checksums (total and parts) of its last
-// checksumRing report ticks, computed in the send phase of those ticks
+// MaxPendingChecksums report ticks, computed in the send phase of those ticks
 // only, so a report costs the server no world scan of its own and a
 // client cannot make it compute anything. Parts travel as small ids
 // (partID) rather than names: a report of a world with a few types is a
@@ -23,10 +23,15 @@ import (
 	"github.com/rewindgo/rewind/transport"
 )
 
+// MaxPendingChecksums is the number of checksum report ticks held at
+// once on either side: the server keeps its checksums of its last
+// MaxPendingChecksums report ticks (a report of an older tick is not
+// checked), and a client whose reports wait for a checksum source
+// (Client.HoldChecksums) holds at most this many, the oldest giving way.
+// A checksum source queues no more than this (predict's does).
+const MaxPendingChecksums = 16
+
 const (
-	// checksumRing is the number of report ticks whose checksums the
-	// server keeps: reports of older ticks are not checked.
-	checksumRing = 16
 	// resPartBase is the part id of the first resource: part 0 is
 	// EntitiesPart, 1+i component i (at most 64), resPartBase+j resource j.
 	resPartBase = 1 + 64
@@ -48,14 +53,24 @@ type serverSum struct {
 	parts []idPart
 }
 
-// desyncServer is the server's side of desync detection.
+// desyncServer is the server's side of desync detection (recordChecksum
+// fills its ring, checksumReport reads it and diff). Invariant: the
+// entry slot(t, n) holds the checksum of report tick t while ok and its
+// tick is t; a newer report tick of the same slot replaces it.
 type desyncServer struct {
-	sums    [checksumRing]serverSum
+	sums    [MaxPendingChecksums]serverSum
 	scratch []Part
 	diff    []uint8
 }
 
-// clientDesync is a client's desync state on the server.
+// slot returns the ring entry of report tick t (interval n): the one
+// holding t's checksum if it is still kept.
+func (d *desyncServer) slot(t tick.Tick, n int) *serverSum {
+	return &d.sums[(uint64(t)/uint64(n))%MaxPendingChecksums]
+}
+
+// clientDesync is a client's desync state on the server. Its fields are
+// written by its methods only (this file).
 type clientDesync struct {
 	// filtered: the client was shown less than the whole world
 	// (SetVisible false); its reports are not checked.
@@ -69,6 +84,33 @@ type clientDesync struct {
 	// warnMuted counts those left out since (one per second is logged).
 	warnAt    time.Time
 	warnMuted int
+}
+
+// markFiltered notes that the client was shown less than the whole world:
+// its reports are no longer checked.
+func (d *clientDesync) markFiltered() { d.filtered = true }
+
+// newReport reports whether a report of tick t is newer than the last one
+// checked, and if so takes it as the last one.
+func (d *clientDesync) newReport(t tick.Tick) bool {
+	if d.hasReport && !t.After(d.lastReport) {
+		return false
+	}
+	d.lastReport, d.hasReport = t, true
+	return true
+}
+
+// muteWarning reports whether a desync warning at now is left out (one a
+// second is logged); if not, it returns the count left out since the
+// last one logged, and restarts the count.
+func (d *clientDesync) muteWarning(now time.Time) (mute bool, muted int) {
+	if !d.warnAt.IsZero() && now.Sub(d.warnAt) < time.Second {
+		d.warnMuted++
+		return true, 0
+	}
+	muted = d.warnMuted
+	d.warnAt, d.warnMuted = now, 0
+	return false, muted
 }
 
 // desyncClient is the client's side of desync detection.
@@ -185,7 +227,7 @@ func (s *Server) recordChecksum(t tick.Tick) {
 		return
 	}
 	d := &s.desync
-	e := &d.sums[(uint64(t)/uint64(n))%checksumRing]
+	e := d.slot(t, n)
 	var sum uint64
 	sum, d.scratch = s.Checksum(d.scratch[:0])
 	e.tick, e.ok, e.sum = t, true, sum
@@ -201,15 +243,7 @@ func (s *Server) reportTick(t tick.Tick) bool {
 // checkable reports whether c's reports can be checked: it sees every
 // entity and resource.
 func (s *Server) checkable(c *serverClient) bool {
-	if s.cfg.HiddenByDefault || c.filtered {
-		return false
-	}
-	for _, ri := range s.resInfo {
-		if ri.filter != nil {
-			return false
-		}
-	}
-	return true
+	return !s.cfg.HiddenByDefault && !c.filtered && !s.resourceTable.filtered()
 }
 
 // checksumReport handles a client's ChecksumReport.
@@ -225,14 +259,13 @@ func (s *Server) checksumReport(c *serverClient, body []byte) {
 		c.stats.ChecksumsUnchecked++
 		return
 	}
-	e := &s.desync.sums[(uint64(t)/uint64(n))%checksumRing]
-	if !e.ok || e.tick != t || c.hasReport && !t.After(c.lastReport) {
+	e := s.desync.slot(t, n)
+	if !e.ok || e.tick != t || !c.newReport(t) {
 		// Not kept, or a tick the client reported already: one check
 		// per client and report tick, however many reports come.
 		c.stats.ChecksumsUnchecked++
 		return
 	}
-	c.lastReport, c.hasReport = t, true
 	c.stats.ChecksumsChecked++
 	d := s.desync.diff[:0]
 	if sum != e.sum {
@@ -243,10 +276,7 @@ func (s *Server) checksumReport(c *serverClient, body []byte) {
 	s.scratch = b
 	s.sendTo(c, transport.ReliableOrdered, b)
 	if sum == e.sum {
-		c.escalate = false
-		if !c.hasResynced || !t.Before(c.resyncTick) {
-			c.unrepaired = 0 // the last resync (if any) repaired it
-		}
+		c.reportedClean(t)
 		return
 	}
 	c.stats.Desyncs++
@@ -263,12 +293,11 @@ func (s *Server) checksumReport(c *serverClient, body []byte) {
 // warnDesync logs a desync of c at warning level, at most once a second
 // per client; the next warning counts those left out ("muted").
 func (s *Server) warnDesync(c *serverClient, t tick.Tick, types []string) {
-	if !c.warnAt.IsZero() && s.now.Sub(c.warnAt) < time.Second {
-		c.warnMuted++
+	mute, muted := c.muteWarning(s.now)
+	if mute {
 		return
 	}
-	s.log.Warn("replicate: client desync", "client", c.id, "tick", t, "types", types, "muted", c.warnMuted)
-	c.warnAt, c.warnMuted = s.now, 0
+	s.log.Warn("replicate: client desync", "client", c.id, "tick", t, "types", types, "muted", muted)
 }
 
 // diffParts appends the ids of the parts that differ between a and b

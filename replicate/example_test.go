@@ -98,7 +98,7 @@ func ExampleRule() {
 	_, _ = replicate.Component[Name](p, replicate.WithOwnRule())
 	// Pos and Vel replicate only together, and not on Invisible entities.
 	err := p.AddRule(replicate.Rule{
-		Components: []replicate.ComponentID{pos, vel},
+		Components: []replicate.ComponentIndex{pos, vel},
 		Filters:    []replicate.Filter{replicate.Without[Invisible]()},
 	})
 	fmt.Println(err)

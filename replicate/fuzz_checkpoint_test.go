@@ -20,8 +20,9 @@ import (
 // checkpoints (entity references, RNG streams, resources, a component of
 // variable length): no panic; a refused state leaves the world empty
 // (no entity, no resource); an accepted one round-trips (saving the loaded
-// world and loading that again gives the same bytes); and the memory a
-// load allocates stays within a bound of the input's size.
+// world and loading that again gives the same bytes: a saved state has no
+// canonical encoding to compare the input with, see fuzz_test.go); and
+// the memory a load allocates stays within a bound of the input's size.
 func FuzzCheckpointState(f *testing.F) {
 	p := labelProto(f)
 	for _, n := range []int{0, 1, 3} {

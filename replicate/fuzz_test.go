@@ -12,6 +12,16 @@ import (
 // Fuzz targets of every decoder of network bytes: the client's (server
 // messages, update parts), the server's (client messages) and LoadState.
 // Their seeds cover every message kind (wire_test.go pins their bytes).
+//
+// These targets check robustness, not re-encoding: the messages they feed
+// are applied to a world, not decoded to a value with an encoder. The
+// message codecs with encoders are checked to re-encode accepted bytes to
+// exactly themselves by FuzzWireRoundTrip, FuzzChecksumReport,
+// FuzzChecksumVerdict, FuzzResync and FuzzResyncRequest. A saved state
+// (LoadState) has no canonical re-encoding: saving the loaded world
+// writes the entities the load spawned, not the saved ones, and their
+// components in id order whatever order the input had; FuzzCheckpointState
+// checks instead that a saved loaded state round-trips exactly.
 
 // FuzzClientReceive feeds arbitrary server messages to a connected client.
 func FuzzClientReceive(f *testing.F) {

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
 )
 
 // Loader reads saved states (SaveState, Checkpoint.AppendState) into a
@@ -195,49 +196,49 @@ func (l *Loader) Load(data []byte, world *ecs.World, p *Protocol) (*LoadedEntiti
 	body := data[13:]
 
 	// Check everything first: a refused state changes nothing.
-	rd := stateReader{b: body}
-	n := rd.count(maxSavedEntity)
+	rd := bin.NewReader(body)
+	n := rd.Count(maxSavedEntity)
 	t.saved, t.loaded = slices.Grow(t.saved[:0], n), t.loaded[:0]
 	count := &l.count
 	clear(count[:len(comps)])
-	for i := 0; i < n && rd.err == nil; i++ {
-		t.saved = append(t.saved, rd.entity())
-		k := rd.count(MaxComponents)
+	for i := 0; i < n && rd.Err() == nil; i++ {
+		t.saved = append(t.saved, readEntity(&rd))
+		k := rd.Count(MaxComponents)
 		for range k {
-			id := rd.uvarint()
-			v := rd.lenBytes(maxMessageValue)
-			if rd.err != nil {
+			id := rd.Uvarint()
+			v := rd.LenBytes(maxMessageValue)
+			if rd.Err() != nil {
 				break
 			}
 			if id >= uint64(len(comps)) {
-				rd.fail(errValue)
+				rd.Fail(errValue)
 				break
 			}
 			if f := check[id]; f > 0 {
 				if len(v) != f {
-					rd.fail(errValue)
+					rd.Fail(errValue)
 					break
 				}
 			} else if comps[id].decodeCheck(v) != nil {
-				rd.fail(errValue)
+				rd.Fail(errValue)
 				break
 			}
 			count[id]++
 		}
 	}
 	if version >= 2 {
-		nr := rd.count(MaxResources)
+		nr := rd.Count(MaxResources)
 		prev := -1
-		for i := 0; i < nr && rd.err == nil; i++ {
-			id := rd.uvarint()
-			v := rd.lenBytes(maxMessageValue)
-			if rd.err == nil && (id >= uint64(len(res)) || int(id) <= prev || res[id].decodeCheck(v) != nil) {
-				rd.fail(errValue)
+		for i := 0; i < nr && rd.Err() == nil; i++ {
+			id := rd.Uvarint()
+			v := rd.LenBytes(maxMessageValue)
+			if rd.Err() == nil && (id >= uint64(len(res)) || int(id) <= prev || res[id].decodeCheck(v) != nil) {
+				rd.Fail(errValue)
 			}
 			prev = int(id)
 		}
 	}
-	if err := rd.end(); err != nil {
+	if err := rd.End(); err != nil {
 		t.saved = t.saved[:0]
 		return nil, malformed(err)
 	}
@@ -261,22 +262,22 @@ func (l *Loader) Load(data []byte, world *ecs.World, p *Protocol) (*LoadedEntiti
 		_ = enc.rep.Set(e, Replicated{})
 	}
 	var errs []error
-	rd = stateReader{b: body}
-	rd.count(maxSavedEntity)
+	rd = bin.NewReader(body)
+	rd.Count(maxSavedEntity)
 	for _, e := range t.loaded {
-		rd.entity()
-		for range rd.count(MaxComponents) {
-			id := rd.uvarint()
-			v := rd.lenBytes(maxMessageValue)
+		readEntity(&rd)
+		for range rd.Count(MaxComponents) {
+			id := rd.Uvarint()
+			v := rd.LenBytes(maxMessageValue)
 			if err := load[id].load(e, v, t); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	if version >= 2 {
-		for range rd.count(MaxResources) {
-			id := rd.uvarint()
-			if err := res[id].write(0, rd.lenBytes(maxMessageValue), t); err != nil {
+		for range rd.Count(MaxResources) {
+			id := rd.Uvarint()
+			if err := res[id].write(0, rd.LenBytes(maxMessageValue), t); err != nil {
 				errs = append(errs, err)
 			}
 		}

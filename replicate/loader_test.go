@@ -216,7 +216,8 @@ func ExampleLoader() {
 // real state into the same world: a refused input leaves the world as it
 // was (same entities, same resource), an accepted one loads as many
 // entities as its table lists, and the next load of the real state is
-// exact whatever the Loader's buffers held before.
+// exact whatever the Loader's buffers held before. (Accepted input is not
+// re-encoded: a saved state has no canonical form, see fuzz_test.go.)
 func FuzzLoaderReuse(f *testing.F) {
 	p := labelProto(f)
 	w, ents := resWorld(3, 5)

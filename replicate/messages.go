@@ -159,7 +159,7 @@ func (mt MessageType[M]) ReceiveFromClients(s *Server) []FromClient[M] {
 			continue // validated on arrival
 		}
 		if mt.isMap {
-			c := s.clients[raw.client]
+			c := s.client(raw.client)
 			if c == nil {
 				out = out[:len(out)-1]
 				continue
@@ -269,10 +269,14 @@ func (p *Protocol) checkMessage(id int, dir Direction) (*messageSpec, bool) {
 
 // messageQueues holds the server's game messages: received ones per type
 // (inboxes) and the ones to send at the end of the tick (out, payloads in
-// outBuf).
+// outBuf). Invariants, kept by its methods (this file): each out entry's
+// payload is outBuf[off:off+n], out holds at most maxQueuedMessages, and
+// both empty at each flush. refs is a reused entity mapper (a mapper
+// passed as an interface escapes) and scratch an encoding buffer that any
+// step borrows for one message.
 type messageQueues struct {
 	inboxes []msgQueue
-	refs    clientRefMapper // reused: a mapper passed as an interface escapes
+	refs    clientRefMapper
 	out     []queuedMsg
 	outBuf  []byte
 	scratch []byte
@@ -285,17 +289,33 @@ type queuedMsg struct {
 	n    int
 }
 
+// maxQueuedMessages bounds the server messages queued in one tick.
+const maxQueuedMessages = 1 << 16
+
+// queueMessage queues a server message for the end of the tick, once it
+// is known to fit its targets' channels.
 func (s *Server) queueMessage(spec *messageSpec, to Target, payload []byte) error {
-	if len(s.out) >= 1<<16 {
+	if len(s.out) >= maxQueuedMessages {
 		return fmt.Errorf("%w: outgoing message queue full", ErrTooLarge)
 	}
 	if err := s.checkMessageSize(spec, to, len(payload)); err != nil {
 		return err
 	}
-	off := len(s.outBuf)
-	s.outBuf = append(s.outBuf, payload...)
-	s.out = append(s.out, queuedMsg{spec: spec, to: to, off: off, n: len(payload)})
+	s.push(spec, to, payload)
 	return nil
+}
+
+// push queues a copy of payload (the caller checked the queue's bound).
+func (q *messageQueues) push(spec *messageSpec, to Target, payload []byte) {
+	off := len(q.outBuf)
+	q.outBuf = append(q.outBuf, payload...)
+	q.out = append(q.out, queuedMsg{spec: spec, to: to, off: off, n: len(payload)})
+}
+
+// flushed forgets the queued server messages once they are sent.
+func (q *messageQueues) flushed() {
+	q.out = q.out[:0]
+	q.outBuf = q.outBuf[:0]
 }
 
 // checkMessageSize refuses a server message that would not fit the channel
@@ -350,11 +370,11 @@ func (s *Server) flushMessages() {
 			s.afterSend(c, q.spec.ch, len(b), err)
 		}
 	}
-	s.out = s.out[:0]
-	s.outBuf = s.outBuf[:0]
+	s.flushed()
 }
 
-func (s *Server) inbox(id int) *msgQueue { return &s.inboxes[id] }
+// inbox returns the inbox of client message type id.
+func (q *messageQueues) inbox(id int) *msgQueue { return &q.inboxes[id] }
 
 func (c *Client) inbox(id int) *msgQueue { return &c.inboxes[id] }
 

@@ -46,7 +46,7 @@ func TestExplainMismatch(t *testing.T) {
 			"both register component " + pkg + "mmA and " + pkg + "mmB, in another order"},
 		{build([]func(*Protocol){a}, true), build([]func(*Protocol){a}, false),
 			"the server registers message " + pkg + "mmM, which this client does not"},
-		{build([]func(*Protocol){a, c}, false), build([]func(*Protocol){a, c, func(p *Protocol) { _ = p.AddRule(Rule{Components: []ComponentID{1}}) }}, false),
+		{build([]func(*Protocol){a, c}, false), build([]func(*Protocol){a, c, func(p *Protocol) { _ = p.AddRule(Rule{Components: []ComponentIndex{1}}) }}, false),
 			"the same components, resources and messages in the same order; a rule, mode, tag or channel differs"},
 	}
 	for i, tc := range cases {

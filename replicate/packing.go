@@ -22,9 +22,7 @@ const maxPacketsPerTick = 255
 func (s *Server) startMutations(c *serverClient, t tick.Tick) {
 	c.nPkts = 0
 	c.maxPkt = min(maxMutationPacket, c.conn.MaxUnreliableSize())
-	resend, deferred := c.resend, c.deferred
-	c.resend, c.resend2 = c.resend2[:0], resend
-	c.deferred, c.deferred2 = c.deferred2[:0], deferred
+	resend, deferred := c.takeResends(), c.takeDeferred()
 	for _, idx := range resend {
 		i := int(idx)
 		if i < len(s.ents) {
@@ -67,7 +65,7 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 		if ce.acc < 1 {
 			if ce.flags&ceDeferred == 0 {
 				ce.flags |= ceDeferred
-				c.deferred = append(c.deferred, uint32(i))
+				c.deferEnt(uint32(i))
 			}
 			return
 		}
@@ -80,7 +78,7 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 	s.irregular(c, t+1) // no more messages this tick: it goes next tick
 	if ce.flags&ceDeferred == 0 {
 		ce.flags |= ceDeferred
-		c.deferred = append(c.deferred, uint32(i))
+		c.deferEnt(uint32(i))
 	}
 }
 
@@ -149,16 +147,8 @@ func (s *Server) finishClient(c *serverClient, t tick.Tick) {
 	if c.gone {
 		return
 	}
-	s.rates(c)
-	for _, idx := range c.newSpawns {
-		if i := int(idx); s.ce(c, i).flags&ceSpawned != 0 {
-			c.setShown(i, true)
-		}
-	}
-	c.newSpawns = c.newSpawns[:0]
-	if cap(c.newSpawns) > 256 { // a late joiner's first tick
-		c.newSpawns = nil
-	}
+	c.rates(s.now)
+	c.showNewSpawns()
 }
 
 // sent records in the entity's state that it went out at tick t in the

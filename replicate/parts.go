@@ -67,13 +67,13 @@ func (s *Server) partSize() int {
 func (s *Server) flushBacklog(c *serverClient) bool {
 	sent := 0
 	for c.backOff < len(c.backlog) && sent < updateBudget {
-		n, w := binary.Uvarint(c.backlog[c.backOff:])
-		msg := c.backlog[c.backOff+w : c.backOff+w+int(n)]
+		r := bin.NewReader(c.backlog[c.backOff:])
+		msg := r.LenBytes(len(c.backlog)) // queued by sendUpdate: well formed
 		if !s.sendTo(c, transport.ReliableOrdered, msg) {
 			return false
 		}
-		c.backOff += w + int(n)
-		sent += int(n)
+		c.backOff = len(c.backlog) - r.Len()
+		sent += len(msg)
 	}
 	if c.backOff == len(c.backlog) {
 		c.backlog, c.backOff = c.backlog[:0], 0

@@ -179,15 +179,20 @@ func Without[T any]() Filter {
 // higher Priority decides its Mode (ties: the rule added first). The
 // default priority is the number of components plus the number of filters.
 type Rule struct {
-	Components []ComponentID
+	Components []ComponentIndex
 	Filters    []Filter
 	Priority   int
 	// Mode, if set, overrides the components' modes within this rule.
 	Mode *Mode
 }
 
-// ComponentID identifies a replicated component type within a Protocol.
-type ComponentID int
+// ComponentIndex identifies a replicated component type within a
+// Protocol: its index in registration order (Component's result), the
+// same on the server and every client, and the id the wire and saved
+// states carry. It is not an ecs.ComponentID, which numbers the types
+// registered in one World (components and resources, in that world's
+// order): a type's two numbers differ in general.
+type ComponentIndex int
 
 // Direction says who sends a message type.
 type Direction uint8
@@ -242,7 +247,7 @@ func (p *Protocol) check() error {
 // Component registers T as a replicated component type. It replicates
 // through the rules that contain it (AddRule), or a rule of its own with
 // WithOwnRule; a component in no rule makes NewServer and NewClient fail.
-func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentID, error) {
+func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentIndex, error) {
 	if err := p.check(); err != nil {
 		return -1, err
 	}
@@ -265,9 +270,9 @@ func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentID, error)
 	p.comps = append(p.comps, c)
 	p.byType[t] = c
 	if spec.ownRule {
-		p.rules = append(p.rules, Rule{Components: []ComponentID{ComponentID(c.id)}, Priority: 1})
+		p.rules = append(p.rules, Rule{Components: []ComponentIndex{ComponentIndex(c.id)}, Priority: 1})
 	}
-	return ComponentID(c.id), nil
+	return ComponentIndex(c.id), nil
 }
 
 // AddRule adds a replication rule over registered components.

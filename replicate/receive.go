@@ -14,32 +14,16 @@ import (
 
 // accept moves new connections into the client table.
 func (s *Server) accept() {
-	s.mu.Lock()
-	pend := s.newConns
-	s.newConns = nil
-	s.mu.Unlock()
-	for _, conn := range pend {
+	for _, conn := range s.takeNew() {
 		if s.pending >= s.cfg.MaxPending {
-			// The oldest pending connection, one still silent first (one
-			// whose hello waits for admission is further along).
-			var old *serverClient
-			for _, o := range s.order {
-				if !o.authed && (old == nil || old.waiting && !o.waiting) {
-					old = o
-				}
-			}
-			if old != nil {
+			if old := s.oldestPending(); old != nil {
 				s.reject(old, rejectFull, fmt.Sprintf("server busy: %d connections waiting for their hello", s.cfg.MaxPending))
 			}
 		}
-		s.nextID++
-		c := &serverClient{
-			clientLink:  clientLink{id: s.nextID, conn: conn, helloBy: s.now.Add(s.cfg.HelloTimeout)},
+		s.add(&serverClient{
+			clientLink:  clientLink{conn: conn, helloBy: s.now.Add(s.cfg.HelloTimeout)},
 			clientMeter: clientMeter{violationStart: s.now, rateStart: s.now},
-		}
-		s.clients[c.id] = c
-		s.order = append(s.order, c)
-		s.pending++
+		})
 	}
 }
 
@@ -60,7 +44,7 @@ func (s *Server) receive() {
 				break
 			}
 			read += len(msg)
-			c.stats.BytesIn += uint64(len(msg))
+			c.countIn(len(msg))
 			s.handle(c, ch, msg)
 		}
 		if !c.authed && !c.gone && !s.now.Before(c.helloBy) {
@@ -110,8 +94,8 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.reject(c, rejectFull, "server full")
 			return
 		}
-		if s.joining >= s.cfg.MaxJoining {
-			c.waiting = true // admitted when a joining client proves itself or leaves
+		if !s.canJoin(s.cfg.MaxJoining) {
+			c.wait() // admitted when a joining client proves itself or leaves
 			return
 		}
 		s.admit(c)
@@ -143,13 +127,13 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 			s.violation(c, "message on the wrong channel")
 			return
 		}
-		if err := s.checkClientMessage(c, id, payload, &s.inboxes[id].typed); err != nil {
+		q := s.inbox(id)
+		if err := s.checkClientMessage(c, id, payload, &q.typed); err != nil {
 			s.violation(c, err.Error())
 			return
 		}
-		s.inboxes[id].add(c.id, payload)
-		c.queued++
-		c.queuedBytes += len(payload)
+		q.add(c.id, payload)
+		c.inboxed(len(payload))
 	case kindChecksum:
 		if !c.authed {
 			s.violation(c, "checksum before hello")
@@ -171,12 +155,10 @@ func (s *Server) handle(c *serverClient, ch transport.Channel, msg []byte) {
 // it gets its entity states and, in the next send phase, its first
 // update. It is joining until it proves itself (its first ack).
 func (s *Server) admit(c *serverClient) {
-	c.waiting = false
 	c.ackBits, c.whole = new([ackWindow / 64]uint64), new([wholeRing]wholeTick)
 	s.assignSlot(c)
-	s.pending--
-	s.joining++
-	c.authed, c.fresh = true, true
+	s.admitted(c)
+	c.admitLink()
 	b := appendWelcome(s.scratch[:0], c.id, s.tick)
 	s.scratch = b
 	s.sendTo(c, transport.ReliableOrdered, b)
@@ -186,7 +168,7 @@ func (s *Server) admit(c *serverClient) {
 // admitWaiting admits the clients whose hello waits, oldest first, while
 // fewer than MaxJoining clients are joining.
 func (s *Server) admitWaiting() {
-	for i := 0; i < len(s.order) && s.joining < s.cfg.MaxJoining; i++ {
+	for i := 0; i < len(s.order) && s.canJoin(s.cfg.MaxJoining); i++ {
 		c := s.order[i]
 		if !c.waiting || c.gone {
 			continue
@@ -204,8 +186,8 @@ func (s *Server) admitWaiting() {
 // every one it was sent needs its first update, which an honest client
 // applies before it acknowledges, so the first update arrived.
 func (s *Server) proven(c *serverClient) {
-	c.proven = true
-	s.joining--
+	c.markProven()
+	s.connTable.proven(c)
 }
 
 // joinTimedOut disconnects c when it is joining and its first update was
@@ -224,19 +206,75 @@ func (s *Server) joinTimedOut(c *serverClient) bool {
 // waiting in the inboxes both have room.
 func (s *Server) quotaLeft(c *serverClient, n, read int) bool {
 	return !c.gone && n < s.cfg.MaxMessagesPerTick && read < s.cfg.MaxBytesPerTick &&
-		c.queued < s.cfg.MaxMessagesPerTick && c.queuedBytes < s.cfg.MaxBytesPerTick
+		c.inboxRoom(s.cfg.MaxMessagesPerTick, s.cfg.MaxBytesPerTick)
+}
+
+// The client's lifecycle (clientLink): wait, admitLink, markProven and
+// leave move it forward; takeFresh and refresh mark the tick that sends it
+// everything it may see; joined notes when its first update was all
+// handed to its connection.
+
+// wait notes that the client's hello passed while MaxJoining clients
+// join: it waits for admission.
+func (l *clientLink) wait() { l.waiting = true }
+
+// admitLink makes the client connected (authed), to be sent everything
+// it may see in its first update.
+func (l *clientLink) admitLink() {
+	l.waiting = false
+	l.authed, l.fresh = true, true
+}
+
+// markProven notes the client's first ack.
+func (l *clientLink) markProven() { l.proven = true }
+
+// leave marks the client gone; false if it was already.
+func (l *clientLink) leave() bool {
+	if l.gone {
+		return false
+	}
+	l.gone = true
+	return true
+}
+
+// takeFresh reports whether this tick's update is to send the client
+// everything it may see, and clears that.
+func (l *clientLink) takeFresh() bool {
+	f := l.fresh
+	l.fresh = false
+	return f
+}
+
+// refresh makes the next update send the client everything it may see
+// (a full resync).
+func (l *clientLink) refresh() { l.fresh = true }
+
+// joined notes, once, that the client's first update was all handed to
+// its connection at now (JoinTimeout counts from then) while it has not
+// proven itself.
+func (l *clientLink) joined(now time.Time) {
+	if !l.proven && l.joinSent.IsZero() {
+		l.joinSent = now
+	}
+}
+
+// inboxed counts a message of n bytes the client has waiting in the
+// server's inboxes; taken gives it back when the game takes it.
+func (l *clientLink) inboxed(n int) { l.queued, l.queuedBytes = l.queued+1, l.queuedBytes+n }
+func (l *clientLink) taken(n int)   { l.queued, l.queuedBytes = l.queued-1, l.queuedBytes-n }
+
+// inboxRoom reports whether the client's messages waiting in the inboxes
+// are below its quota.
+func (l *clientLink) inboxRoom(maxMsgs, maxBytes int) bool {
+	return l.queued < maxMsgs && l.queuedBytes < maxBytes
 }
 
 // unqueued gives a message taken from an inbox back to its sender's quota.
 func (s *Server) unqueued(m rawMessage) {
-	if c := s.clients[m.client]; c != nil {
-		c.queued--
-		c.queuedBytes -= len(m.data)
+	if c := s.client(m.client); c != nil {
+		c.taken(len(m.data))
 	}
 }
-
-// authed counts the connected clients (those past their hello).
-func (s *Server) authed() int { return len(s.order) - s.pending }
 
 // checkClientMessage decodes a client message into the inbox's scratch
 // value to validate it (the typed decode happens again when the game reads
@@ -263,15 +301,11 @@ func (s *Server) reject(c *serverClient, code byte, reason string) {
 	s.drop(c, rejectReason(code, reason))
 }
 
+// violation counts a protocol violation of c, which is dropped when it
+// has more than MaxViolations in a second.
 func (s *Server) violation(c *serverClient, what string) {
-	c.stats.Violations++
-	if s.now.Sub(c.violationStart) > time.Second {
-		c.violationStart = s.now
-		c.violations = 0
-	}
-	c.violations++
 	s.log.Debug("replicate: client violation", "client", c.id, "what", what)
-	if c.violations > s.cfg.MaxViolations {
+	if c.violation(s.now) > s.cfg.MaxViolations {
 		s.drop(c, "protocol violations: "+what)
 	}
 }

@@ -178,7 +178,9 @@ func SetResourceReceiveHook[T any](c *Client, fn func(t tick.Tick, v T, present 
 
 // resourceTable is the server's view of the replicated resources: each
 // one's latest encoding and version, scanned once per tick for all
-// clients.
+// clients. Invariant, kept by bindResources and scanResources (this
+// file): res and resInfo are parallel, and a resource's version changes
+// exactly when its presence or encoding does (resTick: the tick scanned).
 type resourceTable struct {
 	res      []boundResource
 	resInfo  []resShared
@@ -200,12 +202,48 @@ type resShared struct {
 // tick of its last update with entity sections: mutations need that one
 // (their entities' structure), not a later update that carried resources
 // only, so a resource changing every tick does not hold the client's
-// mutations behind the reliable channel.
+// mutations behind the reliable channel. Invariant: res[i] is what the
+// client holds of resource i after the updates sent (resourceSection and
+// the methods below are its only writers).
 type clientResources struct {
 	res       []resClient
 	secRes    []byte
 	nRes      int
 	entUpdate tick.Tick
+}
+
+// entitiesSent notes that the update of tick t carried entity sections
+// (or is one mutations of t need): mutations of later ticks require it.
+func (r *clientResources) entitiesSent(t tick.Tick) { r.entUpdate = t }
+
+// fitResources makes room for n resources (new ones: not held).
+func (r *clientResources) fitResources(n int) {
+	if len(r.res) < n {
+		r.res = append(r.res, make([]resClient, n-len(r.res))...)
+	}
+}
+
+// forceResource makes the next update send resource j: its value if the
+// client wants it, else its removal.
+func (r *clientResources) forceResource(j int, want bool) { r.res[j].has = !want }
+
+// forgetResources notes that the client holds no resource (a full resync).
+func (r *clientResources) forgetResources() { clear(r.res) }
+
+// wants reports whether client id is to hold the resource: it is present
+// and its filter shows it to id.
+func (sh *resShared) wants(id ClientID) bool {
+	return sh.present && (sh.filter == nil || sh.filter(id))
+}
+
+// filtered reports whether a resource has a visibility filter.
+func (t *resourceTable) filtered() bool {
+	for _, ri := range t.resInfo {
+		if ri.filter != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // resClient is one resource as a client has it.
@@ -276,12 +314,10 @@ func (s *Server) resourceSection(c *serverClient, t tick.Tick) {
 		return
 	}
 	s.scanResources(t)
-	if len(c.res) < len(s.res) {
-		c.res = append(c.res, make([]resClient, len(s.res)-len(c.res))...)
-	}
+	c.fitResources(len(s.res))
 	for i := range s.res {
 		sh, cr := &s.resInfo[i], &c.res[i]
-		want := sh.present && (sh.filter == nil || sh.filter(c.id))
+		want := sh.wants(c.id)
 		switch {
 		case want && (!cr.has || cr.version != sh.version && s.p.res[i].mode == OnChange):
 			c.secRes = binary.AppendUvarint(c.secRes, uint64(i))

@@ -103,7 +103,9 @@ const (
 )
 
 // clientResync is a client's pending resync on the server, and its
-// resync history.
+// resync history. Its fields are written in this file only (queueResync,
+// startResync, desyncDetected, reportedClean, resyncBudget); sendClient
+// reads forcing to send an update that is a resync even when empty.
 type clientResync struct {
 	resync  bool
 	kind    ResyncKind
@@ -126,6 +128,16 @@ type clientResync struct {
 	// unrepaired counts the resyncs sent since the client's last clean
 	// checksum report (ServerConfig.MaxUnrepairedResyncs).
 	unrepaired int
+}
+
+// reportedClean notes a clean checksum report of tick t: the next desync
+// is answered by its own kind again, and if t is not before the last
+// resync, that resync repaired the client.
+func (r *clientResync) reportedClean(t tick.Tick) {
+	r.escalate = false
+	if !r.hasResynced || !t.Before(r.resyncTick) {
+		r.unrepaired = 0
+	}
 }
 
 // Resync makes the server send client id its whole visible world in the
@@ -163,7 +175,7 @@ func (s *Server) ResyncRNG(id ClientID, reason string) error {
 }
 
 func (s *Server) queueResync(id ClientID, kind ResyncKind, ents []ecs.Entity, res uint64, reason string) error {
-	c := s.clients[id]
+	c := s.client(id)
 	if c == nil || !c.authed || c.gone {
 		return ErrNotConnected
 	}
@@ -191,7 +203,7 @@ func (s *Server) queueResync(id ClientID, kind ResyncKind, ents []ecs.Entity, re
 // describes state that resync replaces: nothing more is done. Otherwise
 // a client still desynced after MaxUnrepairedResyncs resyncs in a row is
 // disconnected; and with ServerConfig.ResyncOnDesync the client is
-// resynced (the kind chosen by the rule of the package documentation)
+// resynced (the kind chosen as ServerConfig.ResyncOnDesync says)
 // when its resync budget allows, else the desync waits for a later
 // report (ConnectionStats.ResyncsDeferred).
 func (s *Server) desyncDetected(c *serverClient, t tick.Tick, ids []uint8, types []string) {
@@ -317,10 +329,9 @@ func (s *Server) startResync(c *serverClient, t tick.Tick) {
 			ce := s.ce(c, i)
 			*ce = clientEnt{vis: ce.vis}
 		}
-		c.spawned = 0
-		clear(c.shown)
-		clear(c.res)
-		c.fresh = true
+		c.forgetSpawns()
+		c.forgetResources()
+		c.refresh()
 		b = appendResync(s.scratch[:0], t, c.reason, ResyncFull, 0, nil)
 	}
 	c.forcing = true
@@ -401,24 +412,17 @@ func (s *Server) appendPartial(c *serverClient, t tick.Tick) (b []byte, ok bool)
 		se, ce := &s.ents[idx], s.ce(c, idx)
 		s.resolve(c, ce, idx)
 		m := (en.mask | s.pendingMask(idx, ce)) & se.mask
-		c.secIns = appendEntity(c.secIns, se.e)
 		// A partial resync spawns the entity on a client that lost it.
-		c.secIns = append(c.secIns, b2u8(c.kind == ResyncPartial))
-		c.secIns = s.appendComponents(c.secIns, idx, m)
-		c.nIns++
+		s.appendInsert(c, idx, m, c.kind == ResyncPartial)
 		ce.ackedTick, ce.sentTick = t, t
 	}
-	if len(c.res) < len(s.res) {
-		c.res = append(c.res, make([]resClient, len(s.res)-len(c.res))...)
-	}
+	c.fitResources(len(s.res))
 	for r := res; r != 0; r &= r - 1 {
 		j := bits.TrailingZeros64(r)
 		if j >= len(s.res) {
 			break
 		}
-		sh := &s.resInfo[j]
-		want := sh.present && (sh.filter == nil || sh.filter(c.id))
-		c.res[j].has = !want // forces the value, or the removal
+		c.forceResource(j, s.resInfo[j].wants(c.id))
 	}
 	return b, true
 }

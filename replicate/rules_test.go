@@ -22,9 +22,9 @@ func ruleProto(t *testing.T) testProto {
 	hp, err2 := replicate.Component[Health](p)
 	mana, err3 := replicate.Component[Mana](p)
 	if err := errors.Join(err1, err2, err3,
-		p.AddRule(replicate.Rule{Components: []replicate.ComponentID{pos, hp}}),
-		p.AddRule(replicate.Rule{Components: []replicate.ComponentID{pos}, Filters: []replicate.Filter{replicate.With[Secret]()}}),
-		p.AddRule(replicate.Rule{Components: []replicate.ComponentID{mana}, Filters: []replicate.Filter{replicate.Without[Secret]()}}),
+		p.AddRule(replicate.Rule{Components: []replicate.ComponentIndex{pos, hp}}),
+		p.AddRule(replicate.Rule{Components: []replicate.ComponentIndex{pos}, Filters: []replicate.Filter{replicate.With[Secret]()}}),
+		p.AddRule(replicate.Rule{Components: []replicate.ComponentIndex{mana}, Filters: []replicate.Filter{replicate.Without[Secret]()}}),
 	); err != nil {
 		t.Fatal(err)
 	}

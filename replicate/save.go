@@ -2,10 +2,8 @@ package replicate
 
 import (
 	"io"
-	"math"
 
 	"github.com/rewindgo/rewind/ecs"
-	"github.com/rewindgo/rewind/internal/bin"
 )
 
 // Saved state format, version 2: "RWRS", a version byte, the protocol hash
@@ -62,102 +60,6 @@ func SaveState(w io.Writer, world *ecs.World, p *Protocol) error {
 }
 
 func (b *typedComponent[T]) grow(n int) { b.s.Grow(n) }
-
-// stateReader reads a saved state as bin.Reader does (minimal uvarints,
-// bounded counts and lengths, the first error kept), moving an offset
-// rather than a slice: its hot loop stores no pointers, so it runs free of
-// GC write barriers.
-type stateReader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *stateReader) fail(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-}
-
-func (r *stateReader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	// Fast paths: one to three bytes (counts, ids, lengths, entity
-	// indices below 2^21), minimal (a last byte of 0 after a continuation
-	// byte takes the checked path, which refuses it).
-	if off := r.off; off+2 < len(r.b) {
-		b0, b1, b2 := r.b[off], r.b[off+1], r.b[off+2]
-		switch {
-		case b0 < 0x80:
-			r.off++
-			return uint64(b0)
-		case b1 < 0x80 && b1 != 0:
-			r.off += 2
-			return uint64(b0&0x7f) | uint64(b1)<<7
-		case b1 >= 0x80 && b2 < 0x80 && b2 != 0:
-			r.off += 3
-			return uint64(b0&0x7f) | uint64(b1&0x7f)<<7 | uint64(b2)<<14
-		}
-	} else if off < len(r.b) && r.b[off] < 0x80 {
-		r.off++
-		return uint64(r.b[off])
-	}
-	v, n, err := bin.Uvarint(r.b[r.off:])
-	if err != nil {
-		r.fail(err)
-		return 0
-	}
-	r.off += n
-	return v
-}
-
-func (r *stateReader) entity() ecs.Entity {
-	i, g := r.uvarint(), r.uvarint()
-	if i > math.MaxUint32 || g > math.MaxUint32 {
-		r.fail(bin.ErrRange)
-		return 0
-	}
-	return ecs.NewEntity(uint32(i), uint32(g))
-}
-
-// count reads an element count of at most max and at most the unread
-// bytes (every element takes one byte at least).
-func (r *stateReader) count(max int) int {
-	v := r.uvarint()
-	if r.err == nil && (v > uint64(max) || v > uint64(len(r.b)-r.off)) {
-		r.fail(bin.ErrRange)
-	}
-	if r.err != nil {
-		return 0
-	}
-	return int(v)
-}
-
-// lenBytes reads a length of at most max and that many bytes (aliased).
-func (r *stateReader) lenBytes(max int) []byte {
-	n := r.uvarint()
-	switch {
-	case r.err != nil:
-		return nil
-	case n > uint64(max):
-		r.fail(bin.ErrRange)
-		return nil
-	case n > uint64(len(r.b)-r.off):
-		r.fail(bin.ErrTruncated)
-		return nil
-	}
-	start := r.off
-	r.off += int(n)
-	return r.b[start:r.off:r.off]
-}
-
-func (r *stateReader) end() error {
-	if r.err == nil && r.off != len(r.b) {
-		r.err = bin.ErrTrailing
-	}
-	return r.err
-}
 
 // LoadState reads a state written by SaveState (or Checkpoint.AppendState)
 // into world, spawning a new entity (marked Replicated) for each saved

@@ -19,7 +19,10 @@ const (
 )
 
 // segmenter holds this tick's changed entities, sorted into those laid
-// out in shared segments and the rest.
+// out in shared segments and the rest. Invariants: segmentChanged lays
+// out shared, unshared and segs afresh each tick (segs cover shared in
+// order, each fitting every active client's messages); raise is the only
+// writer of raised and raiseSettle, and wholeAllowed the only reader.
 type segmenter struct {
 	shared   []uint32 // changed entities in this tick's segments
 	unshared []uint32 // changed entities every client visits
@@ -29,6 +32,17 @@ type segmenter struct {
 	// back goes out at raiseSettle.
 	raised      bool
 	raiseSettle tick.Tick
+}
+
+// raise notes that an entity's priority rose to 1 or more: the values it
+// held back go out at tick settle, and no client takes whole segments
+// until it acknowledged that tick.
+func (sg *segmenter) raise(settle tick.Tick) { sg.raised, sg.raiseSettle = true, settle }
+
+// wholeAllowed reports whether a client that acknowledged everything up
+// to acked may take whole segments.
+func (sg *segmenter) wholeAllowed(acked tick.Tick) bool {
+	return !sg.noWhole && !(sg.raised && sg.raiseSettle.After(acked))
 }
 
 // segment is a run of n consecutive entities of this tick's shared list
@@ -206,7 +220,7 @@ func (s *Server) takeWhole(c *serverClient, t tick.Tick) {
 		c.dirty = false
 	}
 	var mask uint32
-	if !c.dirty && !s.noWhole && !(s.raised && s.raiseSettle.After(acked)) {
+	if !c.dirty && s.wholeAllowed(acked) {
 		all := c.spawned == len(s.list) && len(c.newSpawns) == 0
 		room := maxPacketsPerTick - c.nPkts
 		need := 0

@@ -1,17 +1,15 @@
 package replicate
 
 // The Server: its construction, public API and connection table; Send
-// runs the tick, whose steps live in the files named in doc.go.
+// runs the tick, whose steps live in the files that ARCHITECTURE.md
+// ("replicate: design notes", Source files) names.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -20,9 +18,6 @@ import (
 
 // ClientID identifies a client of a Server (assigned at connection, from 1).
 type ClientID uint64
-
-// tickRing is the number of server ticks whose world tick is remembered.
-const tickRing = 1024
 
 // ServerEventKind is the kind of a ServerEvent.
 type ServerEventKind uint8
@@ -127,6 +122,11 @@ type ConnectionStats struct {
 // come in time. Component values are encoded once per tick and shared by all
 // clients. A Server is driven from one goroutine; AddConn and Serve may be
 // called from others.
+//
+// Server orchestrates: its state is in parts (embedded below), each
+// declared with the methods that keep its invariant in the file named
+// beside it; the tick's steps read the parts and change them through
+// those methods.
 type Server struct {
 	cfg   ServerConfig
 	w     *ecs.World
@@ -142,37 +142,39 @@ type Server struct {
 	// unmarkedChecked: warnUnmarked ran (once, with the first client).
 	unmarkedChecked bool
 
-	serverTicks                // server ticks and the world ticks they saw
+	serverTicks                // the last tick sent and the world tick it saw (server.go)
 	entityTable                // per-entity and per-client-and-entity state (state.go)
 	worldChanges               // this tick's changes of the world (changes.go)
 	encodings                  // values and blocks encoded once per tick (changes.go)
 	segmenter                  // this tick's shared segments (segments.go)
-	connTable                  // connections and clients (receive.go)
+	connTable                  // connections and clients (conns.go)
 	messageQueues              // game messages both ways (messages.go)
 	resourceTable              // replicated resources (resources.go)
 	desync        desyncServer // checksums of report ticks (desync.go)
 }
 
-// serverTicks maps server ticks to the world's change ticks.
+// serverTicks is the server tick of the last send and the world's change
+// tick it saw. Invariant, kept by its methods (the only writers): tick
+// only increases from one send to the next, and world changes after
+// prevWorld are the next send's.
 type serverTicks struct {
-	tick       tick.Tick
-	worldTicks [tickRing]uint64
-	prevWorld  uint64
+	tick      tick.Tick
+	prevWorld uint64
 }
 
-// connTable holds the server's connections: new ones handed over by
-// AddConn (from any goroutine, under mu) and the clients, pending or
-// connected.
-type connTable struct {
-	mu       sync.Mutex
-	newConns []transport.MessageConn
-
-	clients map[ClientID]*serverClient
-	order   []*serverClient
-	nextID  ClientID
-	pending int // clients in order that have not said hello, or wait for admission
-	joining int // connected clients that have not proven themselves (MaxJoining)
+// checkNext reports whether t may be the next tick sent (ErrTick if not).
+func (st *serverTicks) checkNext(t tick.Tick) error {
+	if !t.After(st.tick) {
+		return fmt.Errorf("%w: tick %v, last sent %v", ErrTick, t, st.tick)
+	}
+	return nil
 }
+
+// advance starts the send of tick t, which checkNext accepted.
+func (st *serverTicks) advance(t tick.Tick) { st.tick = t }
+
+// sent notes that the send saw the world's changes up to world tick wt.
+func (st *serverTicks) sent(wt uint64) { st.prevWorld = wt }
 
 // NewServer returns a Server for cfg.World with cfg.Protocol (which is frozen:
 // registering more types afterwards is an error).
@@ -189,7 +191,6 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	p.freeze()
 	s := &Server{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger}
-	s.clients = map[ClientID]*serverClient{}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -200,33 +201,16 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	s.bindResources()
 	s.rep = ecs.Register[Replicated](s.w)
 	s.inboxes = make([]msgQueue, len(p.msgs))
-	s.cancel = s.w.Observe(func(ev ecs.Event) {
-		s.touched = append(s.touched, ev.Entity)
-	})
-	// Entities that exist already.
-	for e := range s.w.Entities() {
-		s.touched = append(s.touched, e)
-	}
-	s.prevWorld = s.w.Tick()
+	s.observe(s.w)
+	s.sent(s.w.Tick())
 	s.now = cfg.Now()
 	return s, nil
 }
 
 // Close stops observing the world and closes every client connection.
 func (s *Server) Close() error {
-	if s.cancel != nil {
-		s.cancel()
-		s.cancel = nil
-	}
-	for _, c := range s.order {
-		_ = c.conn.Close()
-	}
-	s.mu.Lock()
-	for _, c := range s.newConns {
-		_ = c.Close()
-	}
-	s.newConns = nil
-	s.mu.Unlock()
+	s.stopObserving()
+	s.closeAll()
 	return nil
 }
 
@@ -234,9 +218,7 @@ func (s *Server) Close() error {
 // goroutine). The client must say hello (protocol check, token) before it
 // gets anything.
 func (s *Server) AddConn(conn transport.MessageConn) {
-	s.mu.Lock()
-	s.newConns = append(s.newConns, conn)
-	s.mu.Unlock()
+	s.handOver(conn)
 }
 
 // Serve accepts connections from l until ctx ends or l fails, handing each
@@ -277,7 +259,7 @@ func (s *Server) Clients() []ClientID {
 
 // Stats returns a connected client's statistics.
 func (s *Server) Stats(id ClientID) (ConnectionStats, error) {
-	c := s.clients[id]
+	c := s.client(id)
 	if c == nil {
 		return ConnectionStats{}, ErrNotConnected
 	}
@@ -286,14 +268,13 @@ func (s *Server) Stats(id ClientID) (ConnectionStats, error) {
 	st.RTT, st.PacketsLost = cs.RTT, cs.PacketsLost
 	st.Entities = c.spawned
 	st.UpdateTick = c.lastUpdate
-	c.nEnts = len(s.ents)
-	st.RetainedBytes = c.retained()
+	st.RetainedBytes = c.retained(len(s.ents))
 	return st, nil
 }
 
 // Disconnect closes a client's connection with a reason.
 func (s *Server) Disconnect(id ClientID, reason string) error {
-	c := s.clients[id]
+	c := s.client(id)
 	if c == nil {
 		return ErrNotConnected
 	}
@@ -307,7 +288,7 @@ func (s *Server) Disconnect(id ClientID, reason string) error {
 // claim waits at most 10 s for se to reach the client, then it is
 // dropped; at most 4,096 wait per client (more: ErrTooLarge).
 func (s *Server) MapClientEntity(id ClientID, se, ce ecs.Entity) error {
-	c := s.clients[id]
+	c := s.client(id)
 	if c == nil {
 		return ErrNotConnected
 	}
@@ -347,22 +328,19 @@ func (s *Server) Send() { _ = s.SendTick(s.tick + 1) }
 // after 0: an older tick gives ErrTick and sends nothing. It advances the
 // world's change tick.
 func (s *Server) SendTick(t tick.Tick) error {
-	if !t.After(s.tick) {
-		return fmt.Errorf("%w: tick %v, last sent %v", ErrTick, t, s.tick)
+	if err := s.checkNext(t); err != nil {
+		return err
 	}
 	if !s.received {
 		s.Receive()
 	}
 	s.received = false
-	s.tick = t
+	s.advance(t)
 	wt := s.w.Tick()
-	s.worldTicks[int(t)%tickRing] = wt
 	s.warnUnmarked()
 	s.structural(t)
 	s.valueChanges(t)
-	s.cacheStamp = t
-	s.cacheBuf = s.cacheBuf[:0]
-	s.blockBuf = s.blockBuf[:0]
+	s.encodings.begin(t)
 	for i := 0; i < len(s.order); i++ {
 		c := s.order[i]
 		c.active = false
@@ -382,143 +360,25 @@ func (s *Server) SendTick(t tick.Tick) error {
 	}
 	s.flushMessages()
 	s.recordChecksum(t)
-	s.shrinkEncodings()
-	s.prevWorld = wt
+	s.shrink()
+	s.sent(wt)
 	s.w.AdvanceTick()
-	s.spawnedNow = s.spawnedNow[:0]
-	s.despawnedNow = s.despawnedNow[:0]
-	s.structNow = s.structNow[:0]
-	s.changedNow = s.changedNow[:0]
+	s.worldChanges.reset()
 	return nil
-}
-
-func (s *Server) grow(idx int) {
-	if idx < len(s.ents) {
-		return
-	}
-	for len(s.ents) <= idx {
-		s.ents = append(s.ents, srvEnt{prio: 1})
-	}
-	for _, g := range s.groups {
-		g.fit(len(s.ents))
-	}
-}
-
-// ce returns client c's state of entity slot idx.
-func (s *Server) ce(c *serverClient, idx int) *clientEnt {
-	g := c.grp
-	return &g.tab[idx*g.width+c.col]
-}
-
-// assignSlot gives c a column of entity states: in the fullest group
-// with room, whose table is laid out again one column wider, or in a new
-// group.
-//
-// Decision: a group's table has exactly one column per member, so the
-// server's per-client state follows the clients present (a join or a
-// departure lays out one group's table again: at most clientGroup
-// columns, 25.6 MB at 100,000 entities), where one table doubling with
-// the peak number of clients kept 32 B x entities x that peak for good.
-func (s *Server) assignSlot(c *serverClient) {
-	var g *slotGroup
-	for _, o := range s.groups {
-		if o.width < clientGroup && (g == nil || o.width > g.width) {
-			g = o
-		}
-	}
-	if g == nil {
-		g = &slotGroup{}
-		s.groups = append(s.groups, g)
-	}
-	g.relayout(len(s.ents), c, -1)
-}
-
-// freeSlot gives up c's column: its group's table is laid out again
-// without it, and a group left empty is dropped.
-func (s *Server) freeSlot(c *serverClient) {
-	g := c.grp
-	if g == nil || g.width == 0 {
-		return
-	}
-	g.relayout(len(s.ents), nil, c.col)
-	// Code still running for the departed client in this frame reads
-	// and writes one scratch state (width 0) instead of a column.
-	c.grp, c.col = &slotGroup{tab: make([]clientEnt, 1)}, 0
-	if g.width == 0 {
-		if i := slices.Index(s.groups, g); i >= 0 {
-			s.groups = slices.Delete(s.groups, i, i+1)
-		}
-	}
-}
-
-// fit makes the group's table hold n entity slots (new ones zero).
-func (g *slotGroup) fit(n int) {
-	need := n * g.width
-	if need <= len(g.tab) {
-		return
-	}
-	old := len(g.tab)
-	g.tab = slices.Grow(g.tab, need-old)[:need]
-	clear(g.tab[old:])
-}
-
-// relayout lays out the group's table of n entity slots again with
-// member add appended (a zero column), or without the member of column
-// del (del >= 0), keeping the other members' states.
-func (g *slotGroup) relayout(n int, add *serverClient, del int) {
-	w := g.width
-	nw := w + 1
-	if del >= 0 {
-		nw = w - 1
-	}
-	var nt []clientEnt
-	if nw > 0 {
-		nt = make([]clientEnt, n*nw)
-		for i := range n {
-			row, dst := g.tab[i*w:i*w+w], nt[i*nw:i*nw+nw]
-			if del < 0 {
-				copy(dst, row)
-			} else {
-				copy(dst[:del], row[:del])
-				copy(dst[del:], row[del+1:])
-			}
-		}
-	}
-	g.tab, g.width = nt, nw
-	if del >= 0 {
-		g.members = slices.Delete(g.members, del, del+1)
-		for k := del; k < len(g.members); k++ {
-			g.members[k].col = k
-		}
-		return
-	}
-	add.grp, add.col = g, w
-	g.members = append(g.members, add)
 }
 
 func (s *Server) event(ev ServerEvent) { s.evs = append(s.evs, ev) }
 
 func (s *Server) drop(c *serverClient, reason string) {
-	if c.gone {
+	if !c.leave() {
 		return
 	}
-	c.gone = true
 	c.active = false
 	if c.authed {
 		s.freeSlot(c)
-		if !c.proven {
-			s.joining--
-		}
-	} else {
-		s.pending--
 	}
 	_ = c.conn.CloseWithReason(reason)
-	delete(s.clients, c.id)
-	// slices.Delete clears the freed tail slot: the departed client (its
-	// update backlog, its connection) must not stay reachable from it.
-	if i := slices.Index(s.order, c); i >= 0 {
-		s.order = slices.Delete(s.order, i, i+1)
-	}
+	s.remove(c)
 	if c.authed {
 		s.event(ServerEvent{Kind: ClientDisconnected, Client: c.id, Reason: reason})
 	}
@@ -543,26 +403,6 @@ func (s *Server) afterSend(c *serverClient, ch transport.Channel, n int, err err
 		}
 		return false
 	}
-	c.stats.BytesOut += uint64(n)
+	c.countOut(n)
 	return true
-}
-
-func (s *Server) rates(c *serverClient) {
-	if el := s.now.Sub(c.rateStart); el >= time.Second {
-		c.stats.OutPerSec = float64(c.stats.BytesOut-c.rateOut) / el.Seconds()
-		c.stats.InPerSec = float64(c.stats.BytesIn-c.rateIn) / el.Seconds()
-		c.rateStart, c.rateOut, c.rateIn = s.now, c.stats.BytesOut, c.stats.BytesIn
-	}
-}
-
-// retained estimates the bytes of per-client replication state.
-func (c *serverClient) retained() int {
-	n := c.nEnts*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
-	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + c.claims.bytes()
-	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd) + cap(c.backlog)
-	for _, p := range c.pkts {
-		n += cap(p)
-	}
-	n += 8*cap(c.shown) + 4*cap(c.newSpawns)
-	return n + int(unsafe.Sizeof(*c)) + int(unsafe.Sizeof(*c.ackBits)) + int(unsafe.Sizeof(*c.whole))
 }

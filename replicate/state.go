@@ -4,7 +4,9 @@ package replicate
 // entity slot, and per client (grouped into parts by concern).
 
 import (
+	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/tick"
@@ -73,17 +75,18 @@ const (
 )
 
 // serverClient is the server's state of one connection, in parts by
-// concern. The first part is the hot one, read for every changed entity of
-// a tick: it stays first and together (BenchmarkServerSend with 64
+// concern, each changed by the methods and steps of the files named
+// beside it. The first part is the hot one, read for every changed entity
+// of a tick: it stays first and together (BenchmarkServerSend with 64
 // clients depends on it; the parts after it are read per tick or per
 // message).
 type serverClient struct {
-	clientSend   // the tick's mutation messages (packing.go, segments.go)
-	clientLink   // identity, connection and admission (server.go, receive.go)
+	clientSend   // the tick's mutation messages (packing.go, segments.go, acks.go; spawn bookkeeping: visibility.go)
+	clientLink   // identity, connection and admission (receive.go, conns.go)
 	clientAcks   // messages awaiting acks, and resends (acks.go)
 	clientUpdate // the update being built and the queued updates (update.go, parts.go)
 	clientView   // visibility changes and priority deferrals (visibility.go)
-	clientMeter  // statistics, rates and violations (server.go, receive.go)
+	clientMeter  // statistics, rates and violations (state.go; counters bumped by the steps)
 	// the resources the client was sent (resources.go)
 	clientResources
 	clientDesync // desync detection (desync.go)
@@ -92,6 +95,12 @@ type serverClient struct {
 
 // clientSend is the hot part of a client: its mutation messages of this
 // tick and what the per-entity send loops read for every changed entity.
+// Invariants: entRing[entStart:entEnd] (mod its power-of-two length)
+// holds the entities of the records awaiting acks, in send order (acks.go
+// grows and frees it); pkts[:nPkts] are this tick's messages, cur the
+// record of the last (packing.go, segments.go); shown, newSpawns and the
+// ceSpawned flags agree (markSpawned and its siblings, visibility.go);
+// grp and col locate the client's column (entityTable).
 type clientSend struct {
 	active   bool  // taking part in this tick's send
 	seg      int32 // 1 + index of the segment whose message is open, or 0
@@ -121,7 +130,14 @@ type clientSend struct {
 	pkts      [][]byte
 }
 
-// clientLink is a client's identity, connection and admission.
+// clientLink is a client's identity, connection and admission. Its
+// lifecycle only moves forward: pending (waiting once its hello passed
+// while MaxJoining clients join), then authed (fresh for its first
+// tick), then proven at its first ack; gone is final. Its methods
+// (receive.go: wait, admitLink, markProven, leave, takeFresh, refresh,
+// joined, inboxed, taken) are the only writers of its fields but id
+// (connTable.add); connTable counts clients by these states, so admit,
+// proven and drop change both together.
 type clientLink struct {
 	id     ClientID
 	conn   transport.MessageConn
@@ -146,6 +162,9 @@ type clientLink struct {
 
 // clientAcks holds a client's mutation messages awaiting an ack (their
 // entities are in clientSend.entRing) and the entities to resend.
+// Invariants, kept by its methods (acks.go): recs is a ring of recLen
+// records from recHead, oldest first, in send order; resend holds the
+// entities found lost since the tick began, resend2 the ones being resent.
 type clientAcks struct {
 	recs    []sentRecord // ring, oldest first from recHead
 	recHead int
@@ -157,9 +176,13 @@ type clientAcks struct {
 }
 
 // clientUpdate is a client's update of this tick, built in sections, and
-// its queue of updates not sent yet.
+// its queue of updates not sent yet. Invariants: each section's count
+// (nMap, ...) is the number of its entries, all emptied at the start of
+// sendClient and filled by update.go (appendInsert, spawnOn, despawnOn);
+// backlog[backOff:] holds length-prefixed messages not sent yet
+// (parts.go: sendUpdate, flushBacklog).
 type clientUpdate struct {
-	spawned    int // entities spawned on the client
+	spawned    int // entities spawned on the client (markSpawned, visibility.go)
 	lastUpdate tick.Tick
 	claims     claimTable // MapClientEntity claims not sent yet (claims.go)
 
@@ -174,17 +197,21 @@ type clientUpdate struct {
 }
 
 // clientView holds a client's visibility changes for the next tick and the
-// entities its priorities (or a full tick) deferred.
+// entities its priorities (or a full tick) deferred. Invariant, kept by
+// its methods (visibility.go): visQueue is bounded (2^20), deferred holds
+// this tick's deferrals, deferred2 last tick's being revisited.
 type clientView struct {
 	visQueue  []visChange
 	deferred  []uint32
 	deferred2 []uint32 // the other buffer, swapped every tick
 }
 
-// clientMeter is what the server measures of a client.
+// clientMeter is what the server measures of a client. Its methods (the
+// only writers of its fields but stats, whose counters the steps bump)
+// keep the byte counts and rates, and the violations of the current
+// second (from violationStart).
 type clientMeter struct {
 	stats           ConnectionStats
-	nEnts           int // entity slots covered (for RetainedBytes)
 	violations      int
 	violationStart  time.Time
 	rateStart       time.Time
@@ -197,6 +224,12 @@ type mapping struct {
 
 // entityTable is the server's state per entity slot (ents, with the
 // replicated ones listed) and per client and entity slot (groups).
+//
+// Invariants, kept by its methods below (the only code that grows, lists
+// or unlists slots and lays out groups; the tick's steps read and update
+// the states of slots in place): list holds each listed slot once, and
+// ents[list[k]].pos == k; every group's table covers len(ents) slots, one
+// column per member, and a member's grp and col say where its column is.
 type entityTable struct {
 	ents []srvEnt
 	list []uint32
@@ -210,9 +243,191 @@ type entityTable struct {
 // entity-major: the states of entity slot i are tab[i*width :
 // (i+1)*width], one per member in member order, so the members' states
 // of a changed entity share cache lines (mutateChanged walks a group's
-// members entity by entity).
+// members entity by entity). Invariant, kept by fit and relayout:
+// len(tab) == width * the slots covered, and members[k].col == k.
 type slotGroup struct {
 	tab     []clientEnt
 	width   int // len(members)
 	members []*serverClient
+}
+
+// listEnt lists entity slot idx (grown, not listed) for entity e with its
+// replicated components mask (once: of which replicated once), with no
+// history of shared sends.
+func (s *entityTable) listEnt(idx int, e ecs.Entity, mask, once uint64) {
+	se := &s.ents[idx]
+	se.e, se.mask, se.once = e, mask, once
+	se.listed = true
+	se.hist = [2]histEntry{}
+	se.pos = int32(len(s.list))
+	s.list = append(s.list, uint32(idx))
+}
+
+// listed returns the state of e's slot if e is listed (replicated), else nil.
+func (s *entityTable) listed(e ecs.Entity) *srvEnt {
+	if i := int(e.Index()); i < len(s.ents) && s.ents[i].listed && s.ents[i].e == e {
+		return &s.ents[i]
+	}
+	return nil
+}
+
+// unlist takes entity slot idx out of the list (its replicated entity is
+// gone): the last listed slot takes its place.
+func (s *entityTable) unlist(idx int) {
+	se := &s.ents[idx]
+	last := s.list[len(s.list)-1]
+	s.list[se.pos] = last
+	s.ents[last].pos = se.pos
+	s.list = s.list[:len(s.list)-1]
+	se.listed = false
+	se.mask, se.once = 0, 0
+}
+
+// grow makes the table hold entity slot idx (new slots at priority 1,
+// every group's table as long).
+func (s *entityTable) grow(idx int) {
+	if idx < len(s.ents) {
+		return
+	}
+	for len(s.ents) <= idx {
+		s.ents = append(s.ents, srvEnt{prio: 1})
+	}
+	for _, g := range s.groups {
+		g.fit(len(s.ents))
+	}
+}
+
+// ce returns client c's state of entity slot idx.
+func (s *entityTable) ce(c *serverClient, idx int) *clientEnt { return c.ent(idx) }
+
+// ent returns the client's state of entity slot idx, in its group's table.
+func (c *clientSend) ent(idx int) *clientEnt {
+	g := c.grp
+	return &g.tab[idx*g.width+c.col]
+}
+
+// assignSlot gives c a column of entity states: in the fullest group
+// with room, whose table is laid out again one column wider, or in a new
+// group.
+//
+// Decision: a group's table has exactly one column per member, so the
+// server's per-client state follows the clients present (a join or a
+// departure lays out one group's table again: at most clientGroup
+// columns, 25.6 MB at 100,000 entities), where one table doubling with
+// the peak number of clients kept 32 B x entities x that peak for good.
+func (s *entityTable) assignSlot(c *serverClient) {
+	var g *slotGroup
+	for _, o := range s.groups {
+		if o.width < clientGroup && (g == nil || o.width > g.width) {
+			g = o
+		}
+	}
+	if g == nil {
+		g = &slotGroup{}
+		s.groups = append(s.groups, g)
+	}
+	g.relayout(len(s.ents), c, -1)
+}
+
+// freeSlot gives up c's column: its group's table is laid out again
+// without it, and a group left empty is dropped.
+func (s *entityTable) freeSlot(c *serverClient) {
+	g := c.grp
+	if g == nil || g.width == 0 {
+		return
+	}
+	g.relayout(len(s.ents), nil, c.col)
+	// Code still running for the departed client in this frame reads
+	// and writes one scratch state (width 0) instead of a column.
+	c.grp, c.col = &slotGroup{tab: make([]clientEnt, 1)}, 0
+	if g.width == 0 {
+		if i := slices.Index(s.groups, g); i >= 0 {
+			s.groups = slices.Delete(s.groups, i, i+1)
+		}
+	}
+}
+
+// fit makes the group's table hold n entity slots (new ones zero).
+func (g *slotGroup) fit(n int) {
+	need := n * g.width
+	if need <= len(g.tab) {
+		return
+	}
+	old := len(g.tab)
+	g.tab = slices.Grow(g.tab, need-old)[:need]
+	clear(g.tab[old:])
+}
+
+// relayout lays out the group's table of n entity slots again with
+// member add appended (a zero column), or without the member of column
+// del (del >= 0), keeping the other members' states.
+func (g *slotGroup) relayout(n int, add *serverClient, del int) {
+	w := g.width
+	nw := w + 1
+	if del >= 0 {
+		nw = w - 1
+	}
+	var nt []clientEnt
+	if nw > 0 {
+		nt = make([]clientEnt, n*nw)
+		for i := range n {
+			row, dst := g.tab[i*w:i*w+w], nt[i*nw:i*nw+nw]
+			if del < 0 {
+				copy(dst, row)
+			} else {
+				copy(dst[:del], row[:del])
+				copy(dst[del:], row[del+1:])
+			}
+		}
+	}
+	g.tab, g.width = nt, nw
+	if del >= 0 {
+		g.members = slices.Delete(g.members, del, del+1)
+		for k := del; k < len(g.members); k++ {
+			g.members[k].col = k
+		}
+		return
+	}
+	add.grp, add.col = g, w
+	g.members = append(g.members, add)
+}
+
+// countIn and countOut count n message bytes received from and sent to
+// the client.
+func (m *clientMeter) countIn(n int)  { m.stats.BytesIn += uint64(n) }
+func (m *clientMeter) countOut(n int) { m.stats.BytesOut += uint64(n) }
+
+// rates updates the byte rates once a second has passed since the last
+// update.
+func (m *clientMeter) rates(now time.Time) {
+	if el := now.Sub(m.rateStart); el >= time.Second {
+		m.stats.OutPerSec = float64(m.stats.BytesOut-m.rateOut) / el.Seconds()
+		m.stats.InPerSec = float64(m.stats.BytesIn-m.rateIn) / el.Seconds()
+		m.rateStart, m.rateOut, m.rateIn = now, m.stats.BytesOut, m.stats.BytesIn
+	}
+}
+
+// violation counts a protocol violation at now and returns the count of
+// the current second.
+func (m *clientMeter) violation(now time.Time) int {
+	m.stats.Violations++
+	if now.Sub(m.violationStart) > time.Second {
+		m.violationStart = now
+		m.violations = 0
+	}
+	m.violations++
+	return m.violations
+}
+
+// retained estimates the bytes of per-client replication state, with
+// entity states for nEnts slots.
+func (c *serverClient) retained(nEnts int) int {
+	n := nEnts*int(unsafe.Sizeof(clientEnt{})) + cap(c.recs)*int(unsafe.Sizeof(sentRecord{})) + 4*cap(c.entRing)
+	n += 4*(cap(c.resend)+cap(c.deferred)+cap(c.resend2)+cap(c.deferred2)+cap(c.slow)) + int(unsafe.Sizeof(visChange{}))*cap(c.visQueue) + c.claims.bytes()
+	n += cap(c.secMap) + cap(c.secDesp) + cap(c.secRem) + cap(c.secIns) + cap(c.upd) + cap(c.backlog)
+	for _, p := range c.pkts {
+		n += cap(p)
+	}
+	n += 8*cap(c.shown) + 4*cap(c.newSpawns)
+	return n + int(unsafe.Sizeof(*c)) + int(unsafe.Sizeof(*c.ackBits)) + int(unsafe.Sizeof(*c.whole))
 }

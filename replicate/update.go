@@ -13,26 +13,28 @@ import (
 func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
 	se := &s.ents[idx]
 	ce := s.syncGen(c, idx)
-	ce.flags |= ceSpawned
+	c.markSpawned(ce, idx)
 	ce.ackedTick, ce.sentTick = t, t
-	c.spawned++
-	c.newSpawns = append(c.newSpawns, uint32(idx))
 	if ce, ok := c.claims.take(se.e); ok {
 		c.secMap = appendEntity(c.secMap, se.e)
 		c.secMap = appendEntity(c.secMap, ce)
 		c.nMap++
 	}
-	c.secIns = appendEntity(c.secIns, se.e)
-	c.secIns = append(c.secIns, 1)
-	c.secIns = s.appendComponents(c.secIns, idx, se.mask)
+	s.appendInsert(c, idx, se.mask, true)
+}
+
+// appendInsert adds to c's update an insertion entry of entity slot idx
+// with the components of mask (spawn: the entry spawns the entity on the
+// client).
+func (s *Server) appendInsert(c *serverClient, idx int, mask uint64, spawn bool) {
+	c.secIns = appendEntity(c.secIns, s.ents[idx].e)
+	c.secIns = append(c.secIns, b2u8(spawn))
+	c.secIns = s.appendComponents(c.secIns, idx, mask)
 	c.nIns++
 }
 
 func (s *Server) despawnOn(c *serverClient, idx int, e ecs.Entity) {
-	ce := s.ce(c, idx)
-	ce.flags &^= ceSpawned
-	c.spawned--
-	c.setShown(idx, false)
+	c.markDespawned(s.ce(c, idx), idx)
 	c.secDesp = appendEntity(c.secDesp, e)
 	c.nDesp++
 }
@@ -63,9 +65,8 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		}
 	}
 	s.applyVisibility(c, t)
-	if c.fresh {
+	if c.takeFresh() {
 		// A new client gets everything it may see.
-		c.fresh = false
 		for _, idx := range s.list {
 			i := int(idx)
 			ce := s.syncGen(c, i)
@@ -112,10 +113,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		// a component the update removed).
 		s.resolve(c, ce, i)
 		if m := (se.ins | s.pendingMask(i, ce)) & se.mask; m != 0 {
-			c.secIns = appendEntity(c.secIns, se.e)
-			c.secIns = append(c.secIns, 0)
-			c.secIns = s.appendComponents(c.secIns, i, m)
-			c.nIns++
+			s.appendInsert(c, i, m, false)
 		}
 		ce.ackedTick, ce.sentTick = t, t
 	}
@@ -136,14 +134,14 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 			// Mutations need this update: its entities, or (on a checksum
 			// report tick) its resources, so that the client's complete
 			// tick is the server's state at t (desync.go).
-			c.entUpdate = t
+			c.entitiesSent(t)
 		}
 	}
 	if c.backOff < len(c.backlog) && !s.flushBacklog(c) {
 		return
 	}
-	if !c.proven && c.joinSent.IsZero() && c.backOff == len(c.backlog) {
-		c.joinSent = s.now // the first update is all on its way
+	if c.backOff == len(c.backlog) {
+		c.joined(s.now) // the first update is all on its way
 	}
 	s.startMutations(c, t)
 }

@@ -14,7 +14,7 @@ import (
 // entity that becomes visible is sent whole; one that becomes hidden is
 // despawned on that client.
 func (s *Server) SetVisible(id ClientID, e ecs.Entity, visible bool) error {
-	c := s.clients[id]
+	c := s.client(id)
 	if c == nil {
 		return ErrNotConnected
 	}
@@ -22,12 +22,11 @@ func (s *Server) SetVisible(id ClientID, e ecs.Entity, visible bool) error {
 	if visible {
 		v = 1
 	} else {
-		c.filtered = true
+		c.markFiltered()
 	}
-	if len(c.visQueue) >= 1<<20 {
+	if !c.queueVisibility(visChange{e: e, vis: v}) {
 		return fmt.Errorf("%w: visibility queue full", ErrTooLarge)
 	}
-	c.visQueue = append(c.visQueue, visChange{e: e, vis: v})
 	return nil
 }
 
@@ -43,7 +42,7 @@ func (s *Server) SetPriority(e ecs.Entity, priority float32) {
 	if s.ents[idx].prio < 1 && priority >= 1 {
 		// Values the entity's priority held back go out next tick: no
 		// client takes whole segments until that tick is acknowledged.
-		s.raised, s.raiseSettle = true, s.tick+1
+		s.raise(s.tick + 1)
 	}
 	s.ents[idx].prio = priority
 }
@@ -64,12 +63,53 @@ func (s *Server) syncGen(c *serverClient, idx int) *clientEnt {
 	ce := s.ce(c, idx)
 	if gen := s.ents[idx].e.Generation(); ce.gen != gen {
 		if ce.flags&ceSpawned != 0 {
-			c.spawned--
-			c.setShown(idx, false)
+			c.markDespawned(ce, idx)
 		}
 		*ce = clientEnt{gen: gen}
 	}
 	return ce
+}
+
+// The client's spawn bookkeeping: an entity state's ceSpawned flag, the
+// count of spawned entities (clientUpdate.spawned), the shown set (spawned
+// before this tick) and this tick's newSpawns change together, by
+// markSpawned, markDespawned, forgetSpawns and showNewSpawns only.
+
+// markSpawned notes that entity slot idx (state ce) is spawned on the
+// client in this tick's update.
+func (c *serverClient) markSpawned(ce *clientEnt, idx int) {
+	ce.flags |= ceSpawned
+	c.spawned++
+	c.newSpawns = append(c.newSpawns, uint32(idx))
+}
+
+// markDespawned notes that entity slot idx (state ce, spawned) is no
+// longer spawned on the client.
+func (c *serverClient) markDespawned(ce *clientEnt, idx int) {
+	ce.flags &^= ceSpawned
+	c.spawned--
+	c.setShown(idx, false)
+}
+
+// forgetSpawns notes that nothing is spawned on the client (a full
+// resync, which also clears every entity state).
+func (c *serverClient) forgetSpawns() {
+	c.spawned = 0
+	clear(c.shown)
+}
+
+// showNewSpawns moves this tick's spawns that are still spawned into the
+// shown set, at the end of the tick.
+func (c *serverClient) showNewSpawns() {
+	for _, idx := range c.newSpawns {
+		if i := int(idx); c.ent(i).flags&ceSpawned != 0 {
+			c.setShown(i, true)
+		}
+	}
+	c.newSpawns = c.newSpawns[:0]
+	if cap(c.newSpawns) > 256 { // a late joiner's first tick
+		c.newSpawns = nil
+	}
 }
 
 // setShown sets or clears entity slot idx's bit in the client's shown set.
@@ -115,3 +155,24 @@ func (s *Server) applyVisibility(c *serverClient, t tick.Tick) {
 	}
 	c.visQueue = c.visQueue[:0]
 }
+
+// queueVisibility queues a visibility change for the next tick; false
+// when the queue is full (2^20 changes).
+func (v *clientView) queueVisibility(vc visChange) bool {
+	if len(v.visQueue) >= 1<<20 {
+		return false
+	}
+	v.visQueue = append(v.visQueue, vc)
+	return true
+}
+
+// takeDeferred returns the entities deferred last tick and starts this
+// tick's list empty (the two buffers swap: no allocation in steady state).
+func (v *clientView) takeDeferred() []uint32 {
+	d := v.deferred
+	v.deferred, v.deferred2 = v.deferred2[:0], d
+	return d
+}
+
+// deferEnt defers entity slot idx to the next tick.
+func (v *clientView) deferEnt(idx uint32) { v.deferred = append(v.deferred, idx) }

@@ -319,11 +319,11 @@ func appendMutationHeader(dst []byte, t tick.Tick, delta uint32, seq uint32) []b
 
 // patchMutationHeader sets the index and count of Mutations message b.
 func patchMutationHeader(b []byte, index, count int) {
-	off := 1
-	for k := 0; k < 3; k++ {
-		_, n := binary.Uvarint(b[off:])
-		off += n
-	}
+	r := bin.NewReader(b[1:])
+	r.Uvarint()
+	r.Uvarint()
+	r.Uvarint()
+	off := len(b) - r.Len() // the header's varints are ours: minimal
 	b[off], b[off+1] = byte(index), byte(count)
 }
 

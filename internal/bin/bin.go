@@ -161,8 +161,14 @@ func AppendBytes(dst, b []byte) []byte {
 
 // Reader decodes fields from a byte slice; see the package documentation.
 // The zero value reads nothing; NewReader or Reset gives it bytes.
+//
+// Decision: a Reader moves an offset over its slice rather than reslicing
+// it, so reading a field stores no pointer: a Reader kept in a heap object
+// (or one whose address escapes) reads without GC write barriers, which
+// replicate's state loader, reading millions of varints, depends on.
 type Reader struct {
 	b   []byte
+	off int
 	err error
 }
 
@@ -188,12 +194,16 @@ func (r *Reader) Len() int {
 	if r.err != nil {
 		return 0
 	}
-	return len(r.b)
+	return len(r.b) - r.off
 }
+
+// Offset returns the number of bytes read so far: the input's unread
+// bytes start there (after an error it is where reading stopped).
+func (r *Reader) Offset() int { return r.off }
 
 // End returns the first error, or ErrTrailing if unread bytes remain.
 func (r *Reader) End() error {
-	if r.err == nil && len(r.b) != 0 {
+	if r.err == nil && r.off != len(r.b) {
 		r.err = ErrTrailing
 	}
 	return r.err
@@ -201,10 +211,9 @@ func (r *Reader) End() error {
 
 // Uvarint reads a minimal uvarint.
 func (r *Reader) Uvarint() uint64 {
-	if r.err == nil && len(r.b) > 0 && r.b[0] < 0x80 { // inlined one-byte case
-		v := uint64(r.b[0])
-		r.b = r.b[1:]
-		return v
+	if off := r.off; r.err == nil && off < len(r.b) && r.b[off] < 0x80 { // inlined one-byte case
+		r.off++
+		return uint64(r.b[off])
 	}
 	return r.uvarintSlow()
 }
@@ -213,12 +222,27 @@ func (r *Reader) uvarintSlow() uint64 {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(r.b) // inlined, as Uvarint would not be
-	if badUvarint(r.b, n) {
-		r.err = uvarintError(r.b, n)
+	// Fast paths: two and three bytes (counts, lengths, entity indices
+	// below 2^21), minimal (a last byte of 0 after a continuation byte
+	// takes the checked path, which refuses it).
+	if off := r.off; off+2 < len(r.b) {
+		b0, b1, b2 := r.b[off], r.b[off+1], r.b[off+2]
+		switch {
+		case b1 < 0x80 && b1 != 0:
+			r.off += 2
+			return uint64(b0&0x7f) | uint64(b1)<<7
+		case b1 >= 0x80 && b2 < 0x80 && b2 != 0:
+			r.off += 3
+			return uint64(b0&0x7f) | uint64(b1&0x7f)<<7 | uint64(b2)<<14
+		}
+	}
+	b := r.b[r.off:]
+	v, n := binary.Uvarint(b) // inlined, as Uvarint would not be
+	if badUvarint(b, n) {
+		r.err = uvarintError(b, n)
 		return 0
 	}
-	r.b = r.b[n:]
+	r.off += n
 	return v
 }
 
@@ -247,7 +271,7 @@ func (r *Reader) Count(max int) int {
 	if r.err != nil {
 		return 0
 	}
-	if v > uint64(max) || v > uint64(len(r.b)) {
+	if v > uint64(max) || v > uint64(len(r.b)-r.off) {
 		r.Fail(ErrRange)
 		return 0
 	}
@@ -260,13 +284,13 @@ func (r *Reader) Bytes(n int) []byte {
 	if r.err != nil {
 		return nil
 	}
-	if n < 0 || len(r.b) < n {
+	if n < 0 || len(r.b)-r.off < n {
 		r.Fail(ErrTruncated)
 		return nil
 	}
-	p := r.b[:n:n]
-	r.b = r.b[n:]
-	return p
+	start := r.off
+	r.off += n
+	return r.b[start:r.off:r.off]
 }
 
 // LenBytes reads a byte string written by AppendBytes: a uvarint length of
@@ -280,7 +304,7 @@ func (r *Reader) LenBytes(max int) []byte {
 		r.Fail(ErrRange)
 		return nil
 	}
-	if n > uint64(len(r.b)) {
+	if n > uint64(len(r.b)-r.off) {
 		r.Fail(ErrTruncated)
 		return nil
 	}
@@ -292,10 +316,9 @@ func (r *Reader) Rest() []byte { return r.Bytes(r.Len()) }
 
 // Byte reads one byte.
 func (r *Reader) Byte() byte {
-	if r.err == nil && len(r.b) > 0 {
-		v := r.b[0]
-		r.b = r.b[1:]
-		return v
+	if off := r.off; r.err == nil && off < len(r.b) {
+		r.off++
+		return r.b[off]
 	}
 	r.Fail(ErrTruncated)
 	return 0

@@ -401,3 +401,33 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestReaderUvarintFastPaths: the Reader's fast paths for varints of two
+// and three bytes read exactly what Uvarint reads, and refuse what it
+// refuses (non-minimal forms, truncation), over every input of one and
+// two bytes and every three bytes followed by another (the fast paths)
+// or not (a sample). Offset moves by the bytes read.
+func TestReaderUvarintFastPaths(t *testing.T) {
+	check := func(b []byte) {
+		r := NewReader(b)
+		got := r.Uvarint()
+		want, n, err := Uvarint(b)
+		if (r.Err() != nil) != (err != nil) || err == nil && (got != want || r.Offset() != n || r.Len() != len(b)-n) {
+			t.Fatalf("% x: read %d (%d bytes, %v), Uvarint %d (%d bytes, %v)", b, got, r.Offset(), r.Err(), want, n, err)
+		}
+	}
+	for x := range 1 << 16 {
+		check([]byte{byte(x), byte(x >> 8)})
+		check([]byte{byte(x)})
+	}
+	step := 1
+	if testing.Short() {
+		step = 7
+	}
+	for x := 0; x < 1<<24; x += step {
+		check([]byte{byte(x), byte(x >> 8), byte(x >> 16), 0x01})
+		if x%251 == 0 {
+			check([]byte{byte(x), byte(x >> 8), byte(x >> 16)})
+		}
+	}
+}

@@ -26,9 +26,13 @@ type effectLog struct {
 
 func (l *effectLog) tracker() *effect.Tracker[rollback.PlayerHandle, byte] {
 	return effect.New(effect.Config[rollback.PlayerHandle, byte]{
-		Play:    func(t tick.Tick, h rollback.PlayerHandle, _ byte) { l.played = append(l.played, shotEffect{t, h}) },
-		Cancel:  func(t tick.Tick, h rollback.PlayerHandle, _ byte) { l.cancelled = append(l.cancelled, shotEffect{t, h}) },
-		Confirm: func(t tick.Tick, h rollback.PlayerHandle, _ byte) { l.confirmed = append(l.confirmed, shotEffect{t, h}) },
+		Play: func(t tick.Tick, h rollback.PlayerHandle, _ byte) { l.played = append(l.played, shotEffect{t, h}) },
+		Cancel: func(t tick.Tick, h rollback.PlayerHandle, _ byte) {
+			l.cancelled = append(l.cancelled, shotEffect{t, h})
+		},
+		Confirm: func(t tick.Tick, h rollback.PlayerHandle, _ byte) {
+			l.confirmed = append(l.confirmed, shotEffect{t, h})
+		},
 	})
 }
 
