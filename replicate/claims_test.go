@@ -15,7 +15,7 @@ import (
 // TestMappingClaimFlood (issue 21, defect 4): a client's MapClientEntity
 // claims for 4,096 server entities that never reach it fill its cap (the
 // next claim is ErrTooLarge), yet a full resync of that client in a
-// 20,000-entity world (100,000 unless -short or -race) costs the server
+// 20,000-entity world (100,000 with REWIND_LONG=1, not -short or -race) costs the server
 // about what it costs without them (it used to cost 9-31 times more:
 // every spawn scanned every claim); after 10 s the claims have expired,
 // the cap has room again and the client's retained bytes are back down.

@@ -32,7 +32,7 @@ const liarReports = 20
 
 // TestChecksumLiar: a client that sends 20 false checksum reports per tick
 // (of the report ticks the server keeps) to a server with ResyncOnDesync,
-// in a 20,000-entity world (and a 100,000-entity one unless -short or
+// in a 20,000-entity world (and a 100,000-entity one with REWIND_LONG=1, not -short or
 // -race), beside two honest clients that report too. The liar costs at
 // most one resync per ResyncRequestInterval and is disconnected, with
 // the reason, once MaxUnrepairedResyncs resyncs in a row did not repair

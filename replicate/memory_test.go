@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -28,9 +29,9 @@ func heapMiB() float64 {
 }
 
 // memWorldSizes are the world sizes of the memory tests: small always,
-// 100,000 entities too unless -short or -race.
+// 100,000 entities too with REWIND_LONG=1 (CI sets it), not -short or -race.
 func memWorldSizes(small int) []int {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || raceEnabled || os.Getenv("REWIND_LONG") == "" {
 		return []int{small}
 	}
 	return []int{small, 100000}
@@ -139,7 +140,7 @@ func (r *memRig) joinAndLeave(link transport.LinkConfig, n int) (before, joined,
 }
 
 // TestClientCostFollowsClients (issue 21, defect 3; issue 20, item 5): in
-// a world of 20,000 entities (100,000 unless -short or -race) with one
+// a world of 20,000 entities (100,000 with REWIND_LONG=1, not -short or -race) with one
 // client connected, a second client costs the server what
 // ConnectionStats.RetainedBytes says, and nothing is left once it leaves.
 // Its cost is the heap the server releases when it disconnects the
@@ -219,7 +220,7 @@ func TestClientCostFollowsClients(t *testing.T) {
 
 // TestGhostJoiners (issue 21, defect 3): 50 connections that say hello,
 // take the first part of a 20,000-entity world's first update (100,000
-// unless -short or -race) and vanish (their path cut) leave no lasting
+// with REWIND_LONG=1, not -short or -race) and vanish (their path cut) leave no lasting
 // growth: once they have timed out, the heap is back near its level
 // before they came, beside an honest client that stays. While they are
 // there, at most MaxJoining (16) of them hold entity states and a first

@@ -24,11 +24,11 @@ import (
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("plays a 5-second match in real time")
+		t.Skip("plays a 3-second match in real time")
 	}
 	rec := filepath.Join(t.TempDir(), "match.rwnd")
 	o := demoOptions{
-		Peers: 2, Spectators: 1, NPCs: 6, Frames: 300, Seed: 7,
+		Peers: 2, Spectators: 1, NPCs: 6, Frames: 180, Seed: 7,
 		Latency: 15 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.02, Dup: 0.02,
 		InputDelay: 2, DesyncInterval: 30, Record: rec, Drain: time.Second, StatsEvery: time.Second,
 	}
@@ -43,15 +43,15 @@ func TestDemo(t *testing.T) {
 	if !sum.ok() || !sum.FramesReached || !sum.Finished || !sum.ChecksumsEqual || sum.Desyncs != 0 {
 		t.Fatalf("demo failed: %s", js)
 	}
-	// Every state 0..300 is confirmed and compared, the last one included.
-	if sum.CheckedFrames != 301 || sum.ConfirmedTail != 300 {
-		t.Fatalf("%d frames compared, confirmed tail %d; want 301 and 300", sum.CheckedFrames, sum.ConfirmedTail)
+	// Every state 0..180 is confirmed and compared, the last one included.
+	if sum.CheckedFrames != 181 || sum.ConfirmedTail != 180 {
+		t.Fatalf("%d frames compared, confirmed tail %d; want 181 and 180", sum.CheckedFrames, sum.ConfirmedTail)
 	}
-	if sum.SpectatorChecked != 30 || sum.SpectatorFrames[0] != 300 { // states 0, 10, ..., 290 (taken before each step)
+	if sum.SpectatorChecked != 18 || sum.SpectatorFrames[0] != 180 { // states 0, 10, ..., 170 (taken before each step)
 		t.Fatalf("spectator reached frame %d, %d checksums compared", sum.SpectatorFrames[0], sum.SpectatorChecked)
 	}
 	for i, p := range sum.PeerStats {
-		if p.Frame != 300 || p.Confirmed != 299 || p.BytesPerSec <= 0 || p.ConfirmedFrames != 301 {
+		if p.Frame != 180 || p.Confirmed != 179 || p.BytesPerSec <= 0 || p.ConfirmedFrames != 181 {
 			t.Fatalf("peer %d: %+v", i, p)
 		}
 	}
@@ -67,8 +67,8 @@ func TestDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("replay: %+v", res)
-	// Every frame is recorded, and one checksum every 60 frames: 0, 60, ..., 300.
-	if !res.Match || res.Frames != 300 || res.Checksums != 6 || res.Players != 2 || res.Seed != 7 {
+	// Every frame is recorded, and one checksum every 60 frames: 0, 60, 120, 180.
+	if !res.Match || res.Frames != 180 || res.Checksums != 4 || res.Players != 2 || res.Seed != 7 {
 		t.Fatalf("replay: %+v", res)
 	}
 
@@ -313,7 +313,7 @@ func TestReplayDamaged(t *testing.T) {
 func TestDemoDefaults(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	code := run(context.Background(), []string{"demo", "--frames", "300", "--stats", "0"}, &out, &out)
+	code := run(context.Background(), []string{"demo", "--frames", "180", "--stats", "0"}, &out, &out)
 	s := out.String()
 	m := regexp.MustCompile(`\nrollbacks (\d+) \(`).FindStringSubmatch(s)
 	if code != 0 || m == nil || m[1] == "0" || !strings.Contains(s, "\nOK\n") {
