@@ -161,10 +161,18 @@ func second[T any](_ T, err error) error { return err }
 
 // newBenchWorld: n entities with three replicated components, k clients
 // connected and caught up.
-func newBenchWorld(tb testing.TB, n, k int) *benchWorld {
+func newBenchWorld(tb testing.TB, n, k int) *benchWorld { return newBenchWorldWith(tb, n, k, nil) }
+
+// newBenchWorldWith is newBenchWorld with the server's configuration
+// changed by cfg.
+func newBenchWorldWith(tb testing.TB, n, k int, cfg func(*replicate.ServerConfig)) *benchWorld {
 	bw := &benchWorld{proto: benchProto(tb), sw: ecs.New(), now: time.Unix(1e9, 0), rnd: rand.New(rand.NewPCG(1, 2))}
 	var err error
-	bw.srv, err = replicate.NewServer(replicate.ServerConfig{World: bw.sw, Protocol: bw.proto, Now: func() time.Time { return bw.now }})
+	scfg := replicate.ServerConfig{World: bw.sw, Protocol: bw.proto, Now: func() time.Time { return bw.now }}
+	if cfg != nil {
+		cfg(&scfg)
+	}
+	bw.srv, err = replicate.NewServer(scfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -221,10 +229,28 @@ func (bw *benchWorld) tick(deliver bool) {
 // receive everything and acknowledge every mutation message (the clients are
 // played by the test conns, which turn each mutation message into an ack).
 // Values and entity blocks are encoded once per tick for all clients.
-func BenchmarkServerSend(b *testing.B) {
-	for _, k := range []int{1, 16, 64} {
+func BenchmarkServerSend(b *testing.B) { benchServerSend(b, []int{1, 16, 64}, nil) }
+
+// BenchmarkServerSendPriority is BenchmarkServerSend with a per-client
+// priority (ServerConfig.Priority) falling with the distance between an
+// entity's index and the client's own spot on the line of entities: 1
+// within 100, then 100/distance. Clients then take no whole segments.
+func BenchmarkServerSendPriority(b *testing.B) {
+	benchServerSend(b, []int{1, 64}, func(c *replicate.ServerConfig) {
+		c.Priority = func(id replicate.ClientID, e ecs.Entity) float32 {
+			d := math.Abs(float64(e.Index()) - float64(id*997%1000))
+			if d <= 100 {
+				return 1
+			}
+			return float32(100 / d)
+		}
+	})
+}
+
+func benchServerSend(b *testing.B, ks []int, cfg func(*replicate.ServerConfig)) {
+	for _, k := range ks {
 		b.Run(fmt.Sprintf("entities=1000/clients=%d", k), func(b *testing.B) {
-			bw := newBenchWorld(b, 1000, k)
+			bw := newBenchWorldWith(b, 1000, k, cfg)
 			for i := 0; i < 20; i++ { // real clients catch up
 				bw.mutate(0.1)
 				bw.tick(true)

@@ -59,6 +59,19 @@ type ServerConfig struct {
 	// HiddenByDefault makes entities invisible to a client until
 	// SetVisible(client, entity, true). Default: visible.
 	HiddenByDefault bool
+	// Priority, if set, gives each client its own send priority of each
+	// entity's mutations: it multiplies the entity's priority
+	// (SetPriority) for that client. The usual one falls with the distance
+	// to the client's focus (interest.Grid.Priority): near entities are
+	// updated every tick, far ones every few ticks. A product of 1 or more
+	// sends every change; below 1 accumulates, tick by tick, until it
+	// reaches 1, so an entity is at most ceil(1/p) ticks stale and none
+	// starves. Values that are not positive or NaN count as 1. It is
+	// called for each changed entity and client, on the goroutine that
+	// calls Send; clients then take no whole segments (every client visits
+	// every changed entity: see BenchmarkServerSendPriority). Nil: the
+	// entity's priority for every client.
+	Priority func(client ClientID, e ecs.Entity) float32
 	// NoTickTracking stops sending an (empty) mutation message on ticks
 	// without mutations. Clients then cannot tell when all data of a tick
 	// has arrived (Client.TickComplete), which client prediction needs.

@@ -4,6 +4,8 @@ package replicate
 // datagrams, and sending them.
 
 import (
+	"math"
+
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -60,9 +62,9 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 	if m == 0 {
 		return
 	}
-	if !forced && se.prio < 1 {
-		ce.acc += se.prio
-		if ce.acc < 1 {
+	if p := s.priority(c, se); !forced && p < 1 {
+		ce.acc += p
+		if ce.acc < 1-accSlack {
 			if ce.flags&ceDeferred == 0 {
 				ce.flags |= ceDeferred
 				c.deferEnt(uint32(i))
@@ -80,6 +82,22 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 		ce.flags |= ceDeferred
 		c.deferEnt(uint32(i))
 	}
+}
+
+// accSlack absorbs the rounding of a float32 accumulator: twelve
+// additions of 1/12 make 0.99999994, and the twelfth tick must send.
+const accSlack = 1e-5
+
+// priority is entity se's send priority for client c: the entity's, times
+// ServerConfig.Priority's for the client.
+func (s *Server) priority(c *serverClient, se *srvEnt) float32 {
+	p := se.prio
+	if s.cfg.Priority != nil {
+		if f := s.cfg.Priority(c.id, se.e); f > 0 && !math.IsNaN(float64(f)) {
+			p *= f
+		}
+	}
+	return p
 }
 
 func (s *Server) startPacket(c *serverClient, t tick.Tick) {
