@@ -232,7 +232,7 @@ func (cs *compSummer[T]) hold(t tick.Tick) {
 		if !ok {
 			continue
 		}
-		if se, ok := cs.srv(e); ok {
+		if se, ok := cs.srv(e); ok && cs.s.Counts(e) {
 			sum += cs.s.Term(se, v)
 		}
 	}
@@ -280,7 +280,7 @@ func (cs *compSummer[T]) part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, 
 	}
 	vals := f.buf.vals
 	for p, e := range f.layout.Ents {
-		if se, ok := server(e); ok {
+		if se, ok := server(e); ok && cs.s.Counts(e) {
 			sum += cs.s.Term(se, &vals[p])
 		}
 	}
@@ -293,7 +293,7 @@ func (cs *compSummer[T]) part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, 
 			}
 			p := f.layout.Pos(o.e)
 			se, ok := server(o.e)
-			if p < 0 || !ok {
+			if p < 0 || !ok || !cs.s.Counts(o.e) {
 				continue
 			}
 			sum += cs.s.Term(se, &o.v) - cs.s.Term(se, &vals[p])

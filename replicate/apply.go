@@ -40,6 +40,7 @@ type cliScratch struct {
 type updItem struct {
 	e        ecs.Entity
 	spawn    bool
+	once     uint64 // insertions: the components Once by rule
 	first, n int
 }
 
@@ -54,12 +55,16 @@ func (c *Client) parseBlocks(r *bin.Reader, n int, withFlag bool) {
 	for i := 0; i < n && r.Err() == nil; i++ {
 		it := updItem{e: readEntity(r), first: len(c.vals)}
 		if withFlag {
-			switch r.Byte() {
-			case 0:
-			case 1:
-				it.spawn = true
-			default:
+			flags := r.Byte()
+			it.spawn = flags&1 != 0
+			switch {
+			case flags&^(1|insertOnce) != 0:
 				r.Fail(errRange)
+			case flags&insertOnce != 0:
+				it.once = r.Uvarint()
+				if it.once == 0 || len(c.comps) < 64 && it.once>>uint(len(c.comps)) != 0 || it.once&c.onceTypes != 0 {
+					r.Fail(errRange)
+				}
 			}
 		}
 		mask := r.Uvarint()
@@ -100,6 +105,9 @@ type cliEnt struct {
 	vals  int32
 	born  uint32 // creation number (matches its entry in Client.order)
 	alive bool
+	// once: the components the server's rules replicate Once on the
+	// entity, left out of checksums (from its last insertion).
+	once uint64
 }
 
 func (r *cliEnt) confirm(t tick.Tick) {
@@ -286,6 +294,7 @@ func (c *Client) applyUpdate(body []byte) error {
 		for _, v := range c.vals[it.first : it.first+it.n] {
 			c.write(rec, v.id, t, ValueInserted, v.val)
 		}
+		rec.once = it.once
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
 	}

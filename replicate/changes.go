@@ -143,9 +143,10 @@ func (s *Server) structural(t tick.Tick) {
 			continue
 		}
 		ins, rem := mask&^se.mask, se.mask&^mask
+		onceNew := once != se.once
 		se.mask, se.once = mask, once
-		if ins|rem != 0 {
-			se.ins, se.rem = ins, rem
+		if ins|rem != 0 || onceNew {
+			se.ins, se.rem, se.onceNew = ins, rem, onceNew
 			s.structNow = append(s.structNow, uint32(idx))
 			se.structAt = t
 		}

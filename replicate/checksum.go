@@ -183,7 +183,13 @@ func (v sumClientView) entities() (sum uint64) {
 }
 
 func (v sumClientView) server(e ecs.Entity) (ecs.Entity, bool) { return v.c.ServerEntity(e) }
-func (sumClientView) replicates(ecs.Entity, int) bool          { return true }
+
+// replicates leaves out the components the entity's rules replicate Once
+// (the server's updates say which).
+func (v sumClientView) replicates(e ecs.Entity, i int) bool {
+	rec, ok := v.c.recordOf(e)
+	return !ok || rec.once&(1<<uint(i)) == 0
+}
 
 // Checksum computes the checksum of the replicated state: every
 // replicated entity with the components its rules replicated at the last

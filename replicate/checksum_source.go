@@ -115,6 +115,7 @@ func (c *Client) ReportChecksum(t tick.Tick, sums []Part) bool {
 type ComponentSummer[T any] struct {
 	c   *Client
 	b   *typedComponent[T]
+	bit uint64 // T's component bit
 	tmp T
 	buf []byte
 }
@@ -126,7 +127,17 @@ func NewComponentSummer[T any](c *Client) (*ComponentSummer[T], error) {
 	if pc == nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnknownType, reflect.TypeFor[T]())
 	}
-	return &ComponentSummer[T]{c: c, b: c.comps[pc.id].(*typedComponent[T])}, nil
+	return &ComponentSummer[T]{c: c, b: c.comps[pc.id].(*typedComponent[T]), bit: 1 << uint(pc.id)}, nil
+}
+
+// Counts reports whether client entity e's value of T enters the
+// checksum: false when the server's rules replicate T Once on e (a Rule
+// with Mode Once: the server leaves such values out, as the client keeps
+// the value it got while the server's may change). An entity the client
+// does not replicate counts (its term is the caller's to leave out).
+func (s *ComponentSummer[T]) Counts(e ecs.Entity) bool {
+	rec, ok := s.c.recordOf(e)
+	return !ok || rec.once&s.bit == 0
 }
 
 // Name is the name of T's checksum part (Part.Name).

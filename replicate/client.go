@@ -103,6 +103,8 @@ type Client struct {
 	log   *slog.Logger
 	comps []boundComponent
 	rep   *ecs.Store[Replicated]
+	// onceTypes are the components replicated Once by type (WithMode).
+	onceTypes uint64
 
 	cliConn    // connection, state, events and counters
 	cliOrder   // ordering: applied updates, held messages, acks, ticks
@@ -161,8 +163,11 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	for _, pc := range p.comps {
+	for i, pc := range p.comps {
 		c.comps = append(c.comps, pc.bind(c.w))
+		if pc.mode == Once {
+			c.onceTypes |= 1 << uint(i)
+		}
 	}
 	c.rep = ecs.Register[Replicated](c.w)
 	c.resources()
@@ -228,6 +233,15 @@ func (c *Client) ClientEntity(e ecs.Entity) (ecs.Entity, bool) {
 		return 0, false
 	}
 	return c.ents[i].client, true
+}
+
+// recordOf returns the record of client entity e.
+func (c *Client) recordOf(e ecs.Entity) (*cliEnt, bool) {
+	i, ok := c.byCli[e]
+	if !ok {
+		return nil, false
+	}
+	return &c.ents[i], true
 }
 
 // ServerEntity returns the server entity that client entity e replicates.

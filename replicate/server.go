@@ -133,10 +133,14 @@ type Server struct {
 	p     *Protocol
 	log   *slog.Logger
 	comps []boundComponent
-	rules []resolvedRule
-	rep   *ecs.Store[Replicated]
-	now   time.Time
-	evs   []ServerEvent
+	// onceTypes are the components replicated Once by their type
+	// (WithMode): clients leave them out of checksums by type. Once by a
+	// rule's Mode is per entity, and updates tell clients (appendInsert).
+	onceTypes uint64
+	rules     []resolvedRule
+	rep       *ecs.Store[Replicated]
+	now       time.Time
+	evs       []ServerEvent
 	// received: Receive ran since the last send phase.
 	received bool
 	// unmarkedChecked: warnUnmarked ran (once, with the first client).
@@ -194,8 +198,11 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	for _, c := range p.comps {
+	for i, c := range p.comps {
 		s.comps = append(s.comps, c.bind(s.w))
+		if c.mode == Once {
+			s.onceTypes |= 1 << uint(i)
+		}
 	}
 	s.rules = p.bindRules(s.w)
 	s.bindResources()

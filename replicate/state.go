@@ -37,6 +37,9 @@ type srvEnt struct {
 	seg          int32
 	others       tick.Tick
 	hasOthers    bool
+	// onceNew: the components replicated Once by rule changed this tick
+	// (without a component inserted or removed): updates tell clients.
+	onceNew bool
 	// hist holds the last two ticks at which the entity's shared block went
 	// out in a segment, newest first: clients that took the segment whole
 	// learn those sends from here (catchUp), not from their own state.

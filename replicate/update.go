@@ -28,7 +28,15 @@ func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
 // client).
 func (s *Server) appendInsert(c *serverClient, idx int, mask uint64, spawn bool) {
 	c.secIns = appendEntity(c.secIns, s.ents[idx].e)
-	c.secIns = append(c.secIns, b2u8(spawn))
+	flags := b2u8(spawn)
+	byRule := s.ents[idx].once &^ s.onceTypes
+	if byRule != 0 {
+		flags |= insertOnce
+	}
+	c.secIns = append(c.secIns, flags)
+	if byRule != 0 {
+		c.secIns = binary.AppendUvarint(c.secIns, byRule)
+	}
 	c.secIns = s.appendComponents(c.secIns, idx, mask)
 	c.nIns++
 }
@@ -112,7 +120,7 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		// older than this update as stale (they could otherwise re-insert
 		// a component the update removed).
 		s.resolve(c, ce, i)
-		if m := (se.ins | s.pendingMask(i, ce)) & se.mask; m != 0 {
+		if m := (se.ins | s.pendingMask(i, ce)) & se.mask; m != 0 || se.onceNew {
 			s.appendInsert(c, i, m, false)
 		}
 		ce.ackedTick, ce.sentTick = t, t

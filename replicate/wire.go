@@ -57,8 +57,12 @@ import (
 //	               despawns   entity
 //	               removals   entity; uvarint n (at most 64);
 //	                          n × uvarint component id
-//	               insertions entity; byte spawn (1: spawn, 0: the entity
-//	                          exists); component block
+//	               insertions entity; byte flags (bit 0: spawn, else the
+//	                          entity exists; bit 1: a uvarint follows,
+//	                          the mask of the entity's components its
+//	                          rules replicate Once, below the number of
+//	                          components and none Once by type: without
+//	                          it, none; other bits 0); component block
 //	             then the resource section: a uvarint count (at most 64)
 //	             and that many entries, resource ids strictly ascending:
 //	               uvarint resource id (the i-th ReplicateResource; below
@@ -136,7 +140,8 @@ const (
 	// wireVersion 2: updates larger than updatePart travel in parts.
 	// 3: updates end with the resource section.
 	// 4: partial and RNG-only resyncs, resync requests.
-	wireVersion = 4
+	// 5: insertions carry the components Once by rule (checksums).
+	wireVersion = 5
 	maxTokenLen = 1024
 	maxAcks     = 1024
 	// maxEntitiesPerMessage bounds each section of an update.
@@ -149,6 +154,10 @@ const (
 	// uvarints of at most 5 bytes each, index and count.
 	mutateHeaderMax = 1 + 3*binary.MaxVarintLen32 + 2
 )
+
+// insertOnce is the insertion flag of a following mask of the entity's
+// components replicated Once by rule.
+const insertOnce = 2
 
 // Reject codes, in the close reason of a refused connection.
 const (

@@ -116,8 +116,8 @@ func TestWireGolden(t *testing.T) {
 
 	const hash = "f3b2d01ae7ce8acb" // the protocol hash, little-endian
 	want := []wireMsg{
-		// Hello: version 4, protocol hash, token "tk".
-		{"client kind 1", transport.ReliableOrdered, "01" + "04" + hash + "02746b"},
+		// Hello: version 5, protocol hash, token "tk".
+		{"client kind 1", transport.ReliableOrdered, "01" + "05" + hash + "02746b"},
 		// Welcome: client id 1, server tick 0.
 		{"server kind 10", transport.ReliableOrdered, "0a" + "01" + "00"},
 		// Update of tick 1: no mappings, despawns or removals; two
@@ -233,10 +233,10 @@ func TestWireGoldenReject(t *testing.T) {
 	if err := c.Connect(ce); err != nil {
 		t.Fatal(err)
 	}
-	// A hello of wire version 5 on a second connection.
+	// A hello of wire version 6 on a second connection.
 	se3, ce3 := newPipe()
 	h.srv.AddConn(se3)
-	_ = ce3.Send(transport.ReliableOrdered, []byte{1, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	_ = ce3.Send(transport.ReliableOrdered, []byte{1, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	ce.flow(nil)
 	ce3.flow(nil)
 	h.srv.Send()
@@ -247,7 +247,7 @@ func TestWireGoldenReject(t *testing.T) {
 		{se, fmt.Sprintf("reject/1 protocol mismatch: client %016x, server %016x; server registers "+
 			"component github.com/rewindgo/rewind/replicate_test.WirePos, component github.com/rewindgo/rewind/replicate_test.WireName, "+
 			"message github.com/rewindgo/rewind/replicate_test.WireUp, message github.com/rewindgo/rewind/replicate_test.WireDown", other.Hash(), wp.p.Hash())},
-		{se3, "reject/4 wire version 5, server speaks 4"},
+		{se3, "reject/4 wire version 6, server speaks 5"},
 	} {
 		if got := tc.p.err.(*transport.CloseError).Reason; got != tc.want {
 			t.Errorf("close reason %q, want %q", got, tc.want)

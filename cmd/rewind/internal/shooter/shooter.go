@@ -1,6 +1,8 @@
 package shooter
 
 import (
+	"errors"
+
 	"github.com/rewindgo/rewind/lagcomp"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/predict/input"
@@ -71,8 +73,12 @@ const (
 // sent with its spawn, so a client's predicted bullet is adopted), and the
 // Stick inputs.
 //
-// Body travels quantized (BodyCodec: 5 bytes instead of 16), which is
-// exact: positions and velocities are small integers.
+// What goes on the wire is chosen for bandwidth. A ship's Body is sent
+// when it changes, a bullet's only with its spawn (a Rule with Mode
+// replicate.Once): a bullet flies straight, so a client predicts all of
+// its flight from the spawn. Body travels quantized (BodyCodec: 5 bytes
+// instead of 16), which is exact: positions and velocities are small
+// integers.
 type Protocol struct {
 	*replicate.Protocol
 	Inputs *input.Type[Stick]
@@ -109,7 +115,15 @@ func NewProtocol(cfg input.Config) (*Protocol, error) {
 	if _, err := replicate.Component[Bullet](p, replicate.WithOwnRule()); err != nil {
 		return nil, err
 	}
-	if _, err := replicate.Component[Body](p, replicate.WithOwnRule(), replicate.WithCodec[Body](BodyCodec(), "shooter.Body/v1")); err != nil {
+	body, err := replicate.Component[Body](p, replicate.WithCodec[Body](BodyCodec(), "shooter.Body/v1"))
+	if err != nil {
+		return nil, err
+	}
+	once := replicate.Once
+	if err := errors.Join(
+		p.AddRule(replicate.Rule{Components: []replicate.ComponentIndex{body}, Filters: []replicate.Filter{replicate.With[Ship]()}}),
+		p.AddRule(replicate.Rule{Components: []replicate.ComponentIndex{body}, Filters: []replicate.Filter{replicate.With[Bullet]()}, Mode: &once}),
+	); err != nil {
 		return nil, err
 	}
 	if _, err := predict.RegisterSpawnKey(p); err != nil {
