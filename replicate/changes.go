@@ -240,6 +240,7 @@ func (s *Server) value(idx, id int) []byte {
 		off := len(s.cacheBuf)
 		s.cacheBuf = s.comps[id].appendValue(s.cacheBuf, s.ents[idx].e)
 		*ce = cacheEntry{stamp: s.cacheStamp, off: uint32(off), n: uint32(len(s.cacheBuf) - off)}
+		checkFixed(s.p.comps[id].fixed, int(ce.n), s.p.comps[id].name)
 	}
 	return s.cacheBuf[ce.off : ce.off+ce.n]
 }

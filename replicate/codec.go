@@ -26,6 +26,23 @@ type Codec[T any] interface {
 	Decode(src []byte, v *T) error
 }
 
+// FixedSizer is implemented by a Codec whose every encoding has the same
+// size (quant.Codec without variable fields does): its component values
+// then travel without a length prefix, like plain data's. Append must
+// produce exactly FixedSize bytes; the server checks, and refuses to send
+// a value of another size (Send panics: the codec breaks its contract).
+type FixedSizer interface {
+	FixedSize() int
+}
+
+// checkFixed panics when a codec with a fixed size appended another
+// number of bytes: its values would corrupt every message after them.
+func checkFixed(fixed, n int, name string) {
+	if fixed > 0 && n != fixed {
+		panic(fmt.Sprintf("replicate: the codec of %s appended %d bytes, its FixedSize is %d", name, n, fixed))
+	}
+}
+
 // plainCodec is the default codec of a plain-data type.
 type plainCodec[T any] struct{ l *canon.Form }
 

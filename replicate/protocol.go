@@ -100,6 +100,9 @@ func resolveSpec[T any](opts []ComponentOption) (spec componentSpec, codec Codec
 	}
 	if pc, ok := codec.(plainCodec[T]); ok {
 		fixed = pc.l.Encoded
+	} else if fs, ok := codec.(FixedSizer); ok && fs.FixedSize() > 0 {
+		fixed = fs.FixedSize()
+		spec.codecTag += fmt.Sprintf(":fixed%d", fixed) // no length prefix: another wire form
 	}
 	if reflect.TypeFor[T]() == reflect.TypeFor[rng.Rand]() {
 		spec.rng = true

@@ -292,6 +292,7 @@ func (s *Server) scanResources(t tick.Tick) {
 			sh.present, sh.enc = present, sh.enc[:0]
 			if present {
 				sh.enc = b.appendValue(sh.enc)
+				checkFixed(s.p.res[i].fixed, len(sh.enc), s.p.res[i].name)
 			}
 			sh.version++
 		case present && (!s.resInit || changed > s.resWorld):
