@@ -367,7 +367,9 @@ func (s *Server) flushMessages() {
 				s.log.Warn("replicate: server message too large for a client's conn", "client", c.id, "message", q.spec.name, "err", err)
 				continue
 			}
-			s.afterSend(c, q.spec.ch, len(b), err)
+			if s.afterSend(c, q.spec.ch, kindServerMsg, len(b), err) {
+				c.countMessage(q.spec, len(b))
+			}
 		}
 	}
 	s.flushed()

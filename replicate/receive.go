@@ -44,7 +44,11 @@ func (s *Server) receive() {
 				break
 			}
 			read += len(msg)
-			c.countIn(len(msg))
+			kind := byte(0)
+			if len(msg) > 0 {
+				kind = msg[0]
+			}
+			c.countIn(kind, len(msg))
 			s.handle(c, ch, msg)
 		}
 		if !c.authed && !c.gone && !s.now.Before(c.helloBy) {

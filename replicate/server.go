@@ -82,6 +82,18 @@ type ConnectionStats struct {
 	// the client; OutPerSec and InPerSec are rates over the last second.
 	BytesOut, BytesIn   uint64
 	OutPerSec, InPerSec float64
+	// Out and In break BytesOut and BytesIn down by what the messages
+	// carry; MessagesOut breaks Out.Messages down by message type (those
+	// sent at least once, in registration order: package predict's inputs
+	// and input reports are message types).
+	Out, In     ByteCounts
+	MessagesOut []MessageCount
+	// WirePacketsOut, WireBytesOut, WirePacketsIn and WireBytesIn are the
+	// transport's packets and bytes to and from the client, its headers,
+	// acknowledgements and retransmissions included (QUIC: UDP payloads;
+	// add 28 bytes a packet for UDP and IPv4 headers; zero in memory).
+	// They show what packing messages costs on the wire.
+	WirePacketsOut, WireBytesOut, WirePacketsIn, WireBytesIn uint64
 	Entities            int    // entities spawned on the client
 	MutationMessages    uint64 // mutation messages sent
 	Resent              uint64 // entity mutations resent after a timeout
@@ -273,6 +285,13 @@ func (s *Server) Stats(id ClientID) (ConnectionStats, error) {
 	st := c.stats
 	cs := c.conn.Stats()
 	st.RTT, st.PacketsLost = cs.RTT, cs.PacketsLost
+	st.WirePacketsOut, st.WireBytesOut = cs.WirePacketsSent, cs.WireBytesSent
+	st.WirePacketsIn, st.WireBytesIn = cs.WirePacketsReceived, cs.WireBytesReceived
+	for _, mc := range c.msgOut {
+		if mc.Messages > 0 {
+			st.MessagesOut = append(st.MessagesOut, mc)
+		}
+	}
 	st.Entities = c.spawned
 	st.UpdateTick = c.lastUpdate
 	st.RetainedBytes = c.retained(len(s.ents))
@@ -393,12 +412,12 @@ func (s *Server) drop(c *serverClient, reason string) {
 }
 
 func (s *Server) sendTo(c *serverClient, ch transport.Channel, b []byte) bool {
-	return s.afterSend(c, ch, len(b), c.conn.Send(ch, b))
+	return s.afterSend(c, ch, b[0], len(b), c.conn.Send(ch, b))
 }
 
 // afterSend accounts for an n-byte message that c's conn took (err nil) or
 // refused: a refused reliable message drops the client.
-func (s *Server) afterSend(c *serverClient, ch transport.Channel, n int, err error) bool {
+func (s *Server) afterSend(c *serverClient, ch transport.Channel, kind byte, n int, err error) bool {
 	if err != nil {
 		switch {
 		case errors.Is(err, transport.ErrQueueFull):
@@ -410,6 +429,6 @@ func (s *Server) afterSend(c *serverClient, ch transport.Channel, n int, err err
 		}
 		return false
 	}
-	c.countOut(n)
+	c.countOut(kind, n)
 	return true
 }

@@ -215,6 +215,7 @@ type clientView struct {
 // second (from violationStart).
 type clientMeter struct {
 	stats           ConnectionStats
+	msgOut          []MessageCount // by message type id: server messages sent
 	violations      int
 	violationStart  time.Time
 	rateStart       time.Time
@@ -395,10 +396,29 @@ func (g *slotGroup) relayout(n int, add *serverClient, del int) {
 	g.members = append(g.members, add)
 }
 
-// countIn and countOut count n message bytes received from and sent to
-// the client.
-func (m *clientMeter) countIn(n int)  { m.stats.BytesIn += uint64(n) }
-func (m *clientMeter) countOut(n int) { m.stats.BytesOut += uint64(n) }
+// countIn and countOut count a message of n bytes of the given kind (its
+// first byte) received from and sent to the client.
+func (m *clientMeter) countIn(kind byte, n int) {
+	m.stats.BytesIn += uint64(n)
+	m.stats.In.add(kind, n)
+}
+
+func (m *clientMeter) countOut(kind byte, n int) {
+	m.stats.BytesOut += uint64(n)
+	m.stats.Out.add(kind, n)
+}
+
+// countMessage counts a server message of type spec sent (n bytes, header
+// included).
+func (m *clientMeter) countMessage(spec *messageSpec, n int) {
+	for len(m.msgOut) <= spec.id {
+		m.msgOut = append(m.msgOut, MessageCount{})
+	}
+	mc := &m.msgOut[spec.id]
+	mc.Name = spec.name
+	mc.Messages++
+	mc.Bytes += uint64(n)
+}
 
 // rates updates the byte rates once a second has passed since the last
 // update.

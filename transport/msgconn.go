@@ -163,6 +163,14 @@ type MessageStats struct {
 	// late); for a MessageNetworkConn, the transmission attempts of this side's
 	// messages dropped by LinkConfig.Loss.
 	PacketsLost uint64
+	// WirePacketsSent and WireBytesSent count the packets the transport
+	// put on the network and their bytes, its own headers, acknowledgements
+	// and retransmissions included (for QUIC: the UDP payloads; add the
+	// UDP and IP headers, 28 bytes a packet over IPv4, for the link's
+	// bytes); WirePacketsReceived and WireBytesReceived the same received.
+	// Zero for a transport that does not know (MessageNetworkConn).
+	WirePacketsSent, WireBytesSent         uint64
+	WirePacketsReceived, WireBytesReceived uint64
 }
 
 // ChannelStats counts one channel's traffic on one MessageConn.

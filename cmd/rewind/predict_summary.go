@@ -224,12 +224,14 @@ type predictClientSummary struct {
 	BytesPerSec      float64 `json:"bytes_per_sec"`
 	UDPBytesPerSec   float64 `json:"udp_bytes_per_sec"`
 	InputBytesPerSec float64 `json:"input_bytes_per_sec"`
-	LostUp           uint64  `json:"lost_up"`
-	LostDown         uint64  `json:"lost_down"`
-	CheckedTicks     int     `json:"checked_ticks"`
-	LastChecked      uint32  `json:"last_checked"`
-	Unchecked        int     `json:"unchecked"`
-	Converged        bool    `json:"converged"`
+	// Bytes is where the bytes per second go (bytes_summary.go).
+	Bytes        byteRates `json:"bytes"`
+	LostUp       uint64    `json:"lost_up"`
+	LostDown     uint64    `json:"lost_down"`
+	CheckedTicks int       `json:"checked_ticks"`
+	LastChecked  uint32    `json:"last_checked"`
+	Unchecked    int       `json:"unchecked"`
+	Converged    bool      `json:"converged"`
 }
 
 // leadSummary is a distribution of leads in ticks.
@@ -363,6 +365,7 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 		}
 		if ss, err := d.srv.Stats(pc.rc.ID()); err == nil {
 			cs.BytesPerSec = round3(float64(ss.BytesOut) / elapsed)
+			cs.Bytes = newByteRates(ss, elapsed)
 			sum.ChecksumsChecked += ss.ChecksumsChecked
 			sum.Desyncs += ss.Desyncs
 		}

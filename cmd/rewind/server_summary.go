@@ -76,15 +76,17 @@ type serverSummary struct {
 
 // serverClientSummary describes one client of a server demo.
 type serverClientSummary struct {
-	ID               uint64  `json:"id"`
-	RTTMS            float64 `json:"rtt_ms"`
-	BytesOut         uint64  `json:"bytes_out"`
-	BytesPerSec      float64 `json:"bytes_per_sec"`
-	UDPBytesPerSec   float64 `json:"udp_bytes_per_sec"`
-	MutationMessages uint64  `json:"mutation_messages"`
-	Resent           uint64  `json:"resent"`
-	Violations       uint64  `json:"violations"`
-	Entities         int     `json:"entities"`
+	ID             uint64  `json:"id"`
+	RTTMS          float64 `json:"rtt_ms"`
+	BytesOut       uint64  `json:"bytes_out"`
+	BytesPerSec    float64 `json:"bytes_per_sec"`
+	UDPBytesPerSec float64 `json:"udp_bytes_per_sec"`
+	// Bytes is where the bytes per second go (bytes_summary.go).
+	Bytes            byteRates `json:"bytes"`
+	MutationMessages uint64    `json:"mutation_messages"`
+	Resent           uint64    `json:"resent"`
+	Violations       uint64    `json:"violations"`
+	Entities         int       `json:"entities"`
 	// Updates, Mutations and Stale are the client's counts of update
 	// messages, mutation messages applied and stale values dropped.
 	Updates   uint64 `json:"updates"`
@@ -143,6 +145,7 @@ func (d *serverDemo) finish(sum *serverSummary, start time.Time) {
 			cs.RTTMS = ms(ss.RTT)
 			cs.BytesOut = ss.BytesOut
 			cs.BytesPerSec = round3(float64(ss.BytesOut) / elapsed)
+			cs.Bytes = newByteRates(ss, elapsed)
 			cs.MutationMessages = ss.MutationMessages
 			cs.Resent = ss.Resent
 			cs.Violations = ss.Violations

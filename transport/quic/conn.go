@@ -121,5 +121,7 @@ func (c *Conn) Stats() transport.MessageStats {
 	qs := c.qc.ConnectionStats()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return transport.MessageStats{RTT: qs.SmoothedRTT, Channels: c.stats, PacketsLost: qs.PacketsLost}
+	return transport.MessageStats{RTT: qs.SmoothedRTT, Channels: c.stats, PacketsLost: qs.PacketsLost,
+		WirePacketsSent: qs.PacketsSent, WireBytesSent: qs.BytesSent,
+		WirePacketsReceived: qs.PacketsReceived, WireBytesReceived: qs.BytesReceived}
 }
