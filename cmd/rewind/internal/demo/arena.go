@@ -76,7 +76,7 @@ func NewArenaProtocol() (*ArenaProtocol, error) {
 	var errs [7]error
 	// Every component replicates on its own, wherever an entity has it.
 	own := replicate.WithOwnRule()
-	_, errs[0] = replicate.Component[Position](p, own)
+	_, errs[0] = replicate.Component[Position](p, own, replicate.WithWireForm(positionWire, positionFromWire, "1/256"))
 	_, errs[1] = replicate.Component[Velocity](p, own)
 	_, errs[2] = replicate.Component[Health](p, own)
 	_, errs[3] = replicate.Component[Shield](p, own)
@@ -232,7 +232,36 @@ func (a *Arena) spawn() error {
 // units per tick.
 func (a *Arena) velocity() fixed.Vec2 {
 	speed := fixed.FromFraction(int64(2+a.rand.IntN(5)), 4)
-	return a.dirs[a.rand.IntN(Directions)].Scale(speed)
+	v := a.dirs[a.rand.IntN(Directions)].Scale(speed)
+	return fixed.Vec2{X: onGrid(v.X), Y: onGrid(v.Y)}
+}
+
+// The arena's positions travel in 6 bytes (PositionWire) instead of 16:
+// they lie on a grid of 1/256 unit, since entities start at whole units
+// and velocities are rounded down to the grid (onGrid), and the wire form
+// carries the grid coordinates. It is exact: clients hold the server's
+// positions bit for bit.
+
+// gridShift is the grid's step: 2^-8 unit, 24 fraction bits of Q32.32
+// below it.
+const gridShift = 24
+
+// onGrid rounds v down to the grid.
+func onGrid(v fixed.Fixed) fixed.Fixed { return v &^ (1<<gridShift - 1) }
+
+// PositionWire is an arena position on the wire: its grid coordinates
+// (the arena is 320 x 180 units, 81,920 x 46,080 grid steps).
+type PositionWire struct {
+	X uint32
+	Y uint16
+}
+
+func positionWire(p Position) PositionWire {
+	return PositionWire{X: uint32(p.X >> gridShift), Y: uint16(p.Y >> gridShift)}
+}
+
+func positionFromWire(w PositionWire) Position {
+	return Position{X: fixed.Fixed(w.X) << gridShift, Y: fixed.Fixed(w.Y) << gridShift}
 }
 
 // Step simulates one tick: drones move, turn or stop now and then, shields
