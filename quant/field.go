@@ -170,21 +170,7 @@ func UnitVecField[T any](q UnitVec, get func(*T) *[3]float32) Field[T] {
 	if q.bits == 0 {
 		panic("quant: UnitVecField with a UnitVec not made by NewUnitVec")
 	}
-	return Field[T]{
-		bits: q.Bits(),
-		put:  func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(*get(v)), q.Bits()); return w },
-		get: func(r bin.BitReader, v *T) bin.BitReader {
-			x, err := q.Value(r.ReadBits(q.Bits()))
-			if err != nil {
-				r.Fail(ErrCode)
-			}
-			*get(v) = x
-			return r
-		},
-		snap: func(v *T) { p := get(v); *p = q.Quantize(*p) },
-		zero: func(v *T) { *get(v) = [3]float32{} },
-		ptrs: func(v *T) []span { return spanOf(get(v)) },
-	}
+	return vecField(q, get)
 }
 
 // RotationField is a quaternion quantized by q (its error bound is q's).
@@ -193,21 +179,7 @@ func RotationField[T any](q Rotation, get func(*T) *[4]float32) Field[T] {
 	if q.bits == 0 {
 		panic("quant: RotationField with a Rotation not made by NewRotation")
 	}
-	return Field[T]{
-		bits: q.Bits(),
-		put:  func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(*get(v)), q.Bits()); return w },
-		get: func(r bin.BitReader, v *T) bin.BitReader {
-			x, err := q.Value(r.ReadBits(q.Bits()))
-			if err != nil {
-				r.Fail(ErrCode)
-			}
-			*get(v) = x
-			return r
-		},
-		snap: func(v *T) { p := get(v); *p = q.Quantize(*p) },
-		zero: func(v *T) { *get(v) = [4]float32{} },
-		ptrs: func(v *T) []span { return spanOf(get(v)) },
-	}
+	return vecField(q, get)
 }
 
 // AtRest is the at-rest pattern: when *rest(v) is true, one 1 bit and
@@ -287,11 +259,27 @@ func UnitVec2Field[T any](q UnitVec2, get func(*T) *[2]float32) Field[T] {
 	if q.bits == 0 {
 		panic("quant: UnitVec2Field with a UnitVec2 not made by NewUnitVec2")
 	}
+	return vecField(q, get)
+}
+
+// vecQuantizer is what vecField needs of UnitVec2, UnitVec and Rotation:
+// a fixed number of bits for a value of A.
+type vecQuantizer[A any] interface {
+	Bits() int
+	Code(A) uint64
+	Value(uint64) (A, error)
+	Quantize(A) A
+}
+
+// vecField is the field of a vector quantizer q, read and written through
+// get.
+func vecField[T, A any](q vecQuantizer[A], get func(*T) *A) Field[T] {
+	n := q.Bits()
 	return Field[T]{
-		bits: q.Bits(),
-		put:  func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(*get(v)), q.Bits()); return w },
+		bits: n,
+		put:  func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(*get(v)), n); return w },
 		get: func(r bin.BitReader, v *T) bin.BitReader {
-			x, err := q.Value(r.ReadBits(q.Bits()))
+			x, err := q.Value(r.ReadBits(n))
 			if err != nil {
 				r.Fail(ErrCode)
 			}
@@ -299,7 +287,7 @@ func UnitVec2Field[T any](q UnitVec2, get func(*T) *[2]float32) Field[T] {
 			return r
 		},
 		snap: func(v *T) { p := get(v); *p = q.Quantize(*p) },
-		zero: func(v *T) { *get(v) = [2]float32{} },
+		zero: func(v *T) { var zero A; *get(v) = zero },
 		ptrs: func(v *T) []span { return spanOf(get(v)) },
 	}
 }
