@@ -2,7 +2,6 @@ package predict_test
 
 import (
 	"math/rand/v2"
-	"net/netip"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -25,16 +24,10 @@ const sumInterval = 10
 // predicted values), as before AttachChecksum.
 func newSumRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predict.Config, lead int, held bool, posOpts ...predict.Option) *wireRig {
 	t.Helper()
-	r := &wireRig{t: t, sw: ecs.New(), cw: ecs.New(), cliEnt: map[ecs.Entity]ecs.Entity{}, states: map[tick.Tick][]entState{}}
-	r.net = transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
+	r := &wireRig{t: t, memServer: newMemServer(t, seed, replicate.ServerConfig{Protocol: wireProtocol(t),
+		ChecksumInterval: sumInterval, ResyncOnDesync: held}),
+		cw: ecs.New(), cliEnt: map[ecs.Entity]ecs.Entity{}, states: map[tick.Tick][]entState{}}
 	var err error
-	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {
-		t.Fatal(err)
-	}
-	if r.srv, err = replicate.NewServer(replicate.ServerConfig{World: r.sw, Protocol: wireProtocol(t),
-		ChecksumInterval: sumInterval, ResyncOnDesync: held}); err != nil {
-		t.Fatal(err)
-	}
 	r.ssim = moveQuery(r.sw)
 	if r.client, err = replicate.NewClient(replicate.ClientConfig{World: r.cw, Protocol: wireProtocol(t),
 		ChecksumInterval: sumInterval}); err != nil {

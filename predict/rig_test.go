@@ -24,7 +24,9 @@ import (
 //     no network. Tests drive it by hand (Authoritative, Complete, Step):
 //     every tick an entity with Health and no Shield loses 1.
 //   - server: the reference server runProperty plays a client against.
-//   - dialMem, setLinks: the in-memory message network; Move,
+//   - memServer (newMemServer): the server half of the network rigs
+//     below (deckRig, wireRig and spawnRig embed it); dialMem, setLinks:
+//     the in-memory message network; Move,
 //     inputProtocol: the input type of the tests that send inputs.
 //   - frameRig (frameServer, frameClient, connectMem): the whole frame,
 //     ServerFrame and ClientFrames over the in-memory network, with ships
@@ -150,6 +152,59 @@ func dialMem(t testing.TB, net *transport.MessageNetwork, ln *transport.MessageN
 	}
 	srv.AddConn(sconn)
 	return conn
+}
+
+// memServer is the server half of the network rigs (deckRig, wireRig,
+// spawnRig): an in-memory message network seeded for the test, its
+// listener, and a replication server of world sw, whose simulation is
+// ssim. Its fields are the rigs' own (embedded).
+type memServer struct {
+	net    *transport.MessageNetwork
+	ln     *transport.MessageNetworkListener
+	sw     *ecs.World
+	srv    *replicate.Server
+	ssim   func(tick.Tick)
+	cancel context.CancelFunc // serve's accept loop, if serving
+	served chan error
+}
+
+// newMemServer makes the network, the listener and the server (cfg, with
+// its protocol; the World is new).
+func newMemServer(t testing.TB, seed uint64, cfg replicate.ServerConfig) memServer {
+	t.Helper()
+	m := memServer{net: transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed}), sw: ecs.New()}
+	var err error
+	if m.ln, err = m.net.Listen(netip.AddrPort{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.World = m.sw
+	if m.srv, err = replicate.NewServer(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// serve runs the server's accept loop (clients then dial the listener
+// themselves) until closeServer.
+func (m *memServer) serve() {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel, m.served = cancel, make(chan error, 1)
+	go func() { m.served <- m.srv.Serve(ctx, m.ln) }()
+}
+
+// closeServer closes the server, ends the accept loop (checking it ended
+// cleanly), then the listener and the network.
+func (m *memServer) closeServer(t testing.TB) {
+	t.Helper()
+	m.srv.Close()
+	if m.cancel != nil {
+		m.cancel()
+		if err := <-m.served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}
+	m.ln.Close()
+	m.net.Close()
 }
 
 // setLinks conditions both directions between a and b with link.
@@ -626,12 +681,8 @@ type deckClient struct {
 // deckRig is a server and predicting clients on a
 // transport.MessageNetwork, built inside synctest.Test (virtual time).
 type deckRig struct {
-	t       *testing.T
-	net     *transport.MessageNetwork
-	ln      *transport.MessageNetworkListener
-	sw      *ecs.World
-	srv     *replicate.Server
-	ssim    func(tick.Tick)
+	t *testing.T
+	memServer
 	players []ecs.Entity
 	clients []*deckClient
 	// wants decides how often player i draws in tick F (server side).
@@ -640,26 +691,14 @@ type deckRig struct {
 	ccfg   replicate.ClientConfig
 	pcfg   predict.Config
 	lead   int
-	cancel context.CancelFunc
-	served chan error
 }
 
 // newDeckRig starts a server with n players seeded from seed; the clients
 // predict lead ticks ahead with the window of pcfg.
 func newDeckRig(t *testing.T, seed uint64, n int, pcfg predict.Config, lead int) *deckRig {
 	t.Helper()
-	r := &deckRig{t: t, sw: ecs.New(), states: map[tick.Tick]tickState{}, pcfg: pcfg, lead: lead, served: make(chan error, 1)}
-	r.net = transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
-	var err error
-	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {
-		t.Fatal(err)
-	}
-	if r.srv, err = replicate.NewServer(replicate.ServerConfig{World: r.sw, Protocol: deckProtocol(t)}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel = cancel
-	go func() { r.served <- r.srv.Serve(ctx, r.ln) }()
+	r := &deckRig{t: t, memServer: newMemServer(t, seed, replicate.ServerConfig{Protocol: deckProtocol(t)}), states: map[tick.Tick]tickState{}, pcfg: pcfg, lead: lead}
+	r.serve()
 	r.ssim = deckSim(r.sw)
 	for i := range n {
 		e := r.sw.Spawn()
@@ -847,13 +886,7 @@ func (r *deckRig) close() {
 	for _, dc := range r.clients {
 		dc.c.Close()
 	}
-	r.srv.Close()
-	r.cancel()
-	if err := <-r.served; err != nil {
-		r.t.Errorf("Serve: %v", err)
-	}
-	r.ln.Close()
-	r.net.Close()
+	r.closeServer(r.t)
 }
 
 // The game of the frame tests: each player steers a ship (FShip marks it,
@@ -933,13 +966,9 @@ type entState struct {
 // wireRig is a server and one predicting client on a
 // transport.MessageNetwork, built inside synctest.Test (virtual time).
 type wireRig struct {
-	t     *testing.T
-	net   *transport.MessageNetwork
-	ln    *transport.MessageNetworkListener
+	t *testing.T
+	memServer
 	caddr netip.AddrPort // the client's address
-	sw    *ecs.World
-	srv   *replicate.Server
-	ssim  func(tick.Tick)
 	frame tick.Tick
 	start tick.Tick // the timeline's first tick
 
@@ -963,15 +992,8 @@ const wireTick = time.Second / 60
 // on links configured by link.
 func newWireRig(t *testing.T, seed uint64, link transport.LinkConfig, cfg predict.Config, lead int) *wireRig {
 	t.Helper()
-	r := &wireRig{t: t, sw: ecs.New(), cw: ecs.New(), cliEnt: map[ecs.Entity]ecs.Entity{}, states: map[tick.Tick][]entState{}}
-	r.net = transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
+	r := &wireRig{t: t, memServer: newMemServer(t, seed, replicate.ServerConfig{Protocol: wireProtocol(t)}), cw: ecs.New(), cliEnt: map[ecs.Entity]ecs.Entity{}, states: map[tick.Tick][]entState{}}
 	var err error
-	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {
-		t.Fatal(err)
-	}
-	if r.srv, err = replicate.NewServer(replicate.ServerConfig{World: r.sw, Protocol: wireProtocol(t)}); err != nil {
-		t.Fatal(err)
-	}
 	r.ssim = moveQuery(r.sw)
 	if r.client, err = replicate.NewClient(replicate.ClientConfig{World: r.cw, Protocol: wireProtocol(t)}); err != nil {
 		t.Fatal(err)
@@ -1018,9 +1040,7 @@ func (r *wireRig) setLink(link transport.LinkConfig) {
 
 func (r *wireRig) close() {
 	r.client.Close()
-	r.srv.Close()
-	r.ln.Close()
-	r.net.Close()
+	r.closeServer(r.t)
 }
 
 // step runs one server frame (receive, simulate with change, send) and one
@@ -1131,12 +1151,8 @@ func (r *wireRig) spawn(x, v int64, id int32) ecs.Entity {
 type Ammo struct{ N int32 }
 
 type spawnRig struct {
-	t     *testing.T
-	net   *transport.MessageNetwork
-	ln    *transport.MessageNetworkListener
-	sw    *ecs.World
-	srv   *replicate.Server
-	ssim  func(tick.Tick)
+	t *testing.T
+	memServer
 	frame tick.Tick
 
 	cw     *ecs.World
@@ -1194,17 +1210,10 @@ func newSpawnRig(t *testing.T, latency time.Duration, lead int) *spawnRig {
 // network's seed and a window of window ticks.
 func newSpawnRigLink(t *testing.T, seed uint64, link transport.LinkConfig, lead, window int) *spawnRig {
 	t.Helper()
-	r := &spawnRig{t: t, sw: ecs.New(), cw: ecs.New(),
+	r := &spawnRig{t: t, memServer: newMemServer(t, seed, replicate.ServerConfig{Protocol: spawnProtocol(t)}), cw: ecs.New(),
 		serverFires: map[tick.Tick]bool{}, clientFires: map[tick.Tick]bool{},
 		bullets: map[tick.Tick]ecs.Entity{}, states: map[tick.Tick][2][]int64{}}
-	r.net = transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: seed})
 	var err error
-	if r.ln, err = r.net.Listen(netip.AddrPort{}); err != nil {
-		t.Fatal(err)
-	}
-	if r.srv, err = replicate.NewServer(replicate.ServerConfig{World: r.sw, Protocol: spawnProtocol(t)}); err != nil {
-		t.Fatal(err)
-	}
 	move := moveQuery(r.sw)
 	r.ssim = func(f tick.Tick) {
 		move(f)
@@ -1277,9 +1286,7 @@ func newSpawnRigLink(t *testing.T, seed uint64, link transport.LinkConfig, lead,
 
 func (r *spawnRig) close() {
 	r.client.Close()
-	r.srv.Close()
-	r.ln.Close()
-	r.net.Close()
+	r.closeServer(r.t)
 }
 
 // step runs one server frame and one client frame, then lets one tick of
