@@ -72,6 +72,16 @@ type ServerConfig struct {
 	// every changed entity: see BenchmarkServerSendPriority). Nil: the
 	// entity's priority for every client.
 	Priority func(client ClientID, e ecs.Entity) float32
+	// BudgetPerTick, if positive, bounds the entity block bytes of each
+	// client's mutation messages per tick (at least one block goes out a
+	// tick, whatever its size). What does not fit waits and goes first
+	// the next tick, in the order it waited (resends of lost messages,
+	// then values held back longest), so with a budget of 1/k of what
+	// changes a value is at most about k ticks stale and none starves.
+	// Structure (spawns, despawns, inserts, removals) travels in the
+	// updates and is never held back. As with Priority, clients then take
+	// no whole segments. 0: no budget.
+	BudgetPerTick int
 	// NoTickTracking stops sending an (empty) mutation message on ticks
 	// without mutations. Clients then cannot tell when all data of a tick
 	// has arrived (Client.TickComplete), which client prediction needs.

@@ -22,7 +22,7 @@ const maxPacketsPerTick = 255
 // entities it owes from earlier ticks: timed-out sends (resent with their
 // latest values) and entities held back by their priority.
 func (s *Server) startMutations(c *serverClient, t tick.Tick) {
-	c.nPkts = 0
+	c.nPkts, c.spent = 0, 0
 	c.maxPkt = min(maxMutationPacket, c.conn.MaxUnreliableSize())
 	resend, deferred := c.takeResends(), c.takeDeferred()
 	for _, idx := range resend {
@@ -88,6 +88,11 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 // additions of 1/12 make 0.99999994, and the twelfth tick must send.
 const accSlack = 1e-5
 
+// sharedBlocks reports whether this tick's changes may go out in blocks
+// and segments shared by every client: not when each client has its own
+// priorities (ServerConfig.Priority) or byte budget (BudgetPerTick).
+func (s *Server) sharedBlocks() bool { return s.cfg.Priority == nil && s.cfg.BudgetPerTick <= 0 }
+
 // priority is entity se's send priority for client c: the entity's, times
 // ServerConfig.Priority's for the client.
 func (s *Server) priority(c *serverClient, se *srvEnt) float32 {
@@ -122,6 +127,9 @@ func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, max
 	s.ringFree(c, 1)
 	p := &c.pkts[c.nPkts-1]
 	block := s.block(idx, m)
+	if b := s.cfg.BudgetPerTick; b > 0 && c.spent > 0 && c.spent+len(block) > b {
+		return false // over the budget: it waits for the next tick
+	}
 	if len(*p)+len(block) > maxPkt && c.cur.n > 0 {
 		// Does not fit: start a new packet.
 		if c.nPkts == maxPacketsPerTick {
@@ -131,6 +139,7 @@ func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, max
 		p = &c.pkts[c.nPkts-1]
 	}
 	*p = append(*p, block...)
+	c.spent += len(block)
 	c.entRing[c.entEnd&(len(c.entRing)-1)] = uint32(idx)
 	c.entEnd++
 	c.cur.n++

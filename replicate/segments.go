@@ -94,7 +94,7 @@ func (s *Server) segmentChanged() {
 				se.others, se.hasOthers = ct, true
 			}
 		}
-		if !se.listed || se.prio < 1 || m0 == 0 || se.structAt == s.tick || s.cfg.Priority != nil {
+		if !se.listed || se.prio < 1 || m0 == 0 || se.structAt == s.tick || !s.sharedBlocks() {
 			s.unshared = append(s.unshared, idx)
 			continue
 		}

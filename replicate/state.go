@@ -130,6 +130,7 @@ type clientSend struct {
 	grp       *slotGroup // the group holding the client's entity states
 	col       int        // the client's column in grp
 	maxPkt    int        // the largest mutation message on its conn
+	spent     int        // entity block bytes written this tick (ServerConfig.BudgetPerTick)
 	pkts      [][]byte
 }
 
