@@ -94,10 +94,11 @@ type ConnectionStats struct {
 	// add 28 bytes a packet for UDP and IPv4 headers; zero in memory).
 	// They show what packing messages costs on the wire.
 	WirePacketsOut, WireBytesOut, WirePacketsIn, WireBytesIn uint64
-	Entities                                                 int    // entities spawned on the client
-	MutationMessages                                         uint64 // mutation messages sent
-	Resent                                                   uint64 // entity mutations resent after a timeout
-	Violations                                               uint64 // protocol violations counted
+
+	Entities         int    // entities spawned on the client
+	MutationMessages uint64 // mutation messages sent
+	Resent           uint64 // entity mutations resent after a timeout
+	Violations       uint64 // protocol violations counted
 	// ChecksumsChecked counts the client's checksum reports compared
 	// (ServerConfig.ChecksumInterval), Desyncs those that differed, and
 	// ChecksumsUnchecked those not compared: the client does not see
