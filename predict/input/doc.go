@@ -39,8 +39,9 @@
 // # Wire format
 //
 // A Batch is a uvarint player, a uvarint last tick, a count byte
-// (1..MaxRedundancy), then each input as a length byte and its
-// encoding. A Report is a uvarint Tick, a varint Newest-Tick, a uvarint
+// (1..MaxRedundancy), a 16-bit repeat mask (input i the same as input
+// i-1: not sent), then each other input's encoding, after a length byte
+// unless the input codec has a fixed size. A Report is a uvarint Tick, a varint Newest-Tick, a uvarint
 // Lost, a uvarint count of arrivals (at most MaxReportArrivals), each a
 // uvarint Newest-Last and a varint Margin, then uvarints Missing and
 // Late. Every varint is minimal

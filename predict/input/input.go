@@ -4,6 +4,7 @@ package input
 // server's input buffer per client; forwarding to the other clients.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"reflect"
@@ -75,12 +76,17 @@ type Batch[T any] struct {
 	Inputs []T
 }
 
-// Codec encodes Batch messages: uvarint player, uvarint last
-// tick, a count byte (1..MaxRedundancy), then each input as a uvarint
-// length (at most MaxInputSize) and the input's encoding.
+// Codec encodes Batch messages: uvarint player, uvarint last tick, a
+// count byte (1..MaxRedundancy), a 16-bit little-endian repeat mask (bit
+// i: input i encodes exactly as input i-1 and is not sent; bit 0 and bits
+// at or above count are 0), then each input not repeated: its encoding,
+// preceded by a length byte (at most MaxInputSize) unless the input codec
+// has a fixed size (the default codec, or one with FixedSize). A player
+// holding a key sends each input once however many batches repeat it.
 type Codec[T any] struct {
 	input replicate.Codec[T]
 	max   int
+	fixed int // the input codec's fixed size, 0 when sizes vary
 }
 
 // binCodec is the default input codec: the canonical form of package
@@ -111,14 +117,18 @@ func NewCodec[T any](input replicate.Codec[T], cfg Config) (Codec[T], error) {
 		if err != nil {
 			return Codec[T]{}, fmt.Errorf("%w: %T: %w", ErrSize, zero, err)
 		}
-		input = binCodec[T]{form: form}
+		return Codec[T]{input: binCodec[T]{form: form}, max: cfg.MaxInputSize, fixed: form.Encoded}, nil
 	}
-	return Codec[T]{input: input, max: cfg.MaxInputSize}, nil
+	c := Codec[T]{input: input, max: cfg.MaxInputSize}
+	if fs, ok := input.(replicate.FixedSizer); ok && fs.FixedSize() > 0 && fs.FixedSize() <= cfg.MaxInputSize {
+		c.fixed = fs.FixedSize()
+	}
+	return c, nil
 }
 
 // Append appends the encoding of *b to dst; inputs beyond MaxRedundancy
 // are left out (the oldest), as is an input over MaxInputSize (Add
-// refuses those).
+// refuses those): it is sent empty.
 func (c Codec[T]) Append(dst []byte, b *Batch[T]) []byte {
 	ins := b.Inputs
 	if len(ins) > MaxRedundancy {
@@ -126,47 +136,78 @@ func (c Codec[T]) Append(dst []byte, b *Batch[T]) []byte {
 	}
 	dst = binary.AppendUvarint(dst, uint64(b.Player))
 	dst = binary.AppendUvarint(dst, uint64(b.Last))
-	dst = append(dst, byte(len(ins)))
+	dst = append(dst, byte(len(ins)), 0, 0)
+	maskAt := len(dst) - 2
+	var mask uint16
+	prevLo, prevHi := 0, 0 // the last input's encoding in dst
 	for i := range ins {
-		lenAt := len(dst)
-		dst = append(dst, 0)
-		dst = c.input.Append(dst, &ins[i])
-		n := len(dst) - lenAt - 1
-		if n > c.max {
-			n = 0
-			dst = dst[:lenAt+1]
+		at := len(dst)
+		if c.fixed == 0 {
+			dst = append(dst, 0)
 		}
-		dst[lenAt] = byte(n)
+		encAt := len(dst)
+		dst = c.input.Append(dst, &ins[i])
+		n := len(dst) - encAt
+		switch {
+		case c.fixed > 0 && n != c.fixed, c.fixed == 0 && n > c.max:
+			n, dst = 0, dst[:encAt]
+			if c.fixed > 0 { // a broken codec: its inputs are zero bytes
+				dst = append(dst, make([]byte, c.fixed)...)
+				n = c.fixed
+			}
+		}
+		if c.fixed == 0 {
+			dst[at] = byte(n)
+		}
+		if i > 0 && bytes.Equal(dst[encAt:encAt+n], dst[prevLo:prevHi]) {
+			mask |= 1 << uint(i)
+			dst = dst[:at]
+			continue
+		}
+		prevLo, prevHi = encAt, encAt+n
 	}
+	binary.LittleEndian.PutUint16(dst[maskAt:], mask)
 	return dst
 }
 
 // Decode decodes a batch; it refuses non-minimal or overlong varints (the
 // one varint rule of package internal/bin), a count of 0 or over
-// MaxRedundancy, an input over MaxInputSize and trailing bytes, and
+// MaxRedundancy, a repeat mask with bits it may not have, an input sent
+// again instead of marked repeated, an input over MaxInputSize and
+// trailing bytes, so that what it accepts encodes back to itself; it
 // allocates at most MaxRedundancy inputs.
 func (c Codec[T]) Decode(src []byte, b *Batch[T]) error {
 	r := bin.NewReader(src)
 	p := r.Uvarint()
 	last := r.Uvarint32()
 	count := int(r.Byte())
-	if r.Err() != nil || count == 0 || count > MaxRedundancy {
+	mask := uint32(r.Byte()) | uint32(r.Byte())<<8
+	if r.Err() != nil || count == 0 || count > MaxRedundancy || mask&1 != 0 || mask>>uint(count) != 0 {
 		return ErrMalformed
 	}
 	b.Player, b.Last = replicate.ClientID(p), tick.Tick(last)
 	b.Inputs = b.Inputs[:0]
-	for range count {
-		l := int(r.Byte())
+	var prev []byte
+	for i := range count {
+		var zero T
+		if mask&(1<<uint(i)) != 0 {
+			b.Inputs = append(b.Inputs, b.Inputs[i-1])
+			continue
+		}
+		l := c.fixed
+		if l == 0 {
+			l = int(r.Byte())
+		}
 		if l > c.max {
 			return ErrMalformed
 		}
 		enc := r.Bytes(l)
-		if r.Err() != nil {
+		if r.Err() != nil || i > 0 && bytes.Equal(enc, prev) {
 			return ErrMalformed
 		}
+		prev = enc
 		// Decode into the slice's own slot: a local passed to the input
 		// codec (an interface) would escape, one allocation per input.
-		var zero T
 		b.Inputs = append(b.Inputs, zero)
 		if err := c.input.Decode(enc, &b.Inputs[len(b.Inputs)-1]); err != nil {
 			b.Inputs = b.Inputs[:len(b.Inputs)-1]
@@ -202,7 +243,7 @@ func Register[T any](p *replicate.Protocol, codec replicate.Codec[T], cfg Config
 		return nil, err
 	}
 	in := &Type[T]{codec: c, cfg: cfg}
-	tag := fmt.Sprintf("inputs:%d:%d", cfg.MaxInputSize, MaxRedundancy)
+	tag := fmt.Sprintf("inputs:2:%d:%d", cfg.MaxInputSize, MaxRedundancy) // 2: repeat mask
 	if in.up, err = replicate.RegisterMessage[Batch[T]](p, replicate.ClientToServer, transport.Unreliable,
 		replicate.WithMessageCodec[Batch[T]](c, tag)); err != nil {
 		return nil, err
