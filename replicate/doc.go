@@ -34,11 +34,14 @@
 //     ReplicateResource (ExampleReplicateResource). Both sides must build
 //     the same one: its Hash is checked at connection (ErrProtocolMismatch
 //     names the first type that differs).
-//   - Server: ServerConfig (World, Protocol, limits, Authenticate),
-//     NewServer, Server.AddConn or Server.Serve, then Receive and SendTick
-//     each tick; Server.SetVisible (per client and entity), SetPriority
-//     (per entity), FilterResource, MapClientEntity, Events, Stats (ConnectionStats).
-//     Entities marked Replicated are replicated.
+//   - Server: ServerConfig (World, Protocol, limits, Authenticate,
+//     Priority per client, BudgetPerTick), NewServer, Server.AddConn or
+//     Server.Serve, then Receive and SendTick each tick; Server.SetVisible
+//     (per client and entity; package interest builds rooms and a grid on
+//     it), SetPriority (per entity), FilterResource, MapClientEntity,
+//     Events, Stats (ConnectionStats: where the bytes go). Entities marked
+//     Replicated are replicated. A quant.Codec (package quant) given to
+//     WithCodec quantizes a component.
 //   - Client: ClientConfig, NewClient, Client.Connect, then Update each
 //     frame; ClientEntity and ServerEntity map ids, TickComplete says when
 //     a tick is whole, Stats (ClientCounters). Hooks (SetHooks,
