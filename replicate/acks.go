@@ -235,7 +235,7 @@ func (s *Server) irregular(c *serverClient, settle tick.Tick) {
 // last changed (kept per entity for all clients).
 func (s *Server) pendingMask(idx int, ce *clientEnt) uint64 {
 	se := &s.ents[idx]
-	live := se.mask &^ se.once
+	live := se.mask &^ se.once &^ se.held
 	ticks := s.compTicks[idx*len(s.comps) : (idx+1)*len(s.comps)]
 	var m uint64
 	for l := live; l != 0; l &= l - 1 {

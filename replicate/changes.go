@@ -27,6 +27,9 @@ type worldChanges struct {
 	despawnedNow []ecs.Entity
 	structNow    []uint32
 	changedNow   []uint32
+	// held lists the entity slots with changes a send interval holds
+	// back (srvEnt.held; WithSendEvery), released at a due tick.
+	held []uint32
 }
 
 // observe starts collecting w's structural events, and counts every
@@ -196,6 +199,20 @@ func (s *Server) maskOf(e ecs.Entity) (mask, once uint64) {
 // written since the last tick (one scan of the change ticks for all clients).
 func (s *Server) valueChanges(t tick.Tick) {
 	defer slices.Sort(s.changedNow) // ascending slots: friendlier to the caches of the per-client scans
+	// Components with a send interval: those due at t, and those not.
+	var due, notDue uint64
+	for id, c := range s.comps {
+		if n := c.info().every; n > 1 {
+			if uint32(t)%uint32(n) == 0 {
+				due |= 1 << uint(id)
+			} else {
+				notDue |= 1 << uint(id)
+			}
+		}
+	}
+	if due != 0 {
+		s.releaseHeld(t, due)
+	}
 	for id, c := range s.comps {
 		bit := uint64(1) << uint(id)
 		ents, changed := c.column()
@@ -213,6 +230,13 @@ func (s *Server) valueChanges(t tick.Tick) {
 				continue
 			}
 			s.compTicks[idx*len(s.comps)+id] = t
+			if notDue&bit != 0 {
+				if se.held == 0 {
+					s.held = append(s.held, uint32(idx))
+				}
+				se.held |= bit
+				continue
+			}
 			if se.chg == t {
 				continue
 			}
@@ -220,6 +244,34 @@ func (s *Server) valueChanges(t tick.Tick) {
 			s.changedNow = append(s.changedNow, uint32(idx))
 		}
 	}
+}
+
+// releaseHeld lets the held changes of the components due at t go out:
+// their entities join this tick's changes. An entity keeps its place in
+// the list while it holds others.
+func (s *Server) releaseHeld(t tick.Tick, due uint64) {
+	k := 0
+	for _, idx := range s.held {
+		se := &s.ents[idx]
+		if r := se.held & due; r != 0 {
+			se.held &^= r
+			// They count as changed now: a send since their change left
+			// them out, and its ack must not cover them.
+			ticks := s.compTicks[int(idx)*len(s.comps) : (int(idx)+1)*len(s.comps)]
+			for m := r; m != 0; m &= m - 1 {
+				ticks[bits.TrailingZeros64(m)] = t
+			}
+			if se.listed && se.chg != t {
+				se.chg = t
+				s.changedNow = append(s.changedNow, idx)
+			}
+		}
+		if se.held != 0 { // (a slot listed anew since has held 0: dropped)
+			s.held[k] = idx
+			k++
+		}
+	}
+	s.held = s.held[:k]
 }
 
 type cacheEntry struct {

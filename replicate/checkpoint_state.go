@@ -315,7 +315,7 @@ func (x *ckScratch) checksum(p *Protocol, st *ckState, server bool, out []Part) 
 	out = append(out, Part{Name: EntitiesPart, Sum: ents})
 	for i, c := range st.comps {
 		info := p.comps[i]
-		if info.mode == Once {
+		if !info.summed() {
 			continue
 		}
 		var sum uint64

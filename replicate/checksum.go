@@ -99,7 +99,7 @@ func (s *stateSummer) sum(comps []boundComponent, res []boundResource, v entityV
 	out = append(out, Part{Name: EntitiesPart, Sum: v.entities()})
 	for i, c := range comps {
 		info := c.info()
-		if info.mode == Once {
+		if !info.summed() {
 			continue
 		}
 		var sum uint64

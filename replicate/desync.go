@@ -133,7 +133,7 @@ func partIDs(comps []boundComponent, res []boundResource, sums []Part, out []idP
 	}
 	next(0)
 	for i, c := range comps {
-		if c.info().mode != Once {
+		if c.info().summed() {
 			next(1 + i)
 		}
 	}

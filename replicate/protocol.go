@@ -43,6 +43,23 @@ type componentSpec struct {
 	codecTag string // for the protocol hash
 	ownRule  bool
 	rng      bool // RNG state (RNGState, or the type is rng.Rand)
+	every    int  // WithSendEvery
+}
+
+// WithSendEvery sends the component's changes only on ticks that are
+// multiples of n (n > 1): for slow or cosmetic data that need not go out
+// every tick it changes. A change made between is held and goes out, with
+// the value of then, at the next such tick; spawns and insertions carry
+// the current value at once. Values sent this way are left out of
+// checksums (a client holds an older value between two sends, as with
+// Once). Not for a type a client predicts: its authority would look
+// unchanged at the ticks between.
+func WithSendEvery(n int) ComponentOption {
+	return func(s *componentSpec) {
+		if n > 1 {
+			s.every = n
+		}
+	}
 }
 
 // WithMode sets the component's mode (default OnChange).
@@ -119,11 +136,16 @@ type component struct {
 	name  string
 	typ   reflect.Type
 	mode  Mode
+	every int // WithSendEvery, 0 or more than 1
 	tag   string
 	bind  func(w *ecs.World) boundComponent
 	isMap bool
 	rng   bool // RNG state: in the scope of an RNG-only resync
 }
+
+// summed reports whether the type's values enter checksums: not when
+// replicated Once or at an interval (clients hold older values between).
+func (c *component) summed() bool { return c.mode != Once && c.every <= 1 }
 
 // boundComponent is a component type's operations on one world.
 type boundComponent interface {
@@ -265,7 +287,10 @@ func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentIndex, err
 	if err != nil {
 		return -1, err
 	}
-	c := &component{id: len(p.comps), name: typename.Of(t), typ: t, mode: spec.mode, tag: spec.codecTag, fixed: fixed, rng: spec.rng}
+	if spec.every > 1 {
+		spec.codecTag += fmt.Sprintf(":every%d", spec.every) // clients sum it or not: both sides must agree
+	}
+	c := &component{id: len(p.comps), name: typename.Of(t), typ: t, mode: spec.mode, every: spec.every, tag: spec.codecTag, fixed: fixed, rng: spec.rng}
 	_, c.isMap = any((*T)(nil)).(ecs.MapEntitieser)
 	c.bind = func(w *ecs.World) boundComponent {
 		return &typedComponent[T]{c: c, s: ecs.Register[T](w), codec: codec}

@@ -81,7 +81,7 @@ func (s *Server) segmentChanged() {
 	for _, idx := range s.changedNow {
 		i := int(idx)
 		se := &s.ents[i]
-		live := se.mask &^ se.once
+		live := se.mask &^ se.once &^ se.held
 		ticks := s.compTicks[i*len(s.comps) : (i+1)*len(s.comps)]
 		var m0 uint64
 		se.others, se.hasOthers = 0, false

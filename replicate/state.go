@@ -26,6 +26,7 @@ type srvEnt struct {
 	chg      tick.Tick // tick at which a value changed (dedupe)
 	ins      uint64    // components inserted this tick
 	rem      uint64    // components removed this tick
+	held     uint64    // components changed whose send interval is not due yet (WithSendEvery)
 	prio     float32
 	// The entity's mutation block of this tick, shared by all clients.
 	blkStamp       tick.Tick
@@ -261,7 +262,7 @@ type slotGroup struct {
 // history of shared sends.
 func (s *entityTable) listEnt(idx int, e ecs.Entity, mask, once uint64) {
 	se := &s.ents[idx]
-	se.e, se.mask, se.once = e, mask, once
+	se.e, se.mask, se.once, se.held = e, mask, once, 0
 	se.listed = true
 	se.hist = [2]histEntry{}
 	se.pos = int32(len(s.list))
