@@ -165,6 +165,7 @@ type demoClient struct {
 // its QUIC listener and the clients.
 type serverDemo struct {
 	quicRig
+	drawing []ecs.Entity // drawRandom's entities of the tick (reused)
 	o       serverOptions
 	arena   *demo.Arena
 	proto   *demo.ArenaProtocol

@@ -57,11 +57,17 @@ func (d *serverDemo) seedRandom() {
 func (d *serverDemo) drawRandom(k int) {
 	w := d.arena.World()
 	ecs.ResourceOf[rng.Rand](w).Ptr().Uint64()
-	q := ecs.NewQuery1(ecs.Register[Dice](w).Write())
-	for e, r := range q.All() {
+	// Only the streams that draw are written: a Write query would mark
+	// every Dice changed, and replication would send them all each tick.
+	dice := ecs.Register[Dice](w)
+	d.drawing = d.drawing[:0]
+	for e := range dice.Values() {
 		if int(e.Index())%diceEvery == k%diceEvery {
-			r.R.Uint64()
+			d.drawing = append(d.drawing, e)
 		}
+	}
+	for _, e := range d.drawing {
+		dice.Ptr(e).R.Uint64()
 	}
 }
 
