@@ -14,6 +14,8 @@
 //   - Grid: the game gives entities' positions (Move) and each client's
 //     focus point (SetFocus) every tick; a client sees the entities near
 //     its focus, with hysteresis so that nothing flips at the edge.
+//     Grid.Priority gives replicate.ServerConfig.Priority the same
+//     distances: near entities every tick, those at the edge every fourth.
 //
 // Both are meant for ServerConfig.HiddenByDefault: what no source shows
 // stays hidden. A new client sees nothing until the game puts it in a

@@ -341,7 +341,7 @@ func (c *Component[T]) stats() TypeStats {
 	s := c.ts
 	s.HistoryBytes = 0
 	for _, b := range c.bufs {
-		s.HistoryBytes += cap(b.vals) * c.p.size
+		s.HistoryBytes += cap(b.vals) * int(c.p.Size)
 	}
 	s.HistoryBytes += c.layouts.Bytes()
 	return s

@@ -19,7 +19,6 @@ import (
 // re-save kernels) plus the type's Compare function.
 type plain[T any] struct {
 	*column.Plain[T]
-	size    int
 	compare func(a, b T) bool
 }
 
@@ -34,7 +33,7 @@ func newPlain[T any](opts []Option) (*plain[T], options, error) {
 	if err != nil {
 		return nil, o, fmt.Errorf("predict: %v: %w", reflect.TypeFor[T](), err)
 	}
-	p := &plain[T]{Plain: cp, size: int(cp.Size)}
+	p := &plain[T]{Plain: cp}
 	if o.compare != nil {
 		f, ok := o.compare.(func(a, b T) bool)
 		if !ok {
@@ -116,7 +115,7 @@ func (c *Component[T]) save(t tick.Tick, savedTick uint64) {
 		return
 	}
 	f.saved = savedTick
-	if again && f.buf != nil && f.buf.refs == 1 && len(f.buf.vals) == len(col.Values) && c.p.size > 0 {
+	if again && f.buf != nil && f.buf.refs == 1 && len(f.buf.vals) == len(col.Values) && c.p.Size > 0 {
 		// A re-simulated tick: the frame holds the earlier prediction of t,
 		// which a rollback mostly leaves unchanged. Compare it with the
 		// store and copy only the blocks that differ, so the re-save reads

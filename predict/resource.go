@@ -192,6 +192,6 @@ func (r *Resource[T]) Stats() TypeStats { return r.stats() }
 
 func (r *Resource[T]) stats() TypeStats {
 	s := r.ts
-	s.HistoryBytes = len(r.hist) * r.p.size
+	s.HistoryBytes = len(r.hist) * int(r.p.Size)
 	return s
 }

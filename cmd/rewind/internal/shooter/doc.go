@@ -25,4 +25,10 @@
 // misprediction either way (predict's PredictedSpawnsDropped). Ships shown by interpolation have no Body on
 // the client and fire nothing there: their bullets arrive by replication
 // (predict's ServerSpawnsUnpredicted) and are predicted from then on.
+//
+// For bandwidth, Body travels quantized (BodyCodec, exact: 5 bytes) and a
+// bullet's Body only with its spawn (a Rule with Mode Once). Ships also
+// hit-scan (Scan, HitScan): the client judges a scan on what its screen
+// showed, the input carrying the claim (lagcomp.Recent), and the server
+// judges it with lag compensation (Server keeps a lagcomp.History).
 package shooter
