@@ -35,6 +35,7 @@ type cliScratch struct {
 	adopt   []mapping
 	mapper  srvMapper
 	rmapper cliMapper
+	dbuf    []byte // values rebuilt from deltas
 }
 
 type updItem struct {
@@ -90,6 +91,108 @@ func (c *Client) parseBlocks(r *bin.Reader, n int, withFlag bool) {
 			it.n++
 		}
 		c.items = append(c.items, it)
+	}
+}
+
+// parseMutationBlock reads one entity block of a mutation message of tick
+// t into c.items / c.vals (wire.go: the values of delta-encoded components
+// first, rebuilt from their baselines, then the absolute ones), validating
+// every value. It reports a miss when a delta names a baseline the
+// journal does not hold for an entity the client has.
+func (c *Client) parseMutationBlock(r *bin.Reader, t tick.Tick) (miss bool) {
+	it := updItem{e: readEntity(r), first: len(c.vals)}
+	mask := r.Uvarint()
+	if len(c.comps) < 64 && mask>>uint(len(c.comps)) != 0 {
+		r.Fail(errRange)
+	}
+	abs := mask
+	if dm := mask & c.deltaMask; dm != 0 && r.Err() == nil {
+		br := bin.NewBitReader(r.Peek())
+		if br.ReadBool() {
+			abs &^= dm
+			age := br.ReadExpGolomb(0)
+			if age >= clientWindow {
+				br.Fail(errRange)
+			}
+			base := t - tick.Tick(age+1)
+			ri, have := c.bySrv[it.e]
+			for m := dm; m != 0 && br.Err() == nil; m &= m - 1 {
+				id := bits.TrailingZeros64(m)
+				pc := c.p.comps[id]
+				var b []byte
+				if have {
+					var ok bool
+					if b, ok = c.jn.at(int(ri)*len(c.p.comps)+id, base, pc.fixed); !ok {
+						miss = true
+					}
+				}
+				start := len(c.dbuf)
+				c.dbuf = readFieldDelta(&br, pc.delta, b, c.dbuf)
+				if b == nil || br.Err() != nil {
+					continue
+				}
+				val := c.dbuf[start:]
+				if err := c.comps[id].decodeCheck(val); err != nil {
+					br.Fail(err)
+					break
+				}
+				c.vals = append(c.vals, updComp{id: id, val: val})
+				it.n++
+			}
+		}
+		n := br.Align()
+		if err := br.Err(); err != nil {
+			r.Fail(err)
+		} else {
+			r.Bytes(n)
+		}
+	}
+	for m := abs; m != 0 && r.Err() == nil; m &= m - 1 {
+		id := bits.TrailingZeros64(m)
+		var val []byte
+		if f := c.p.comps[id].fixed; f > 0 {
+			val = r.Bytes(f)
+		} else {
+			val = r.LenBytes(maxMessageValue)
+		}
+		if r.Err() != nil {
+			break
+		}
+		if err := c.comps[id].decodeCheck(val); err != nil {
+			r.Fail(err)
+			break
+		}
+		c.vals = append(c.vals, updComp{id: id, val: val})
+		it.n++
+	}
+	c.items = append(c.items, it)
+	return miss
+}
+
+// key is the journal key of server entity se's component id (-1 when the
+// client has no record of se: nothing is recorded).
+func (c *Client) key(se ecs.Entity, id int) int {
+	i, ok := c.bySrv[se]
+	if !ok {
+		return -1
+	}
+	return int(i)*len(c.p.comps) + id
+}
+
+// journal records the delta-encoded values of item it, received for tick
+// t, as later deltas' baselines.
+func (c *Client) journal(it updItem, t tick.Tick) {
+	if c.deltaMask == 0 {
+		return
+	}
+	i, ok := c.bySrv[it.e]
+	if !ok {
+		return
+	}
+	for _, v := range c.vals[it.first : it.first+it.n] {
+		if c.deltaMask&(1<<uint(v.id)) != 0 {
+			c.jn.record(int(i)*len(c.p.comps)+v.id, t, v.val)
+		}
 	}
 }
 
@@ -154,6 +257,7 @@ func (c *Client) newRecord(se, ce ecs.Entity) *cliEnt {
 		c.ents = append(c.ents, cliEnt{})
 	}
 	c.born++
+	c.jn.clearRange(int(i)*len(c.p.comps), len(c.p.comps))
 	c.ents[i] = cliEnt{client: ce, server: se, born: c.born, alive: true}
 	c.bySrv[se] = i
 	c.byCli[ce] = i
@@ -167,6 +271,7 @@ func (c *Client) dropRecord(se ecs.Entity) {
 		return
 	}
 	r := &c.ents[i]
+	c.jn.clearRange(int(i)*len(c.p.comps), len(c.p.comps))
 	delete(c.byCli, r.client)
 	delete(c.bySrv, se)
 	r.alive = false
@@ -253,6 +358,7 @@ func (c *Client) applyUpdate(body []byte) error {
 		for _, v := range c.vals[it.first : it.first+it.n] {
 			c.comps[v.id].remove(rec.client, t)
 			c.forget(rec, v.id)
+			c.jn.clear(c.key(it.e, v.id))
 		}
 		// Mutations older than this update are stale for the entity (the
 		// update carries every value the server had not seen acknowledged).
@@ -294,6 +400,7 @@ func (c *Client) applyUpdate(body []byte) error {
 		for _, v := range c.vals[it.first : it.first+it.n] {
 			c.write(rec, v.id, t, ValueInserted, v.val)
 		}
+		c.journal(it, t)
 		rec.once = it.once
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
@@ -341,12 +448,18 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		c.hold(required, ch, msg)
 		return
 	}
-	c.items, c.vals = c.items[:0], c.vals[:0]
+	c.items, c.vals, c.dbuf = c.items[:0], c.vals[:0], c.dbuf[:0]
+	miss := false
 	for r.Len() > 0 {
-		c.parseBlocks(&r, 1, false)
+		miss = c.parseMutationBlock(&r, t) || miss
 	}
 	if r.Err() != nil {
 		c.stats.Malformed++
+		return
+	}
+	if miss {
+		// Not acknowledged: the server resends its entities, absolute.
+		c.stats.DeltaMisses++
 		return
 	}
 	for _, it := range c.items {
@@ -354,6 +467,7 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		if !ok {
 			continue // despawned (or hidden) since
 		}
+		c.journal(it, t)
 		if rec.hasMut && !t.After(rec.mutTick) {
 			// Older than what the entity has: not written, but still the
 			// server's values at t, which a value hook (prediction) takes.

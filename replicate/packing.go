@@ -73,7 +73,8 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 		}
 		ce.acc = 0
 	}
-	if s.writeBlock(c, i, m, t, c.maxPkt) {
+	// A resend is absolute: its loss may be the client's missing baseline.
+	if s.writeBlock(c, i, m, t, c.maxPkt, ce.ackedTick, !forced) {
 		c.sent(ce, t)
 		return
 	}
@@ -118,15 +119,16 @@ func (s *Server) startPacket(c *serverClient, t tick.Tick) {
 }
 
 // writeBlock writes entity idx's pending components into the current
-// packet, starting a new packet when it does not fit. It reports false when
+// packet (deltas from their values at base, if useBase and the journal
+// has them), starting a new packet when it does not fit. It reports false when
 // no more packets may be sent this tick.
-func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, maxPkt int) bool {
+func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, maxPkt int, base tick.Tick, useBase bool) bool {
 	if c.nPkts == 0 {
 		s.startPacket(c, t)
 	}
 	s.ringFree(c, 1)
 	p := &c.pkts[c.nPkts-1]
-	block := s.block(idx, m)
+	block := s.block(idx, m, base, useBase)
 	if b := s.cfg.BudgetPerTick; b > 0 && c.spent > 0 && c.spent+len(block) > b {
 		return false // over the budget: it waits for the next tick
 	}

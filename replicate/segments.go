@@ -32,6 +32,10 @@ type segmenter struct {
 	// back goes out at raiseSettle.
 	raised      bool
 	raiseSettle tick.Tick
+	// sharedBase is the baseline of this tick's shared blocks
+	// (hasSharedBase: they are deltas; chooseSharedBase).
+	sharedBase    tick.Tick
+	hasSharedBase bool
 }
 
 // raise notes that an entity's priority rose to 1 or more: the values it
@@ -70,6 +74,7 @@ const clientGroup = 8
 // client, and notes each entity's segment in its history.
 func (s *Server) segmentChanged() {
 	s.segs, s.shared, s.unshared = s.segs[:0], s.shared[:0], s.unshared[:0]
+	s.chooseSharedBase(s.tick)
 	limit := maxMutationPacket
 	for _, c := range s.order {
 		if c.active {
@@ -99,11 +104,11 @@ func (s *Server) segmentChanged() {
 			continue
 		}
 		off := len(s.blockBuf)
-		s.blockBuf = appendEntity(s.blockBuf, se.e)
-		s.blockBuf = s.appendComponents(s.blockBuf, i, m0)
+		s.blockBuf = s.appendMutationBlock(s.blockBuf, i, m0, s.sharedBase, s.hasSharedBase)
 		se.shOff, se.shLen = uint32(off), uint32(len(s.blockBuf)-off)
 		// Visits later this tick that need the same block reuse it.
 		se.blkStamp, se.blkMask, se.blkOff, se.blkLen = s.cacheStamp, m0, se.shOff, se.shLen
+		se.blkBase, se.blkDelta = s.sharedBase, s.hasSharedBase
 		if seg.n > 0 && int(seg.size)+int(se.shLen) > limit {
 			s.segs = append(s.segs, seg)
 			seg = segment{first: len(s.shared), off: uint32(off)}
@@ -186,6 +191,61 @@ func (s *Server) mutateChanged(t tick.Tick) {
 	}
 }
 
+// upToDate reports whether the client may take whole segments at tick t:
+// nothing lost or deferred since the last tick it acknowledged fully
+// (acked, which it returns), and no priority raise unsettled.
+func (s *Server) upToDate(c *serverClient, t tick.Tick) (acked tick.Tick, ok bool) {
+	acked = t - 1
+	if c.recLen > 0 {
+		acked = c.recs[c.recHead].tick - 1
+	}
+	if c.dirty && !c.settle.After(acked) {
+		c.dirty = false
+	}
+	return acked, !c.dirty && s.wholeAllowed(acked)
+}
+
+// chooseSharedBase chooses the baseline of tick t's shared blocks: the
+// oldest tick that every up-to-date client acknowledged fully, at most
+// deltaMaxAge ticks back. Such a client holds every entity's values at
+// that tick (each change went out at its tick and was acknowledged), if
+// the values of its last lost message were resent by then (else it is
+// not deltaOK: it takes no shared block this tick, and gets its own
+// deltas from its acknowledged ticks, visit), of the entities spawned on
+// it by then (clientEnt.spawnTick; spawnedBy for whole segments).
+func (s *Server) chooseSharedBase(t tick.Tick) {
+	s.sharedBase, s.hasSharedBase = 0, false
+	for _, c := range s.order {
+		c.deltaOK = false
+	}
+	if s.deltaMask == 0 || s.cfg.NoDeltas || !s.sharedBlocks() {
+		return
+	}
+	oldest := t - deltaMaxAge
+	for _, c := range s.order {
+		if !c.active {
+			continue
+		}
+		if acked, ok := s.upToDate(c, t); ok && !acked.Before(oldest) && (!s.hasSharedBase || acked.Before(s.sharedBase)) {
+			s.sharedBase, s.hasSharedBase = acked, true
+		}
+	}
+	if !s.hasSharedBase || !s.sharedBase.Before(t) {
+		s.sharedBase, s.hasSharedBase = 0, false
+		return
+	}
+	for _, c := range s.order {
+		if !c.active {
+			continue
+		}
+		acked, ok := s.upToDate(c, t)
+		// The values a lost message carried reached the client at its
+		// last irregularity's settle tick: a baseline before that may
+		// predate them.
+		c.deltaOK = ok && !acked.Before(s.sharedBase) && !c.settle.After(s.sharedBase)
+	}
+}
+
 // wholeTick records the segments a client took whole at tick: segment j
 // (bit j of mask) went out in message base + (the number of lower bits set).
 type wholeTick struct {
@@ -212,21 +272,16 @@ func (c *serverClient) tookWhole(t tick.Tick, j int) bool {
 // tick. Each such segment becomes one message. The client remembers which
 // segments of the tick it took and their sequence numbers (whole).
 func (s *Server) takeWhole(c *serverClient, t tick.Tick) {
-	acked := t - 1
-	if c.recLen > 0 {
-		acked = c.recs[c.recHead].tick - 1
-	}
-	if c.dirty && !c.settle.After(acked) {
-		c.dirty = false
-	}
+	acked, ok := s.upToDate(c, t)
 	var mask uint32
-	if !c.dirty && s.wholeAllowed(acked) {
+	if ok && (!s.hasSharedBase || c.deltaOK) {
 		all := c.spawned == len(s.list) && len(c.newSpawns) == 0
 		room := maxPacketsPerTick - c.nPkts
 		need := 0
 		for j := 0; j < len(s.segs) && j < maxWhole && room > 0; j++ {
 			sg := &s.segs[j]
-			if sg.hasOthers && sg.others.After(acked) || !all && !s.allShown(c, sg) {
+			if sg.hasOthers && sg.others.After(acked) || !all && !s.allShown(c, sg) ||
+				s.hasSharedBase && c.lastSpawn.After(s.sharedBase) && !s.spawnedBy(c, sg, s.sharedBase) {
 				continue
 			}
 			mask |= 1 << uint(j)
@@ -264,12 +319,23 @@ func (s *Server) allShown(c *serverClient, sg *segment) bool {
 	return true
 }
 
+// spawnedBy reports whether every entity of the segment was spawned on
+// the client at or before tick b.
+func (s *Server) spawnedBy(c *serverClient, sg *segment, b tick.Tick) bool {
+	for _, idx := range s.shared[sg.first : sg.first+sg.n] {
+		if s.ce(c, int(idx)).spawnTick.After(b) {
+			return false
+		}
+	}
+	return true
+}
+
 // take puts the entity's shared block into the client's message of the
 // entity's segment when the client owes exactly the components that changed
 // this tick. Otherwise it reports false and leaves the entity to visit (it
 // may have resolved the entity's ack, which visit does first anyway).
 func (s *Server) take(c *serverClient, ce *clientEnt, se *srvEnt, idx uint32, gen uint32, t tick.Tick) bool {
-	if ce.flags&(ceSpawned|ceDeferred) != ceSpawned || ce.gen != gen {
+	if ce.flags&(ceSpawned|ceDeferred) != ceSpawned || ce.gen != gen || s.hasSharedBase && (!c.deltaOK || ce.spawnTick.After(s.sharedBase)) {
 		return false
 	}
 	s.resolve(c, ce, int(idx))

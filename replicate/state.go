@@ -32,6 +32,8 @@ type srvEnt struct {
 	blkStamp       tick.Tick
 	blkMask        uint64
 	blkOff, blkLen uint32
+	blkBase        tick.Tick // the block's baseline (blkDelta: it has one)
+	blkDelta       bool
 	// This tick's shared block (the components that changed this tick), its
 	// segment, and the latest change tick of its other live components.
 	shOff, shLen uint32
@@ -54,11 +56,12 @@ type histEntry struct {
 	seg  int32
 }
 
-// clientEnt is a client's view of one entity slot (32 bytes).
+// clientEnt is a client's view of one entity slot (36 bytes).
 type clientEnt struct {
 	gen       uint32
 	ackedTick tick.Tick
 	sentTick  tick.Tick
+	spawnTick tick.Tick // its last spawn on the client (shared delta blocks need it before their baseline)
 	sentSeq   uint32
 	// prevTick and prevSeq are the send before the last: its late ack still
 	// counts (a resend after a timeout must not make the first send's ack
@@ -131,6 +134,11 @@ type clientSend struct {
 	grp       *slotGroup // the group holding the client's entity states
 	col       int        // the client's column in grp
 	maxPkt    int        // the largest mutation message on its conn
+	// deltaOK: the client holds every shown entity's values at this
+	// tick's shared baseline, so it may take shared delta blocks
+	// (chooseSharedBase); lastSpawn is the tick of its last spawn.
+	deltaOK   bool
+	lastSpawn tick.Tick
 	spent     int        // entity block bytes written this tick (ServerConfig.BudgetPerTick)
 	pkts      [][]byte
 }

@@ -33,7 +33,7 @@ import (
 //
 // The first byte of every message is its kind. Client to server:
 //
-//	1 Hello      uvarint wire version (4); protocol hash: 8 bytes;
+//	1 Hello      uvarint wire version (6); protocol hash: 8 bytes;
 //	             string token (at most 1024 bytes). ReliableOrdered, first.
 //	2 Acks       uvarint n (at most 1024); n × uvarint sequence number of a
 //	             Mutations message received. ReliableOrdered.
@@ -83,8 +83,8 @@ import (
 //	             (one per message, from 0, wrapping at 32 bits); byte index
 //	             and byte count of the message among the tick's (index <
 //	             count); then entity blocks to the end, each an entity and
-//	             a component block. Unreliable, or ReliableUnordered when
-//	             one entity's block is larger than a datagram.
+//	             a mutation block (below). Unreliable, or ReliableUnordered
+//	             when one entity's block is larger than a datagram.
 //	14 ServerMsg uvarint message type id; uvarint update tick the client
 //	             applies first (0: deliver at once, Independent types);
 //	             the payload to the end. On the type's channel.
@@ -109,6 +109,24 @@ import (
 // exactly the codec's size for plain-data components (fixed size, no
 // prefix), otherwise a string of at most 1 MiB. Its writer is
 // Server.appendComponents; its reader Client.parseBlocks.
+//
+// A mutation block is a uvarint mask of the component ids present, as in
+// a component block. When the mask holds a delta-encoded component (one
+// with a fixed-size encoding and mode OnChange: component.delta), a
+// bit-packed part follows (internal/bin's bit order, padded with zero
+// bits to a whole byte): one bit, 1 if the block's delta-encoded values
+// are deltas; if so, the baseline's age a-1 in exponential-Golomb code of
+// order 0 (the baseline is the tick a before the message's, 1 <= a <
+// 64, the client's journal window) and each delta-encoded present component's field delta,
+// in ascending id order (delta.go: per field, one bit for unchanged,
+// else the length and low bits of the zig-zagged difference). The values
+// not sent as deltas follow, in ascending id order, as in a component
+// block. A delta rebuilds the encoding of the value from the baseline,
+// the value of that component the client received for the newest tick
+// at or before the baseline's (journal.go); a client without it drops
+// the message unacknowledged (ClientCounters.DeltaMisses), so the server
+// resends its entities absolute. Its writer is Server.appendMutationBlock,
+// its reader Client.parseMutationBlock.
 //
 // A rejection is no message: the server closes the connection with the
 // reason "reject/<code> <text>" (rejectReason), codes 1 protocol mismatch,
@@ -141,7 +159,8 @@ const (
 	// 3: updates end with the resource section.
 	// 4: partial and RNG-only resyncs, resync requests.
 	// 5: insertions carry the components Once by rule (checksums).
-	wireVersion = 5
+	// 6: mutation blocks carry deltas against acknowledged baselines.
+	wireVersion = 6
 	maxTokenLen = 1024
 	maxAcks     = 1024
 	// maxEntitiesPerMessage bounds each section of an update.

@@ -139,17 +139,18 @@ func (w *BitWriter) Finish() []byte {
 // so a decoder reads every field and checks End once. Reading past the
 // end is ErrTruncated; nothing here panics on any input or allocates.
 type BitReader struct {
-	b   []byte
+	b    []byte
+	size int // len of the slice given to NewBitReader or Reset
 	acc uint64 // unread bits of the bytes taken from b, fewer than 64
 	n   uint
 	err error
 }
 
 // NewBitReader returns a reader of b.
-func NewBitReader(b []byte) BitReader { return BitReader{b: b} }
+func NewBitReader(b []byte) BitReader { return BitReader{b: b, size: len(b)} }
 
 // Reset makes r read b, clearing its error.
-func (r *BitReader) Reset(b []byte) { *r = BitReader{b: b} }
+func (r *BitReader) Reset(b []byte) { *r = BitReader{b: b, size: len(b)} }
 
 // Err returns the first error, or nil.
 func (r *BitReader) Err() error { return r.err }
@@ -269,6 +270,21 @@ func (r *BitReader) ReadExpGolomb(k uint) uint64 {
 		return 0
 	}
 	return hi<<k | lo
+}
+
+// Align skips to the next byte boundary, the skipped bits being padding
+// that must be zero (ErrPadding), and returns the number of bytes read
+// since NewBitReader or Reset: where a byte-aligned form that follows a
+// bit-packed part starts (0 after an error).
+func (r *BitReader) Align() int {
+	if r.err != nil {
+		return 0
+	}
+	if pad := int(r.n % 8); pad != 0 && r.ReadBits(pad) != 0 {
+		r.Fail(ErrPadding)
+		return 0
+	}
+	return r.size - len(r.b) - int(r.n/8)
 }
 
 // End returns the first error; else ErrTrailing if a whole unread byte
