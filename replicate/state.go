@@ -139,7 +139,7 @@ type clientSend struct {
 	// (chooseSharedBase); lastSpawn is the tick of its last spawn.
 	deltaOK   bool
 	lastSpawn tick.Tick
-	spent     int        // entity block bytes written this tick (ServerConfig.BudgetPerTick)
+	spent     int // entity block bytes written this tick (ServerConfig.BudgetPerTick)
 	pkts      [][]byte
 }
 

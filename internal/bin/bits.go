@@ -140,10 +140,10 @@ func (w *BitWriter) Finish() []byte {
 // end is ErrTruncated; nothing here panics on any input or allocates.
 type BitReader struct {
 	b    []byte
-	size int // len of the slice given to NewBitReader or Reset
-	acc uint64 // unread bits of the bytes taken from b, fewer than 64
-	n   uint
-	err error
+	size int    // len of the slice given to NewBitReader or Reset
+	acc  uint64 // unread bits of the bytes taken from b, fewer than 64
+	n    uint
+	err  error
 }
 
 // NewBitReader returns a reader of b.
