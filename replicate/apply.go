@@ -4,6 +4,7 @@ package replicate
 // applying them to its world, and its server-to-client entity records.
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/rewindgo/rewind/ecs"
@@ -17,6 +18,7 @@ import (
 // a deterministic cleanup, with the values that hold entity references.
 type cliRecords struct {
 	bySrv map[ecs.Entity]int32
+	byIdx map[uint32]int32 // by server entity slot (mutation blocks name slots)
 	byCli map[ecs.Entity]int32
 	ents  []cliEnt
 	free  []int32
@@ -94,80 +96,104 @@ func (c *Client) parseBlocks(r *bin.Reader, n int, withFlag bool) {
 	}
 }
 
-// parseMutationBlock reads one entity block of a mutation message of tick
-// t into c.items / c.vals (wire.go: the values of delta-encoded components
-// first, rebuilt from their baselines, then the absolute ones), validating
-// every value. It reports a miss when a delta names a baseline the
-// journal does not hold for an entity the client has.
-func (c *Client) parseMutationBlock(r *bin.Reader, t tick.Tick) (miss bool) {
-	it := updItem{e: readEntity(r), first: len(c.vals)}
-	mask := r.Uvarint()
-	if len(c.comps) < 64 && mask>>uint(len(c.comps)) != 0 {
-		r.Fail(errRange)
+// parseMutations reads the bit-packed entity blocks of a mutation message
+// of tick t (body: the bytes after its header) into c.items / c.vals
+// (wire.go: per block, the values of delta-encoded components first,
+// rebuilt from their baselines, then the absolute ones), validating every
+// value. A block names its entity by slot: the client's entity of that
+// server slot, unless it was spawned after t (the block is then for an
+// older generation, sent before it left). It reports a miss when a delta
+// names a baseline the journal does not hold for an entity the client
+// has, and an error for malformed bits.
+func (c *Client) parseMutations(body []byte, t tick.Tick) (miss bool, err error) {
+	if len(body) == 0 {
+		return false, nil // no blocks: the header alone
 	}
-	abs := mask
-	if dm := mask & c.deltaMask; dm != 0 && r.Err() == nil {
-		br := bin.NewBitReader(r.Peek())
-		if br.ReadBool() {
+	br := bin.NewBitReader(body)
+	nc := len(c.p.comps)
+	prev := int64(-1)
+	if !br.ReadBool() {
+		return false, errRange // no blocks, written otherwise than as nothing
+	}
+	for {
+		idx := prev + 1 + unzigzag64(br.ReadExpGolomb(2))
+		if idx < 0 || idx > math.MaxUint32 {
+			br.Fail(errRange)
+			break
+		}
+		prev = idx
+		ri, have := c.byIdx[uint32(idx)]
+		if have && c.ents[ri].at.After(t) {
+			have = false
+		}
+		it := updItem{first: len(c.vals)}
+		if have {
+			it.e = c.ents[ri].server
+		}
+		mask := br.ReadBits(nc)
+		abs := mask
+		if dm := mask & c.deltaMask; dm != 0 && br.ReadBool() {
 			abs &^= dm
 			age := br.ReadExpGolomb(0)
 			if age >= clientWindow {
 				br.Fail(errRange)
 			}
 			base := t - tick.Tick(age+1)
-			ri, have := c.bySrv[it.e]
 			for m := dm; m != 0 && br.Err() == nil; m &= m - 1 {
 				id := bits.TrailingZeros64(m)
 				pc := c.p.comps[id]
 				var b []byte
 				if have {
 					var ok bool
-					if b, ok = c.jn.at(int(ri)*len(c.p.comps)+id, base, pc.fixed); !ok {
+					if b, ok = c.jn.at(int(ri)*nc+id, base, pc.fixed); !ok {
 						miss = true
 					}
 				}
 				start := len(c.dbuf)
 				c.dbuf = readFieldDelta(&br, pc.delta, b, c.dbuf)
-				if b == nil || br.Err() != nil {
-					continue
+				if b != nil && br.Err() == nil {
+					c.value(&br, &it, id, c.dbuf[start:])
 				}
-				val := c.dbuf[start:]
-				if err := c.comps[id].decodeCheck(val); err != nil {
-					br.Fail(err)
-					break
-				}
-				c.vals = append(c.vals, updComp{id: id, val: val})
-				it.n++
 			}
 		}
-		n := br.Align()
-		if err := br.Err(); err != nil {
-			r.Fail(err)
-		} else {
-			r.Bytes(n)
+		for m := abs; m != 0 && br.Err() == nil; m &= m - 1 {
+			id := bits.TrailingZeros64(m)
+			n := c.p.comps[id].fixed
+			if n == 0 {
+				l := br.ReadExpGolomb(valueLenOrder)
+				if l > maxMessageValue {
+					br.Fail(errRange)
+					break
+				}
+				n = int(l)
+			}
+			start := len(c.dbuf)
+			c.dbuf = br.AppendBytes(c.dbuf, n)
+			if have && br.Err() == nil {
+				c.value(&br, &it, id, c.dbuf[start:])
+			}
 		}
-	}
-	for m := abs; m != 0 && r.Err() == nil; m &= m - 1 {
-		id := bits.TrailingZeros64(m)
-		var val []byte
-		if f := c.p.comps[id].fixed; f > 0 {
-			val = r.Bytes(f)
-		} else {
-			val = r.LenBytes(maxMessageValue)
+		if have {
+			c.items = append(c.items, it)
 		}
-		if r.Err() != nil {
+		if !br.ReadBool() {
 			break
 		}
-		if err := c.comps[id].decodeCheck(val); err != nil {
-			r.Fail(err)
-			break
-		}
-		c.vals = append(c.vals, updComp{id: id, val: val})
-		it.n++
 	}
-	c.items = append(c.items, it)
-	return miss
+	return miss, br.End()
 }
+
+// value checks one value of a mutation block and adds it to item it.
+func (c *Client) value(br *bin.BitReader, it *updItem, id int, val []byte) {
+	if err := c.comps[id].decodeCheck(val); err != nil {
+		br.Fail(err)
+		return
+	}
+	c.vals = append(c.vals, updComp{id: id, val: val})
+	it.n++
+}
+
+func unzigzag64(z uint64) int64 { return int64(z>>1) ^ -int64(z&1) }
 
 // key is the journal key of server entity se's component id (-1 when the
 // client has no record of se: nothing is recorded).
@@ -199,6 +225,7 @@ func (c *Client) journal(it updItem, t tick.Tick) {
 type cliEnt struct {
 	client   ecs.Entity
 	server   ecs.Entity
+	at       tick.Tick // the update that spawned it (mutations of older ticks are not its)
 	mutTick  tick.Tick // newest mutation applied
 	hasMut   bool
 	histTick tick.Tick
@@ -260,6 +287,7 @@ func (c *Client) newRecord(se, ce ecs.Entity) *cliEnt {
 	c.jn.clearRange(int(i)*len(c.p.comps), len(c.p.comps))
 	c.ents[i] = cliEnt{client: ce, server: se, born: c.born, alive: true}
 	c.bySrv[se] = i
+	c.byIdx[se.Index()] = i
 	c.byCli[ce] = i
 	c.order = append(c.order, orderEntry{idx: i, born: c.born})
 	return &c.ents[i]
@@ -274,6 +302,9 @@ func (c *Client) dropRecord(se ecs.Entity) {
 	c.jn.clearRange(int(i)*len(c.p.comps), len(c.p.comps))
 	delete(c.byCli, r.client)
 	delete(c.bySrv, se)
+	if j, ok := c.byIdx[se.Index()]; ok && j == i {
+		delete(c.byIdx, se.Index())
+	}
 	r.alive = false
 	c.free = append(c.free, i)
 	c.forget(r, -1)
@@ -386,7 +417,7 @@ func (c *Client) applyUpdate(body []byte) error {
 			c.stats.Adopted++
 		}
 		rec := c.newRecord(it.e, ce)
-		rec.mutTick, rec.hasMut = t, true
+		rec.mutTick, rec.hasMut, rec.at = t, true, t
 		c.moved = append(c.moved, it.e)
 		if h := c.hooks.Spawn; h != nil {
 			h(ce, t)
@@ -449,11 +480,8 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		return
 	}
 	c.items, c.vals, c.dbuf = c.items[:0], c.vals[:0], c.dbuf[:0]
-	miss := false
-	for r.Len() > 0 {
-		miss = c.parseMutationBlock(&r, t) || miss
-	}
-	if r.Err() != nil {
+	miss, err := c.parseMutations(r.Rest(), t)
+	if err != nil {
 		c.stats.Malformed++
 		return
 	}

@@ -79,8 +79,10 @@ type encodings struct {
 	// jn holds the values of delta-encoded components of the last ticks
 	// (journal.go), keyed by entity slot and component: the baselines.
 	jn journal
-	// bits is a scratch writer of delta blocks.
-	bits bin.BitWriter
+	// bits writes block bodies; segW this tick's segments into segBuf.
+	bits   bin.BitWriter
+	segW   bin.BitWriter
+	segBuf []byte
 }
 
 // begin starts the encodings of tick t: what earlier ticks encoded is
@@ -331,61 +333,76 @@ func (s *Server) appendValues(dst []byte, idx int, mask uint64) []byte {
 	return dst
 }
 
-// block returns entity idx's mutation block (entity and the values in
-// mask), built once per tick, mask and baseline and shared by every
-// client: with base, the values of delta-encoded components travel as
-// their change from their values at tick base where the journal holds
-// those (else the block is absolute).
-func (s *Server) block(idx int, mask uint64, base tick.Tick, useBase bool) []byte {
+// block returns the body of entity idx's mutation block (the values in
+// mask) and its length in bits, built once per tick, mask and baseline and
+// shared by every client: with base, the values of delta-encoded
+// components travel as their change from their values at tick base where
+// the journal holds those (else the body is absolute).
+func (s *Server) block(idx int, mask uint64, base tick.Tick, useBase bool) ([]byte, int) {
 	se := &s.ents[idx]
 	if !useBase || s.cfg.NoDeltas || mask&s.deltaMask == 0 || s.tick.Sub(base) > deltaMaxAge || !base.Before(s.tick) {
 		useBase, base = false, 0
 	}
 	if se.blkStamp != s.cacheStamp || se.blkMask != mask || se.blkBase != base || se.blkDelta != useBase {
 		off := len(s.blockBuf)
-		s.blockBuf = s.appendMutationBlock(s.blockBuf, idx, mask, base, useBase)
-		se.blkStamp, se.blkMask, se.blkOff, se.blkLen = s.cacheStamp, mask, uint32(off), uint32(len(s.blockBuf)-off)
+		var nb int
+		s.blockBuf, nb = s.appendBody(s.blockBuf, idx, mask, base, useBase)
+		se.blkStamp, se.blkMask, se.blkOff, se.blkLen, se.blkBits = s.cacheStamp, mask, uint32(off), uint32(len(s.blockBuf)-off), uint32(nb)
 		se.blkBase, se.blkDelta = base, useBase
 	}
-	return s.blockBuf[se.blkOff : se.blkOff+se.blkLen]
+	return s.blockBuf[se.blkOff : se.blkOff+se.blkLen], int(se.blkBits)
 }
 
-// appendMutationBlock appends entity idx's mutation block with the values
-// in mask: deltas from the values at tick base (useBase) when the journal
-// holds every one of them, else absolute (the form is in wire.go).
-func (s *Server) appendMutationBlock(dst []byte, idx int, mask uint64, base tick.Tick, useBase bool) []byte {
-	dst = appendEntity(dst, s.ents[idx].e)
-	dst = binary.AppendUvarint(dst, mask)
-	dm := mask & s.deltaMask
-	if dm == 0 {
-		return s.appendValues(dst, idx, mask)
-	}
+// appendBody appends the bit-packed body of entity idx's mutation block
+// with the values in mask, padded to a byte, and returns its length in
+// bits: the mask, then deltas from the values at tick base (useBase) when
+// the journal holds every one of them, then the absolute values (the form
+// is in wire.go).
+func (s *Server) appendBody(dst []byte, idx int, mask uint64, base tick.Tick, useBase bool) ([]byte, int) {
 	nc := len(s.comps)
-	if useBase {
-		oldest := s.tick - deltaMaxAge
-		for m := dm; m != 0; m &= m - 1 {
-			id := bits.TrailingZeros64(m)
-			if _, et, ok := s.jn.atTick(idx*nc+id, base, s.p.comps[id].fixed); !ok || et.Before(oldest) {
-				useBase = false
-				break
+	w := &s.bits
+	w.Reset(dst)
+	start := w.Len()
+	w.WriteBits(mask, nc)
+	abs := mask
+	if dm := mask & s.deltaMask; dm != 0 {
+		if useBase {
+			oldest := s.tick - deltaMaxAge
+			for m := dm; m != 0; m &= m - 1 {
+				id := bits.TrailingZeros64(m)
+				if _, et, ok := s.jn.atTick(idx*nc+id, base, s.p.comps[id].fixed); !ok || et.Before(oldest) {
+					useBase = false
+					break
+				}
+			}
+		}
+		w.WriteBool(useBase)
+		if useBase {
+			abs &^= dm
+			w.WriteExpGolomb(uint64(s.tick.Sub(base)-1), 0)
+			for m := dm; m != 0; m &= m - 1 {
+				id := bits.TrailingZeros64(m)
+				c := s.p.comps[id]
+				b, _ := s.jn.at(idx*nc+id, base, c.fixed)
+				appendFieldDelta(w, c.delta, b, s.value(idx, id))
 			}
 		}
 	}
-	w := &s.bits
-	w.Reset(dst)
-	w.WriteBool(useBase)
-	if !useBase {
-		return s.appendValues(w.Finish(), idx, mask)
-	}
-	w.WriteExpGolomb(uint64(s.tick.Sub(base)-1), 0)
-	for m := dm; m != 0; m &= m - 1 {
+	for m := abs; m != 0; m &= m - 1 {
 		id := bits.TrailingZeros64(m)
-		c := s.p.comps[id]
-		b, _ := s.jn.at(idx*nc+id, base, c.fixed)
-		appendFieldDelta(w, c.delta, b, s.value(idx, id))
+		v := s.value(idx, id)
+		if s.p.comps[id].fixed == 0 {
+			w.WriteExpGolomb(uint64(len(v)), valueLenOrder)
+		}
+		w.WriteBitsFrom(v, 8*len(v))
 	}
-	return s.appendValues(w.Finish(), idx, mask&^dm)
+	n := w.Len() - start
+	return w.Finish(), n
 }
+
+// valueLenOrder is the exponential-Golomb order of a variable-size value's
+// length in a mutation block.
+const valueLenOrder = 4
 
 // recordValues notes in the journal this tick's values of the delta-encoded
 // components that changed (and go out: not held back, not Once), the

@@ -167,7 +167,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	p.freeze()
 	c := &Client{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger}
-	c.bySrv, c.byCli = map[ecs.Entity]int32{}, map[ecs.Entity]int32{}
+	c.bySrv, c.byCli, c.byIdx = map[ecs.Entity]int32{}, map[ecs.Entity]int32{}, map[uint32]int32{}
 	c.refs.byRef = map[ecs.Entity][]refEntry{}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)

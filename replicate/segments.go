@@ -50,12 +50,15 @@ func (sg *segmenter) wholeAllowed(acked tick.Tick) bool {
 }
 
 // segment is a run of n consecutive entities of this tick's shared list
-// (from first) whose shared blocks lie side by side in
-// blockBuf[off : off+size] and fit one mutation message. A client that
-// takes all of them gets the segment's bytes in one copy.
+// (from first) whose blocks, laid out as in a message of their own, take
+// bits bits of segBuf from byte off, and fit one mutation message; last
+// is the slot of its last entity. A client that takes all of them gets
+// the segment's bits in one copy.
 type segment struct {
-	first, n  int
-	off, size uint32
+	first, n int
+	off      uint32
+	bits     int
+	last     int64
 	// others is the latest change tick of the entities' other live
 	// components (hasOthers: there is one).
 	hasOthers bool
@@ -82,7 +85,12 @@ func (s *Server) segmentChanged() {
 		}
 	}
 	limit -= mutateHeaderMax
-	seg := segment{off: uint32(len(s.blockBuf))}
+	// Segments are laid out in segBuf as the bit-packed blocks of a
+	// message (heads with the distances between slots, then bodies),
+	// each starting on a byte.
+	sw := &s.segW
+	sw.Reset(s.segBuf[:0])
+	seg := segment{last: -1}
 	for _, idx := range s.changedNow {
 		i := int(idx)
 		se := &s.ents[i]
@@ -104,27 +112,41 @@ func (s *Server) segmentChanged() {
 			continue
 		}
 		off := len(s.blockBuf)
-		s.blockBuf = s.appendMutationBlock(s.blockBuf, i, m0, s.sharedBase, s.hasSharedBase)
-		se.shOff, se.shLen = uint32(off), uint32(len(s.blockBuf)-off)
+		var nb int
+		s.blockBuf, nb = s.appendBody(s.blockBuf, i, m0, s.sharedBase, s.hasSharedBase)
+		se.shOff, se.shLen, se.shBits = uint32(off), uint32(len(s.blockBuf)-off), uint32(nb)
 		// Visits later this tick that need the same block reuse it.
-		se.blkStamp, se.blkMask, se.blkOff, se.blkLen = s.cacheStamp, m0, se.shOff, se.shLen
+		se.blkStamp, se.blkMask, se.blkOff, se.blkLen, se.blkBits = s.cacheStamp, m0, se.shOff, se.shLen, se.shBits
 		se.blkBase, se.blkDelta = s.sharedBase, s.hasSharedBase
-		if seg.n > 0 && int(seg.size)+int(se.shLen) > limit {
-			s.segs = append(s.segs, seg)
-			seg = segment{first: len(s.shared), off: uint32(off)}
+		if seg.n > 0 && (seg.bits+headBits(seg.last, idx)+nb+1+7)/8 > limit {
+			s.endSegment(&seg)
+			seg = segment{first: len(s.shared), last: -1}
 		}
+		if seg.n == 0 {
+			seg.off = uint32(len(sw.Finish()))
+		}
+		h := sw.Len()
+		writeHead(sw, seg.last, idx)
+		sw.WriteBitsFrom(s.blockBuf[se.shOff:], nb)
+		seg.bits += sw.Len() - h
+		seg.last = int64(idx)
 		se.seg = int32(len(s.segs))
 		se.hist[1], se.hist[0] = se.hist[0], histEntry{tick: s.tick, seg: se.seg + 1}
 		s.shared = append(s.shared, idx)
 		seg.n++
-		seg.size += se.shLen
 		if se.hasOthers && (!seg.hasOthers || se.others.After(seg.others)) {
 			seg.others, seg.hasOthers = se.others, true
 		}
 	}
 	if seg.n > 0 {
-		s.segs = append(s.segs, seg)
+		s.endSegment(&seg)
 	}
+	s.segBuf = sw.Finish()
+}
+
+// endSegment adds seg to the tick's segments.
+func (s *Server) endSegment(seg *segment) {
+	s.segs = append(s.segs, *seg)
 }
 
 // mutateChanged adds the entities that changed this tick to every client's
@@ -296,8 +318,8 @@ func (s *Server) takeWhole(c *serverClient, t tick.Tick) {
 	for m := mask; m != 0; m &= m - 1 {
 		sg := &s.segs[bits.TrailingZeros32(m)]
 		s.startPacket(c, t)
-		p := &c.pkts[c.nPkts-1]
-		*p = append(*p, s.blockBuf[sg.off:sg.off+sg.size]...)
+		c.bw.WriteBitsFrom(s.segBuf[sg.off:], sg.bits)
+		c.prev = sg.last
 		r := c.entRing
 		for _, idx := range s.shared[sg.first : sg.first+sg.n] {
 			r[c.entEnd&(len(r)-1)] = idx
@@ -369,14 +391,15 @@ func (s *Server) fillSegment(c *serverClient) {
 	}
 	sg := &s.segs[c.seg-1]
 	c.seg = 0
-	p := &c.pkts[c.nPkts-1]
 	if c.cur.n == sg.n {
-		*p = append(*p, s.blockBuf[sg.off:sg.off+sg.size]...)
+		c.bw.WriteBitsFrom(s.segBuf[sg.off:], sg.bits)
+		c.prev = sg.last
 		return
 	}
 	for k := c.cur.first; k < c.cur.first+c.cur.n; k++ {
-		se := &s.ents[c.entRing[k&(len(c.entRing)-1)]]
-		*p = append(*p, s.blockBuf[se.shOff:se.shOff+se.shLen]...)
+		idx := c.entRing[k&(len(c.entRing)-1)]
+		se := &s.ents[idx]
+		c.appendBlock(idx, s.blockBuf[se.shOff:], int(se.shBits))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -32,11 +33,13 @@ type srvEnt struct {
 	blkStamp       tick.Tick
 	blkMask        uint64
 	blkOff, blkLen uint32
+	blkBits        uint32    // the block body's length in bits (blkLen bytes hold them)
 	blkBase        tick.Tick // the block's baseline (blkDelta: it has one)
 	blkDelta       bool
 	// This tick's shared block (the components that changed this tick), its
 	// segment, and the latest change tick of its other live components.
 	shOff, shLen uint32
+	shBits       uint32
 	seg          int32
 	others       tick.Tick
 	hasOthers    bool
@@ -139,8 +142,13 @@ type clientSend struct {
 	// (chooseSharedBase); lastSpawn is the tick of its last spawn.
 	deltaOK   bool
 	lastSpawn tick.Tick
-	spent     int // entity block bytes written this tick (ServerConfig.BudgetPerTick)
+	spent     int // entity block bits written this tick (ServerConfig.BudgetPerTick)
 	pkts      [][]byte
+	// bw writes the open message, the last of pkts (open: there is one);
+	// prev is the entity slot of its last block (-1: none yet).
+	bw   bin.BitWriter
+	prev int64
+	open bool
 }
 
 // clientLink is a client's identity, connection and admission. Its

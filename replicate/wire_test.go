@@ -132,14 +132,17 @@ func TestWireGolden(t *testing.T) {
 		{"server kind 13", transport.Unreliable, "0d" + "01" + "00" + "00" + "0001"},
 		// Acks: one, sequence 0.
 		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "00"},
-		// Mutations of tick 2, needing tick 1 (delta 1), sequence 1: entity
-		// (0, 1) mask 1, WirePos 5, 6 as a delta from the value of tick 1
-		// (1, -2). The bit-packed part, least significant bit first: 1
-		// (deltas), 1 (age 1: exponential-Golomb of 0); field X: 1
-		// (changed), 3 in 4 bits (the bit length of 8, the zig-zag of +4,
-		// less one), 3 zero bits (8 below its top bit); field Y: 1, 4 in 4
-		// bits (+8 zig-zags to 16), 4 zero bits; padding: 1f 24 00.
-		{"server kind 13", transport.Unreliable, "0d" + "02" + "01" + "01" + "0001" + "0001" + "01" + "1f2400"},
+		// Mutations of tick 2, needing tick 1 (delta 1), sequence 1, then
+		// its bit-packed blocks, least significant bit first. 1: a block
+		// follows; 100: the exponential-Golomb code of order 2 of 0, the
+		// slot's distance from the slot after none (slot 0); 10: mask 1
+		// (of two components), WirePos; 1: deltas; 1: age 1 (the code of
+		// 0); WirePos 5, 6 as a delta from the value of tick 1 (1, -2):
+		// field X: 1 (changed), 3 in 4 bits (the bit length of 8, the
+		// zig-zag of +4, less one), 3 zero bits (8 below its top bit);
+		// field Y: 1, 4 in 4 bits (+8 zig-zags to 16), 4 zero bits; 0: no
+		// more blocks; padding. d3 07 09 00.
+		{"server kind 13", transport.Unreliable, "0d" + "02" + "01" + "01" + "0001" + "d3070900"},
 		// ServerMsg: type 1 (WireDown), after the update of tick 1, N 7.
 		{"server kind 14", transport.ReliableOrdered, "0e" + "01" + "01" + "07"},
 		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "01"},

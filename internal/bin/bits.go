@@ -116,6 +116,37 @@ func (w *BitWriter) WriteExpGolomb(v uint64, k uint) {
 	w.WriteBits(v, int(k))
 }
 
+// WriteBitsFrom writes the first n bits of src (bit-packed as a
+// BitWriter writes them: a string of bits laid out before, such as one
+// entity's block). It panics if src holds fewer than n bits.
+func (w *BitWriter) WriteBitsFrom(src []byte, n int) {
+	if n > 8*len(src) || n < 0 {
+		panic("bin: WriteBitsFrom beyond its source")
+	}
+	if w.n%8 == 0 { // byte-aligned: flush the pending bytes, then copy
+		for w.n > 0 {
+			w.b = append(w.b, byte(w.acc))
+			w.acc >>= 8
+			w.n -= 8
+		}
+		whole := n / 8
+		w.b = append(w.b, src[:whole]...)
+		if r := n % 8; r > 0 {
+			w.WriteBits(uint64(src[whole]), r)
+		}
+		return
+	}
+	for ; n >= 64; n -= 64 {
+		w.WriteBits(binary.LittleEndian.Uint64(src), 64)
+		src = src[8:]
+	}
+	var v uint64
+	for i := 0; 8*i < n; i++ {
+		v |= uint64(src[i]) << (8 * i)
+	}
+	w.WriteBits(v, n)
+}
+
 // Len returns the length in bits of the slice so far (the bytes it was
 // given included) plus the pending bits.
 func (w *BitWriter) Len() int { return 8*len(w.b) + int(w.n) }
@@ -226,6 +257,23 @@ func (r *BitReader) readWide(n int) uint64 {
 		return 0
 	}
 	return lo | hi<<32
+}
+
+// AppendBytes reads n whole bytes (8-bit fields, at any bit position)
+// and appends them to dst. Past the end it appends nothing and records
+// ErrTruncated.
+func (r *BitReader) AppendBytes(dst []byte, n int) []byte {
+	if n < 0 || 8*n > r.Remaining() {
+		r.Fail(ErrTruncated)
+		return dst
+	}
+	for ; n >= 8; n -= 8 {
+		dst = binary.LittleEndian.AppendUint64(dst, r.ReadBits(64))
+	}
+	for ; n > 0; n-- {
+		dst = append(dst, byte(r.ReadBits(8)))
+	}
+	return dst
 }
 
 // ReadBool reads one bit.
