@@ -87,8 +87,11 @@ type ServerConfig struct {
 	// FixedSizer codec such as quant.Codec) is sent as its fieldwise
 	// change from the value the client acknowledged (delta.go,
 	// journal.go): an unchanged field costs one bit. The server keeps the
-	// values of the last 32 ticks for this, one copy for all clients
-	// (at most 32 MiB), and nothing more per client.
+	// values of the last 64 ticks for this, one copy for all clients
+	// (at most 32 MiB), and nothing more per client; a client, those it
+	// received in the last 96 ticks (at most 32 MiB). A baseline older
+	// than 56 ticks (about a second at 60 Hz) is not used: the value goes
+	// absolute.
 	NoDeltas bool
 	// NoTickTracking stops sending an (empty) mutation message on ticks
 	// without mutations. Clients then cannot tell when all data of a tick

@@ -20,14 +20,14 @@ import (
 const (
 	// deltaWindow is the number of ticks the server's journal keeps;
 	// clientWindow the client's, longer, for messages that come late.
-	deltaWindow  = 32
-	clientWindow = 64
+	deltaWindow  = 64
+	clientWindow = 96
 	// deltaMaxAge is the oldest baseline the server uses, in ticks before
 	// the tick being sent, and the oldest journal entry it takes for one
 	// (a value unchanged since an older tick goes absolute): younger than
 	// the window by a margin, so a client that has seen a few newer ticks
 	// (reordered, or a message held for its update) still holds it.
-	deltaMaxAge = deltaWindow - 8
+	deltaMaxAge = deltaWindow - 8 // 56 ticks: about 1 s at 60 Hz
 	// journalMaxBytes bounds each journal's memory (values and entries of
 	// the window). A value that does not fit is not recorded, and its
 	// key's earlier entries are forgotten: its next send is absolute.

@@ -239,6 +239,10 @@ func (c *serverClient) sent(ce *clientEnt, t tick.Tick) {
 // sentIn records in the entity's state that it went out at tick t in
 // message seq; the previous send stays known (its late ack still counts).
 func (c *serverClient) sentIn(ce *clientEnt, t tick.Tick, seq uint32) {
+	if ce.flags&cePin == 0 {
+		ce.pinTick, ce.pinSeq = t, seq
+		ce.flags |= cePin
+	}
 	if ce.flags&ceSeen != 0 {
 		ce.prevTick, ce.prevSeq = ce.sentTick, ce.sentSeq
 		ce.flags |= cePrev

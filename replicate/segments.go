@@ -357,7 +357,14 @@ func (s *Server) spawnedBy(c *serverClient, sg *segment, b tick.Tick) bool {
 // this tick. Otherwise it reports false and leaves the entity to visit (it
 // may have resolved the entity's ack, which visit does first anyway).
 func (s *Server) take(c *serverClient, ce *clientEnt, se *srvEnt, idx uint32, gen uint32, t tick.Tick) bool {
-	if ce.flags&(ceSpawned|ceDeferred) != ceSpawned || ce.gen != gen || s.hasSharedBase && (!c.deltaOK || ce.spawnTick.After(s.sharedBase)) {
+	if ce.flags&(ceSpawned|ceDeferred) != ceSpawned || ce.gen != gen {
+		return false
+	}
+	if s.hasSharedBase && (!c.deltaOK || ce.spawnTick.After(s.sharedBase)) ||
+		!s.hasSharedBase && se.mask&s.deltaMask != 0 && !s.cfg.NoDeltas {
+		// The shared block is a delta this client may lack the baseline
+		// of, or absolute where the client's own delta is smaller:
+		// visit sends it the client's own block.
 		return false
 	}
 	s.resolve(c, ce, int(idx))

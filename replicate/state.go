@@ -59,13 +59,20 @@ type histEntry struct {
 	seg  int32
 }
 
-// clientEnt is a client's view of one entity slot (36 bytes).
+// clientEnt is a client's view of one entity slot (44 bytes).
 type clientEnt struct {
 	gen       uint32
 	ackedTick tick.Tick
 	sentTick  tick.Tick
 	spawnTick tick.Tick // its last spawn on the client (shared delta blocks need it before their baseline)
-	sentSeq   uint32
+	// pinTick and pinSeq are the first send after the last one
+	// resolved, kept until its ack or loss is known: with a send every
+	// tick and acks a round trip later, the last two sends are never
+	// the acknowledged ones, and ackedTick (the baseline of deltas)
+	// would stop moving.
+	pinTick tick.Tick
+	pinSeq  uint32
+	sentSeq uint32
 	// prevTick and prevSeq are the send before the last: its late ack still
 	// counts (a resend after a timeout must not make the first send's ack
 	// worthless, or a queue that delays acks keeps everything resending).
@@ -82,6 +89,7 @@ const (
 	ceDeferred = 4
 	ceSeen     = 8  // sentSeq valid
 	cePrev     = 16 // prevSeq valid
+	cePin      = 32 // pinSeq valid
 )
 
 // serverClient is the server's state of one connection, in parts by

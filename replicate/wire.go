@@ -128,7 +128,7 @@ import (
 //     encoding and mode OnChange: component.delta), one bit, 1 if the
 //     block's delta-encoded values are deltas; if so, the baseline's age
 //     a-1 in exponential-Golomb code of order 0 (the baseline is the tick
-//     a before the message's, 1 <= a < 64, the client's journal window)
+//     a before the message's, 1 <= a < 96, the client's journal window)
 //     and each delta-encoded present component's field delta, in
 //     ascending id order (delta.go: per field, one bit for unchanged,
 //     else the length and low bits of the zig-zagged difference).
