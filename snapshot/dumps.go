@@ -1,6 +1,12 @@
 package snapshot
 
-import "github.com/rewindgo/rewind/tick"
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rewindgo/rewind/tick"
+)
 
 // Dumps keeps the Dumps of the last few frames captured, for the frame a
 // desync is found at (a checked frame is compared some time after it was
@@ -60,4 +66,37 @@ func (d *Dumps) FirstAt(f tick.Tick) (*Dump, bool) {
 		return nil, false
 	}
 	return &d.first[i], true
+}
+
+// WriteDumpFile writes d's encoding to the file at path (created or
+// truncated), for "rewind diff" or ReadDumpFile.
+func WriteDumpFile(path string, d *Dump) error {
+	b, err := d.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// ReadDumpFile reads a dump written by WriteDumpFile. A file over the
+// decoder's bound is ErrDumpTooLarge, a malformed one ErrDumpFormat.
+func ReadDumpFile(path string) (*Dump, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	const limit = DefaultDumpMaxBytes + 1<<20
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, fmt.Errorf("%w: %s is over %d bytes", ErrDumpTooLarge, path, limit)
+	}
+	d := new(Dump)
+	if err := d.UnmarshalBinary(b); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
 }
