@@ -25,6 +25,7 @@ Usage:
   rewind replay [flags] FILE  play a recording back and verify its checksums
   rewind netsim [flags]       link-conditioning UDP proxy (latency, loss, ...)
   rewind vet [packages]       check simulation code for non-determinism
+  rewind diff A B             compare two desync dumps entity by entity, field by field
   rewind help [command]       help for a command
 
 Run "rewind help <command>" for the flags of a command.
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = netsimCommand(ctx, rest, stdout, stderr)
 	case "vet":
 		err = vetCommand(ctx, rest, stdout, stderr)
+	case "diff":
+		err = diffCommand(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		return helpCommand(rest, stdout, stderr)
 	default:
@@ -123,6 +126,8 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 		fs, _ = netsimFlags()
 	case "vet":
 		fs, _ = vetFlags()
+	case "diff":
+		fs, _ = diffFlags()
 	default:
 		fmt.Fprintf(stderr, "rewind help: unknown command %q\n", args[0])
 		return 2

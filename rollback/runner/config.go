@@ -54,7 +54,8 @@ type Config struct {
 	Effects []effect.Follower
 	// Dumps, above 0, keeps dumps (snapshot.Dump: each entity's values in
 	// canonical form with the types' field layouts) of the world at the
-	// last Dumps frames saved with a checksum, so that a desync can be
+	// last Dumps frames the session wants a checksum of (its checked
+	// frames; ChecksumAll does not add to them), so that a desync can be
 	// examined down to the entity and field: after an
 	// EventDesyncDetected of frame f, Runner.Dump(f, ev.Types) is this
 	// side's state of the differing types, to write to a file

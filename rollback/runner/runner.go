@@ -286,7 +286,7 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 			if err != nil {
 				return err
 			}
-			if r.dumps != nil {
+			if r.dumps != nil && report {
 				// A dump over DumpMaxBytes is not kept; the desync is
 				// still reported by its checksums.
 				_ = r.dumps.Capture(t)
