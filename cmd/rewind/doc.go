@@ -9,6 +9,7 @@
 //	rewind replay [flags] FILE  play a recording back and verify its checksums
 //	rewind netsim [flags]       put any UDP program behind bad network conditions
 //	rewind vet [packages]       check simulation code for non-determinism
+//	rewind diff A B             compare two desync dumps entity by entity, field by field
 //	rewind help [command]       print help
 //
 // demo p2p runs every peer (and optional spectators) in one process, each
@@ -27,6 +28,15 @@
 // --help). --record FILE records peer 0's match; rewind replay FILE plays
 // it back (all --frames frames) and checks every recorded checksum, and
 // refuses a damaged file (a CRC-32C per block).
+//
+// diff compares two desync dumps (snapshot.Dump files): with --dump-dir,
+// demo and peer keep dumps of the checked frames (runner.Config.Dumps)
+// and each peer writes its state of the differing types at its first
+// desync to DIR/desync-f<frame>-peer<i>.rwdump (listed in the summary,
+// dump_files in --json); diff prints which entities and which fields
+// differ with both values (and B-A for numbers), and exits with status 1
+// when they differ. demo --corrupt F is a deliberate desync to try it on:
+// the last peer moves player 0 one unit further at frame F.
 //
 // vet runs the determinism analyzer (package cmd/internal/simcheck) on
 // the packages, through go vet with this program as the vet tool: every
