@@ -69,6 +69,10 @@ type Config struct {
 	// and a mismatch RunFrame returns is then a *DesyncError with the
 	// differing fields. Negative turns dumps off.
 	Dumps int
+	// With a P2P session whose rollback.Config.DesyncDumpBytes is set, the
+	// Runner is the session's DumpSource: the peers exchange their dumps
+	// and EventDesyncDump carries both (DiffDumpEvent compares them).
+	//
 	// DumpLabel labels this side's dumps ("peer 1"). Default "local".
 	DumpLabel string
 	// DumpMaxBytes bounds one dump's value bytes (snapshot.DumpOptions.MaxBytes;

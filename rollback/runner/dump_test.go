@@ -22,7 +22,9 @@ import (
 // entity). On a simulated network with 20% loss both peers detect the
 // desync; each writes its dump of the differing types at the desynced
 // frame to a file, and the diff of the two files is exactly that entity,
-// that field, and the two values.
+// that field, and the two values. The peers also exchange their dumps
+// over the session (DesyncDumpBytes): each one's EventDesyncDump shows
+// the same difference, from its own side.
 func TestP2PDesyncDump(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const corruptAt, frames = 200, 400
@@ -35,6 +37,7 @@ func TestP2PDesyncDump(t *testing.T) {
 			r      *runner.Runner
 			ship0  ecs.Entity
 			desync *rollback.Event
+			dump   *rollback.Event
 			file   string
 		}
 		dir := t.TempDir()
@@ -44,7 +47,7 @@ func TestP2PDesyncDump(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := rollback.Config{NumPlayers: 2, DesyncInterval: 10, InputDelay: 1, Seed: uint64(i + 1)}
+			cfg := rollback.Config{NumPlayers: 2, DesyncInterval: 10, InputDelay: 1, Seed: uint64(i + 1), DesyncDumpBytes: 64 << 10}
 			cfg.Players = []rollback.Player{{Handle: rollback.PlayerHandle(i), Kind: rollback.Local},
 				{Handle: rollback.PlayerHandle(1 - i), Kind: rollback.Remote, Addr: simAddr(1 - i)}}
 			s, err := rollback.NewP2P(conn, cfg)
@@ -79,7 +82,7 @@ func TestP2PDesyncDump(t *testing.T) {
 			peers[i] = p
 		}
 		last := time.Now()
-		for peers[0].desync == nil || peers[1].desync == nil {
+		for peers[0].dump == nil || peers[1].dump == nil {
 			time.Sleep(5 * time.Millisecond)
 			now := time.Now()
 			for i, p := range peers {
@@ -91,6 +94,9 @@ func TestP2PDesyncDump(t *testing.T) {
 					p.s.Poll()
 				}
 				for _, ev := range p.s.Events() {
+					if ev.Kind == rollback.EventDesyncDump && p.dump == nil {
+						p.dump = &ev
+					}
 					if ev.Kind != rollback.EventDesyncDetected || p.desync != nil {
 						continue
 					}
@@ -106,8 +112,8 @@ func TestP2PDesyncDump(t *testing.T) {
 				}
 			}
 			last = now
-			if peers[0].r.Frame() >= frames && peers[1].r.Frame() >= frames && (peers[0].desync == nil || peers[1].desync == nil) {
-				t.Fatal("the corruption was not detected as a desync by both peers")
+			if peers[0].r.Frame() >= frames && peers[1].r.Frame() >= frames && (peers[0].dump == nil || peers[1].dump == nil) {
+				t.Fatalf("by frame %d: desync events %v %v, dump events %v %v", frames, peers[0].desync, peers[1].desync, peers[0].dump, peers[1].dump)
 			}
 		}
 		if f0, f1 := peers[0].desync.Frame, peers[1].desync.Frame; f0 != f1 || f0 <= corruptAt || f0 > corruptAt+10 {
@@ -134,6 +140,20 @@ func TestP2PDesyncDump(t *testing.T) {
 		vb, _ := strconv.ParseInt(d.B, 10, 64)
 		if d.Type != posName || d.Entity != peers[0].ship0 || d.Field != ".X" || fixed.Fixed(vb-va) != delta {
 			t.Fatalf("difference %v, want %s entity %v .X differing by %v", d, posName, peers[0].ship0, delta)
+		}
+		// The same difference in each peer's EventDesyncDump, from its side.
+		for i, p := range peers {
+			dd, err := runner.DiffDumpEvent(*p.dump, 0)
+			if err != nil {
+				t.Fatalf("peer %d: %v", i, err)
+			}
+			want := d
+			if i == 1 {
+				want.A, want.B = d.B, d.A
+			}
+			if p.dump.Frame != peers[0].desync.Frame || dd.Total != 1 || dd.Diffs[0] != want || dd.Local.Label != fmt.Sprintf("peer %d", i) {
+				t.Fatalf("peer %d: event %v: diffs %v (%d), want %v", i, p.dump, dd.Diffs, dd.Total, want)
+			}
 		}
 		st := peers[0].s.Stats()
 		t.Logf("diff %s (labels %q, %q) at frame %d; peer 0: %d rollbacks", d, a.Label, b.Label, a.Frame, st.Rollbacks)

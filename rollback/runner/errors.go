@@ -17,6 +17,9 @@ var (
 	// the world's current frame (a session bug, or a hand-built request
 	// list that is not consistent).
 	ErrRequestOrder = errors.New("runner: request out of order")
+	// ErrNoDump: an EventDesyncDump lacks one of its dumps (see
+	// DiffDumpEvent).
+	ErrNoDump = errors.New("runner: desync dump missing")
 )
 
 // DesyncError is a SyncTest mismatch (Config.Dumps) with the differences

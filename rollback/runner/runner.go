@@ -119,6 +119,17 @@ func New(cfg Config) (*Runner, error) {
 			cfg.DumpLabel = "local"
 		}
 		r.dumps = snapshot.NewDumps(cfg.Registry, cfg.Dumps, snapshot.DumpOptions{Label: cfg.DumpLabel, MaxBytes: cfg.DumpMaxBytes})
+		if ds, ok := cfg.Session.(interface{ SetDumpSource(rollback.DumpSource) }); ok {
+			// A P2P session with DesyncDumpBytes exchanges these.
+			ds.SetDumpSource(func(f rollback.Frame, types []string) []byte {
+				d, ok := r.Dump(f, types)
+				if !ok {
+					return nil
+				}
+				b, _ := d.MarshalBinary()
+				return b
+			})
+		}
 	}
 	return r, nil
 }
@@ -204,6 +215,38 @@ func (r *Runner) Dump(f rollback.Frame, types []string) (*snapshot.Dump, bool) {
 		return nil, false
 	}
 	return d.Only(types).Clone(), true
+}
+
+// DumpDiff is the comparison of the two dumps of an EventDesyncDump.
+type DumpDiff struct {
+	// Local and Remote are this peer's dump and the other's.
+	Local, Remote *snapshot.Dump
+	// Diffs are the first differences (at most the max given); Total
+	// counts them all.
+	Diffs []snapshot.FieldDiff
+	Total int
+}
+
+// DiffDumpEvent decodes the dumps of an EventDesyncDump (a P2P session
+// with rollback.Config.DesyncDumpBytes, driven by a Runner with
+// Config.Dumps on both peers) and compares them: which entities and
+// fields differ, with both values. At most max differences are listed
+// (all for max <= 0). It fails with ErrNoDump when a dump is missing (the
+// peer's did not arrive, or either was too large) and with
+// snapshot.ErrDumpFormat when one does not decode.
+func DiffDumpEvent(ev rollback.Event, max int) (*DumpDiff, error) {
+	if ev.Kind != rollback.EventDesyncDump || len(ev.LocalDump) == 0 || len(ev.RemoteDump) == 0 {
+		return nil, fmt.Errorf("%w: %v", ErrNoDump, ev)
+	}
+	dd := &DumpDiff{Local: new(snapshot.Dump), Remote: new(snapshot.Dump)}
+	if err := dd.Local.UnmarshalBinary(ev.LocalDump); err != nil {
+		return nil, err
+	}
+	if err := dd.Remote.UnmarshalBinary(ev.RemoteDump); err != nil {
+		return nil, err
+	}
+	dd.Diffs, dd.Total = snapshot.DiffDumps(dd.Local, dd.Remote, max)
+	return dd, nil
 }
 
 // explain turns a SyncTest mismatch into a *DesyncError when both
