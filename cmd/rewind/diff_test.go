@@ -16,7 +16,8 @@ import (
 // writes its dump of the desynced frame (--dump-dir), and rewind diff of
 // the two files names player 0's Position .X with both values, 1.0 apart
 // in Q32.32 (2^32), and exits 1; a dump compared with itself is the same
-// state (exit 0).
+// state (exit 0). The peers also exchange their dumps over the session,
+// and the summary lists the same field from each peer's side.
 func TestDesyncDumpDiff(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -29,6 +30,15 @@ func TestDesyncDumpDiff(t *testing.T) {
 	}
 	if sum.Desyncs == 0 || len(sum.DumpFiles) != 2 {
 		t.Fatalf("desyncs %d, dump files %v", sum.Desyncs, sum.DumpFiles)
+	}
+	// The peers exchanged their dumps too: each names the field.
+	if len(sum.DesyncFields) != 2 {
+		t.Fatalf("desync fields %q, want one line per peer", sum.DesyncFields)
+	}
+	for _, f := range sum.DesyncFields {
+		if !strings.Contains(f, "at frame 80: ") || !strings.Contains(f, "demo.Position entity 0v1 .X: ") {
+			t.Errorf("desync field line %q", f)
+		}
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.rwdump"))
 	if len(files) != 2 || !strings.HasSuffix(files[0], "-peer0.rwdump") || !strings.HasSuffix(files[1], "-peer1.rwdump") {

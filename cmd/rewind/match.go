@@ -208,6 +208,9 @@ func (p *demoPeer) start(o *demoOptions, conn transport.PacketConn, addrs, specs
 		NumPlayers: o.Peers, InputDelay: o.InputDelay, DesyncInterval: o.DesyncInterval,
 		MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(p.idx) + 1, EndFrame: o.Frames,
 	}
+	if o.DumpDir != "" {
+		cfg.DesyncDumpBytes = 256 << 10 // the peers exchange their dumps too
+	}
 	for j := range o.Peers {
 		pl := rollback.Player{Handle: rollback.PlayerHandle(j), Kind: rollback.Local}
 		if j != p.idx {

@@ -62,6 +62,10 @@ type demoSummary struct {
 	DisconnectEvents   []string       `json:"disconnect_events,omitempty"`
 	// DumpFiles are the desync dumps written (--dump-dir), for rewind diff.
 	DumpFiles []string `json:"dump_files,omitempty"`
+	// DesyncFields are the differences the peers' exchanged dumps show
+	// (--dump-dir): "peer 0 vs 127.0.0.1:7001 at frame 330: Type entity
+	// 0v1 .X: here != there".
+	DesyncFields []string `json:"desync_fields,omitempty"`
 	// Running: every peer's session synchronized with every other and
 	// started the match; NeverAnswered names the remotes a peer never heard
 	// from when the match did not start.
@@ -136,6 +140,9 @@ func (s *demoSummary) print(w io.Writer) {
 	fmt.Fprintf(w, "events: %s\n", eventsString(s.Events))
 	fmt.Fprintf(w, "confirmed checksums: %s; desyncs %d\n", s.checksumVerdict(), s.Desyncs)
 	for _, d := range s.DesyncEvents {
+		fmt.Fprintf(w, "  %s\n", d)
+	}
+	for _, d := range s.DesyncFields {
 		fmt.Fprintf(w, "  %s\n", d)
 	}
 	if len(s.DumpFiles) > 0 {
@@ -275,6 +282,9 @@ func (s *demoSummary) event(live io.Writer, who string, ev rollback.Event, run *
 		s.answered[who][ev.Addr] = true
 		return
 	case rollback.EventWaitRecommendation:
+		return
+	case rollback.EventDesyncDump:
+		s.dumpEvent(live, who, ev, names)
 		return
 	case rollback.EventRunning:
 		s.running[who] = true
@@ -453,4 +463,25 @@ func (s *demoSummary) writeDump(live io.Writer, who string, ev rollback.Event, r
 	}
 	s.DumpFiles = append(s.DumpFiles, path)
 	fmt.Fprintf(live, "%s: wrote its state at frame %d to %s (compare with the other side's: rewind diff)\n", who, ev.Frame, path)
+}
+
+// dumpEvent records (and prints) what an EventDesyncDump's two dumps show.
+func (s *demoSummary) dumpEvent(live io.Writer, who string, ev rollback.Event, names map[netip.AddrPort]string) {
+	other := ev.Addr.String()
+	if n, ok := names[ev.Addr]; ok {
+		other = n
+	}
+	dd, err := runner.DiffDumpEvent(ev, 10)
+	if err != nil {
+		fmt.Fprintf(live, "%s: desync dumps with %s at frame %d: %v\n", who, other, ev.Frame, err)
+		return
+	}
+	for _, d := range dd.Diffs {
+		line := fmt.Sprintf("%s vs %s at frame %d: %s (here != there)", who, other, ev.Frame, d)
+		s.DesyncFields = append(s.DesyncFields, line)
+		fmt.Fprintln(live, line)
+	}
+	if dd.Total > len(dd.Diffs) {
+		fmt.Fprintf(live, "%s vs %s at frame %d: %d more differences\n", who, other, ev.Frame, dd.Total-len(dd.Diffs))
+	}
 }

@@ -29,7 +29,9 @@
 // EventDesyncDetected of frame f, Dump(f, ev.Types) is this peer's state of
 // the differing types; written to a file (snapshot.WriteDumpFile) on each
 // peer, two dumps compare with "rewind diff" (snapshot.DiffDumps) and show
-// which entities and fields differ, with both values. With a SyncTest
+// which entities and fields differ, with both values. With a P2P session
+// whose rollback.Config.DesyncDumpBytes is set the peers also exchange the
+// dumps, and DiffDumpEvent compares the two of an EventDesyncDump. With a SyncTest
 // session dumps are on by default and a mismatch is a *DesyncError listing
 // the differing fields of the first simulation and the re-simulation.
 //
