@@ -16,7 +16,9 @@
 //     //rewind:sim (for sessions driven by hand: the code that answers a
 //     rollback Advance request, a server's own tick).
 //
-// and everything those functions call, statically, in the same module.
+// A function literal counts through the variable that holds it (step :=
+// func(...){...}; runner.Config{Step: step}). Everything those functions
+// call, statically, in the same module is simulation code too.
 // Calls into rewind's library packages are not followed (they are the
 // deterministic API the rules point to); neither are calls through
 // interfaces or function values.

@@ -85,10 +85,14 @@ type pass struct {
 	fns    map[*types.Func]*fnInfo
 	okLine map[string]map[int]bool // file -> lines with //rewind:ok
 	seen   map[string]bool         // reported diagnostics
+	// lits are the function literals assigned to each variable (a sim
+	// function passed by a variable: step := func(...){...}).
+	lits map[*types.Var][]*ast.FuncLit
 }
 
 func (c *checker) run(ap *analysis.Pass) (any, error) {
-	p := &pass{Pass: ap, c: c, fns: map[*types.Func]*fnInfo{}, okLine: map[string]map[int]bool{}, seen: map[string]bool{}}
+	p := &pass{Pass: ap, c: c, fns: map[*types.Func]*fnInfo{}, okLine: map[string]map[int]bool{}, seen: map[string]bool{},
+		lits: map[*types.Var][]*ast.FuncLit{}}
 	if ap.Module != nil {
 		p.module = ap.Module.Path
 	}
@@ -104,6 +108,39 @@ func (c *checker) run(ap *analysis.Pass) (any, error) {
 				}
 			}
 		}
+	}
+	// The function literals held in variables.
+	for _, f := range ap.Files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			var lhs, rhs []ast.Expr
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				lhs, rhs = n.Lhs, n.Rhs
+			case *ast.ValueSpec:
+				for _, id := range n.Names {
+					lhs = append(lhs, id)
+				}
+				rhs = n.Values
+			}
+			if len(lhs) != len(rhs) {
+				return true
+			}
+			for i, l := range lhs {
+				id, ok := l.(*ast.Ident)
+				lit, isLit := ast.Unparen(rhs[i]).(*ast.FuncLit)
+				if !ok || !isLit {
+					continue
+				}
+				obj := ap.TypesInfo.Defs[id]
+				if obj == nil {
+					obj = ap.TypesInfo.Uses[id]
+				}
+				if v, ok := obj.(*types.Var); ok {
+					p.lits[v] = append(p.lits[v], lit)
+				}
+			}
+			return true
+		})
 	}
 	// Every function's own findings and calls.
 	for _, f := range ap.Files {
@@ -344,6 +381,12 @@ func (p *pass) root(e ast.Expr, kind string) {
 	switch e := e.(type) {
 	case *ast.Ident:
 		obj = p.TypesInfo.Uses[e]
+		if v, ok := obj.(*types.Var); ok {
+			for _, lit := range p.lits[v] {
+				p.root(lit, kind)
+			}
+			return
+		}
 	case *ast.SelectorExpr:
 		if sel, ok := p.TypesInfo.Selections[e]; ok {
 			obj = sel.Obj()

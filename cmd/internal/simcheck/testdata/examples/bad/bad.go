@@ -96,6 +96,10 @@ func setup() { // want setup:"sim findings"
 		go notSimEither() // want `go statement`
 	})
 	predict.Helper()
+	viaVar := func(ctx *runner.Context) {
+		_ = time.Since(time.Time{}) // want `time.Since`
+	}
+	runner.New(runner.Config{Step: viaVar})
 }
 
 func notSimEither() {}
