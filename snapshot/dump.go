@@ -48,6 +48,7 @@ type TypeDump struct {
 	// Values are sorted by entity.
 	Values []Value
 	data   []byte // backing store of the values' bytes
+	ends   []int  // while encoding: where each value's bytes end in data
 }
 
 // Field is one primitive field of a copy type's canonical form.
@@ -118,7 +119,10 @@ func (r *Registry) DumpInto(d *Dump, f tick.Tick, o DumpOptions) error {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultDumpMaxBytes
 	}
-	budget := o.MaxBytes
+	// The options and the budget live in the Registry while dumping, so
+	// that passing them to the savers does not allocate.
+	r.dumpOpts, r.dumpBudget = o, o.MaxBytes
+	defer func() { r.dumpOpts = DumpOptions{} }()
 	d.Frame, d.Label = f, o.Label
 	n := 0
 	for _, s := range r.parts {
@@ -132,7 +136,7 @@ func (r *Registry) DumpInto(d *Dump, f tick.Tick, o DumpOptions) error {
 		td := &d.Types[n]
 		n++
 		td.Name, td.Resource, td.Fields, td.Values, td.data = name, false, td.Fields[:0], td.Values[:0], td.data[:0]
-		if err := s.(dumper).dump(td, &o, &budget); err != nil {
+		if err := s.(dumper).dump(td, &r.dumpOpts, &r.dumpBudget); err != nil {
 			d.Types = d.Types[:n]
 			return err
 		}
@@ -174,11 +178,7 @@ func encodeValue[T any](v values[T], p *T, dst []byte) ([]byte, error) {
 // appendValues encodes vals (entities ents, nil for a resource) into td.
 func appendValues[T any](td *TypeDump, v values[T], ents []ecs.Entity, vals []T, o *DumpOptions, budget *int) error {
 	td.Fields = fieldsOf(v, td.Fields)
-	type span struct {
-		e          ecs.Entity
-		start, end int
-	}
-	spans := make([]span, 0, len(vals))
+	td.ends = td.ends[:0]
 	for i := range vals {
 		var e ecs.Entity
 		if ents != nil {
@@ -201,10 +201,14 @@ func appendValues[T any](td *TypeDump, v values[T], ents []ecs.Entity, vals []T,
 		if *budget < 0 {
 			return fmt.Errorf("%w: %s: over %d bytes", ErrDumpTooLarge, td.Name, o.MaxBytes)
 		}
-		spans = append(spans, span{e, start, len(td.data)})
+		td.Values = append(td.Values, Value{Entity: e})
+		td.ends = append(td.ends, len(td.data))
 	}
-	for _, s := range spans {
-		td.Values = append(td.Values, Value{Entity: s.e, Bytes: td.data[s.start:s.end:s.end]})
+	// data may have moved while growing: slice it once it is complete.
+	start := 0
+	for i, end := range td.ends {
+		td.Values[i].Bytes = td.data[start:end:end]
+		start = end
 	}
 	slices.SortFunc(td.Values, func(a, b Value) int { return cmp.Compare(a.Entity, b.Entity) })
 	return nil

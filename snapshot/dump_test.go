@@ -8,6 +8,7 @@ import (
 
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/snapshot"
+	"github.com/rewindgo/rewind/tick"
 )
 
 type dumpPos struct {
@@ -195,4 +196,37 @@ func ExampleDiffDumps() {
 		fmt.Println(d.Entity, d.Field, d.A, d.B)
 	}
 	// Output: 1v1 .Y 4 4.5
+}
+
+// BenchmarkDumpCapture: a Dumps capture of 1000 entities' positions (what
+// rollback/runner does per checked frame with Config.Dumps), next to a
+// ring save of the same world (the floor: a copy).
+func BenchmarkDumpCapture(b *testing.B) {
+	w := ecs.New()
+	reg := snapshot.NewRegistry(w)
+	if err := snapshot.Copy[dumpPos](reg); err != nil {
+		b.Fatal(err)
+	}
+	pos := ecs.Register[dumpPos](w)
+	for i := range 1000 {
+		_ = pos.Set(w.Spawn(), dumpPos{X: float64(i), Team: int8(i)})
+	}
+	b.Run("dumps", func(b *testing.B) {
+		ds := snapshot.NewDumps(reg, 4, snapshot.DumpOptions{})
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if err := ds.Capture(tick.Tick(i % 4)); err != nil { // steady state: slots reused
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("ring-save", func(b *testing.B) {
+		ring, _ := snapshot.NewRing(reg, 4)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if err := ring.Save(tick.Tick(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -36,6 +36,7 @@ type DesyncError struct {
 	Total int
 }
 
+// Error is the mismatch followed by the differing fields, one per line.
 func (e *DesyncError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Mismatch.Error())
