@@ -108,3 +108,23 @@ func notSimEither() {}
 func advance(frame int) { // want advance:"sim findings"
 	frames = frame // want `write to package-level variable frames`
 }
+
+//rewind:sim
+func timers() { // want timers:"sim findings"
+	t := time.NewTimer(time.Second) // want `time.NewTimer`
+	_ = t
+	time.AfterFunc(time.Second, func() {}) // want `time.AfterFunc`
+	time.Sleep(time.Millisecond)           // want `time.Sleep`
+	_ = time.Tick(time.Second)             // want `time.Tick`
+	for range maps.Values(w.scores) {      // want `range over maps.Values`
+	}
+	for range maps.All(w.scores) { // want `range over maps.All`
+	}
+	ch := make(chan int) // want `make\(chan\)`
+	for range ch {       // want `range over a channel`
+	}
+	_ = rand.New(rand.NewSource(1)).Intn(3) // a generator of its own: not the global one
+	_ = randv2.New(randv2.NewPCG(1, 2)).IntN(3)
+	d := 2 * time.Second // time.Duration arithmetic is fine
+	_ = d
+}
