@@ -31,15 +31,14 @@ const kindScan uint32 = 2
 // despawn; its player and whether it is another player's ship (shown
 // interpolated), noted while it lives.
 type record struct {
-	ce        ecs.Entity
-	born      tick.Tick
-	gone      tick.Tick
-	isGone    bool
-	player    uint64
-	remote    bool
-	ship      bool
-	noted     bool
-	forgotten bool
+	ce     ecs.Entity
+	born   tick.Tick
+	gone   tick.Tick
+	isGone bool
+	player uint64
+	remote bool
+	ship   bool
+	noted  bool
 }
 
 // fx is the payload of an effect: where it happened and, for a scan,
@@ -240,7 +239,7 @@ func (c *client) showAt(t tick.Tick) (tick.Tick, float64) {
 // scan with claim cl: interpolated at the claim.
 func (c *client) shown(cl lagcomp.Claim, _ tick.Tick, dst []shooter.Target) []shooter.Target {
 	for e, sh := range c.ships.Values() {
-		if replicate.ClientID(sh.Player) == c.rc.ID() {
+		if replicate.ClientID(sh.Player) == c.rc.ID() || !c.live(e) {
 			continue
 		}
 		if b, ok := c.interp.At(e, cl.Tick, cl.Fraction()); ok {
@@ -248,6 +247,19 @@ func (c *client) shown(cl lagcomp.Claim, _ tick.Tick, dst []shooter.Target) []sh
 		}
 	}
 	return dst
+}
+
+// live reports whether client entity e is still in the game at the
+// Timeline's present: an entity the server despawned may stay in the
+// World a while (the Timeline keeps it for rollbacks, an interpolated
+// ship holds its last value), but it is not shown.
+func (c *client) live(e ecs.Entity) bool {
+	se, ok := c.byClient[e]
+	if !ok {
+		return true
+	}
+	r := c.recs[se]
+	return !r.isGone || c.tl.Now().Before(r.gone)
 }
 
 // remoteShip reports whether e is another player's ship.

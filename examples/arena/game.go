@@ -16,6 +16,7 @@ import (
 	"github.com/hajimehoshi/ebiten/v2/vector"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/examples/arena/palette"
 	"github.com/rewindgo/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/tick"
@@ -38,36 +39,14 @@ const (
 	bulletPx = 4
 )
 
-// Colours of the screen. Ships have their player's colour (checkshot
-// looks for them), the net graph its panel colour.
+// Colours of the screen; ships and the net graph have those of package
+// palette, which checkshot looks for.
 func background() color.RGBA { return color.RGBA{0x1d, 0x23, 0x2a, 0xff} }
 func arenaColor() color.RGBA { return color.RGBA{0x33, 0x3d, 0x47, 0xff} }
 func panelColor() color.RGBA { return color.RGBA{0x10, 0x14, 0x18, 0xff} }
-func graphColor() color.RGBA { return color.RGBA{0x0b, 0x2a, 0x1c, 0xff} }
 
 // plotColors are the net graph's plot colours, in plot order.
-var plotColors = [...]color.RGBA{
-	{0x7f, 0xdb, 0xff, 0xff}, // ping
-	{0x2e, 0xcc, 0x40, 0xff}, // bytes in
-	{0xff, 0x85, 0x1b, 0xff}, // bytes out
-	{0xb1, 0x0d, 0xc9, 0xff}, // ticks ahead
-	{0xff, 0xdc, 0x00, 0xff}, // rollback depth
-	{0xff, 0x41, 0x36, 0xff}, // corrections
-}
-
-// playerColor is the colour of player p's ship (players are numbered
-// from 1 in the order they joined the server).
-func playerColor(p uint64) color.RGBA {
-	cs := [...]color.RGBA{
-		{0xe8, 0x4a, 0x5f, 0xff}, // red
-		{0x3d, 0x9b, 0xe9, 0xff}, // blue
-		{0x58, 0xc4, 0x6a, 0xff}, // green
-		{0xf2, 0xb1, 0x34, 0xff}, // amber
-		{0xb0, 0x6e, 0xe0, 0xff}, // violet
-		{0x4f, 0xd1, 0xc5, 0xff}, // teal
-	}
-	return cs[(p+uint64(len(cs))-1)%uint64(len(cs))]
-}
+var plotColors = palette.Plots()
 
 // keyboard holds the player's keys, read once per Update.
 type keyboard struct{ held uint8 }
@@ -228,12 +207,15 @@ func (g *game) drawWorld(screen *ebiten.Image) {
 		}
 		ox, oy := g.offset(e)
 		x, y := toScreen(float64(b.X)+ox, float64(b.Y)+oy)
-		col := playerColor(bu.Player)
+		col := palette.Ship(bu.Player)
 		col.R, col.G, col.B = col.R/2+0x7f, col.G/2+0x7f, col.B/2+0x7f // lighter than the ship
 		vector.DrawFilledRect(screen, x-bulletPx/2, y-bulletPx/2, bulletPx, bulletPx, col, false)
 	}
 	st, sf := c.showAt(c.tl.Now())
 	for e, sh := range c.ships.Values() {
+		if !c.live(e) {
+			continue
+		}
 		var b shooter.Body
 		var ok bool
 		var ox, oy float64
@@ -247,7 +229,7 @@ func (g *game) drawWorld(screen *ebiten.Image) {
 			continue
 		}
 		x, y := toScreen(float64(b.X)+ox, float64(b.Y)+oy)
-		vector.DrawFilledRect(screen, x-shipPx/2, y-shipPx/2, shipPx, shipPx, playerColor(sh.Player), false)
+		vector.DrawFilledRect(screen, x-shipPx/2, y-shipPx/2, shipPx, shipPx, palette.Ship(sh.Player), false)
 		label := fmt.Sprintf("P%d", sh.Player)
 		if sh.Player == own {
 			vector.StrokeRect(screen, x-shipPx/2-3, y-shipPx/2-3, shipPx+6, shipPx+6, 2, color.White, false)
@@ -378,7 +360,7 @@ var plots = [...]plot{
 // scaled to its largest value, with its newest value.
 func (g *game) drawGraph(screen *ebiten.Image) {
 	gr := &g.c.graph
-	vector.DrawFilledRect(screen, graphX, graphY, graphW, graphH, graphColor(), false)
+	vector.DrawFilledRect(screen, graphX, graphY, graphW, graphH, palette.Graph(), false)
 	h := float32(graphH) / float32(len(plots))
 	for i, p := range plots {
 		top := float32(graphY) + float32(i)*h

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rewindgo/rewind/predict"
+	"github.com/rewindgo/rewind/tick"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// TestArenaOverNetwork: the arena's server and two bot clients on the
+// in-memory network (40 ms ± 5 ms each way, 5% loss, virtual time), as the
+// processes run them but in one test: 900 server ticks. Every client's
+// confirmed state equals the server's truth at every tick it could check
+// (at least 30 of them, none differing, the last ones after tick 600),
+// its shots and scans played as effects, and the server's lag-compensated
+// verdicts mostly agree with what the client predicted. A player who
+// leaves loses their ship.
+func TestArenaOverNetwork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const step = time.Second / tickRate
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		network := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 7})
+		defer network.Close()
+		s, err := newServer(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := network.Listen(netip.AddrPort{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.serve(ctx, ln)
+		link := transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.05}
+		var clients []*client
+		for i := range 2 {
+			var c *client
+			c, err = newClient(func(t tick.Tick) uint8 { return botButtons(uint64(i+1), uint64(c.rc.ID()), t) }, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := network.Dial(ctx, ln.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			network.SetLink(conn.LocalAddr(), ln.Addr(), link)
+			network.SetLink(ln.Addr(), conn.LocalAddr(), link)
+			if err := c.connect(conn); err != nil {
+				t.Fatal(err)
+			}
+			clients = append(clients, c)
+		}
+		for range 900 {
+			if err := s.step(); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range clients {
+				if err := c.update(step, predict.Decay{}); err != nil {
+					t.Fatal(err)
+				}
+				// An effect plays once: a re-simulation that fires it
+				// again does not show it twice.
+				seen := map[predict.SpawnKey]bool{}
+				for _, f := range c.flashes {
+					if seen[f.key] {
+						t.Fatalf("client %d: effect %+v shown twice", i, f.key)
+					}
+					seen[f.key] = true
+				}
+			}
+			time.Sleep(step)
+		}
+		if s.joined != 2 || len(s.game.Ships()) != 2 {
+			t.Fatalf("server: %d players joined, %d ships, want 2 and 2", s.joined, len(s.game.Ships()))
+		}
+		for i, c := range clients {
+			fs := c.fx.Stats()
+			t.Logf("client %d: %d truths matched (%d unchecked), %d rollbacks, %d corrections, effects %+v, scans agreed %d, disagreed %d",
+				i, len(c.matched)+0, c.unchecked, c.tl.Stats().Rollbacks, c.tl.Stats().Corrections, fs, c.agreed, c.disagreed)
+			if c.mismatches != 0 {
+				t.Errorf("client %d: %d truths differ from its state, first: %s", i, c.mismatches, c.firstDiff)
+			}
+			if len(c.matched) < 30 || len(c.tail(600)) == 0 {
+				t.Errorf("client %d: truths matched at %v, want at least 30 and some at or after tick 600", i, c.matched)
+			}
+			if fs.Played == 0 || c.game.FiredShots(uint64(c.rc.ID())) == 0 {
+				t.Errorf("client %d: %d effects played, %d own shots fired", i, fs.Played, c.game.FiredShots(uint64(c.rc.ID())))
+			}
+			if c.agreed == 0 || c.disagreed*5 > c.agreed {
+				t.Errorf("client %d: scans agreed with the server %d times, disagreed %d", i, c.agreed, c.disagreed)
+			}
+		}
+		// Player 1 leaves: the server removes its ship, and the other
+		// client sees it go.
+		clients[0].close()
+		for range 120 {
+			if err := s.step(); err != nil {
+				t.Fatal(err)
+			}
+			if err := clients[1].update(step, predict.Decay{}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(step)
+		}
+		if len(s.players) != 1 || len(s.game.Ships()) != 1 {
+			t.Errorf("after a player left: %d players, %d ships on the server, want 1 and 1", len(s.players), len(s.game.Ships()))
+		}
+		ships := 0
+		for e := range clients[1].ships.Values() {
+			if clients[1].live(e) {
+				ships++
+			}
+		}
+		if ships != 1 {
+			t.Errorf("after a player left: the other client shows %d ships, want 1", ships)
+		}
+		clients[1].close()
+		cancel()
+		if err := s.close(); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// TestOptions: the flags' rules a user meets first.
+func TestOptions(t *testing.T) {
+	var sink nopWriter
+	if _, err := parseClient([]string{"--headless"}, sink); err == nil {
+		t.Error("--headless without --ticks accepted")
+	}
+	o, err := parseClient([]string{"--headless", "--ticks", "10"}, sink)
+	if err != nil || !o.Bot {
+		t.Errorf("--headless --ticks 10: %+v, %v; want a bot", o, err)
+	}
+	if _, err := parseClient([]string{"--loss", "1"}, sink); err == nil {
+		t.Error("--loss 1 accepted")
+	}
+	if o, err := parseServer(nil, sink); err != nil || o.Listen != ":7777" {
+		t.Errorf("server defaults: %+v, %v", o, err)
+	}
+	if code := run([]string{"bogus"}, sink, sink); code != 2 {
+		t.Errorf("arena bogus: exit %d, want 2", code)
+	}
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
