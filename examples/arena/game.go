@@ -106,7 +106,7 @@ type game struct {
 }
 
 func newGame(ctx context.Context, c *client, o clientOptions, keys *keyboard) *game {
-	return &game{ctx: ctx, c: c, o: o, keys: keys, smooth: !o.NoSmooth, graph: true}
+	return &game{ctx: ctx, c: c, o: o, keys: keys, smooth: !o.NoSmooth, truth: o.Outlines, graph: true}
 }
 
 // Update is called 60 times per second: keys, then the client's frame
@@ -375,7 +375,7 @@ func (g *game) drawGraph(screen *ebiten.Image) {
 		for k := range gr.n {
 			v := float32(p.value(gr.at(k)) / hi)
 			x := float32(graphX+4) + float32(graphSamples-gr.n+k)*dx
-			vector.DrawFilledRect(screen, x, bottom-v*plotH, max(dx, 1), max(v*plotH, 1), plotColors[i], false)
+			vector.DrawFilledRect(screen, x, bottom-v*plotH, dx+0.5, max(v*plotH, 1), plotColors[i], false) // +0.5: no gaps between bars
 		}
 		ebitenutil.DebugPrintAt(screen, fmt.Sprintf("%s %.0f %s (top %.0f)", p.title, p.value(gr.last()), p.unit, hi), graphX+4, int(top)+2)
 	}

@@ -38,7 +38,10 @@ type clientOptions struct {
 	Timeout    time.Duration
 	Scale      float64
 	NoSmooth   bool
-	Verbose    bool
+	Outlines   bool
+	// ConnectTimeout bounds the QUIC dial (retried until then).
+	ConnectTimeout time.Duration
+	Verbose        bool
 }
 
 var errUsage = errors.New("usage")
@@ -99,6 +102,8 @@ func parseClient(args []string, stderr io.Writer) (clientOptions, error) {
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "with --ticks: give up after this long")
 	fs.Float64Var(&o.Scale, "scale", 1, "window scale")
 	fs.BoolVar(&o.NoSmooth, "no-smooth", false, "start with correction smoothing off (key C toggles it)")
+	fs.BoolVar(&o.Outlines, "outlines", false, "start with the server's positions outlined (key T toggles them)")
+	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", 30*time.Second, "how long to keep trying to reach the server")
 	fs.BoolVar(&o.Verbose, "v", false, "log connection events to stderr")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -116,8 +121,8 @@ func parseClient(args []string, stderr io.Writer) (clientOptions, error) {
 		return o, fmt.Errorf("%w: --ticks %d", errUsage, o.Ticks)
 	case o.Headless && o.Ticks == 0:
 		return o, fmt.Errorf("%w: --headless needs --ticks", errUsage)
-	case o.Scale <= 0 || o.Timeout <= 0:
-		return o, fmt.Errorf("%w: --scale and --timeout must be positive", errUsage)
+	case o.Scale <= 0 || o.Timeout <= 0 || o.ConnectTimeout <= 0:
+		return o, fmt.Errorf("%w: --scale, --timeout and --connect-timeout must be positive", errUsage)
 	}
 	return o, nil
 }
