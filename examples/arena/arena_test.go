@@ -20,41 +20,67 @@ import (
 // its shots and scans played as effects, and the server's lag-compensated
 // verdicts mostly agree with what the client predicted. A player who
 // leaves loses their ship.
+// rig is the arena's server and clients on the in-memory network, as the
+// processes run them but in one test, in virtual time (synctest).
+type rig struct {
+	cancel  context.CancelFunc
+	network *transport.MessageNetwork
+	s       *server
+	clients []*client
+}
+
+// newRig starts a server and n bot clients, each client's link link each
+// way.
+func newRig(t *testing.T, n int, link transport.LinkConfig) *rig {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &rig{cancel: cancel, network: transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 7})}
+	var err error
+	if r.s, err = newServer(nil); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := r.network.Listen(netip.AddrPort{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.s.serve(ctx, ln)
+	for i := range n {
+		var c *client
+		c, err = newClient(func(t tick.Tick) uint8 { return botButtons(uint64(i+1), uint64(c.rc.ID()), t) }, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := r.network.Dial(ctx, ln.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.network.SetLink(conn.LocalAddr(), ln.Addr(), link)
+		r.network.SetLink(ln.Addr(), conn.LocalAddr(), link)
+		if err := c.connect(conn); err != nil {
+			t.Fatal(err)
+		}
+		r.clients = append(r.clients, c)
+	}
+	return r
+}
+
+// close closes the clients, the server and the network.
+func (r *rig) close(t *testing.T) {
+	for _, c := range r.clients {
+		c.close()
+	}
+	r.cancel()
+	if err := r.s.close(); err != nil {
+		t.Error(err)
+	}
+	r.network.Close()
+}
+
 func TestArenaOverNetwork(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const step = time.Second / tickRate
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		network := transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 7})
-		defer network.Close()
-		s, err := newServer(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := network.Listen(netip.AddrPort{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.serve(ctx, ln)
-		link := transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.05}
-		var clients []*client
-		for i := range 2 {
-			var c *client
-			c, err = newClient(func(t tick.Tick) uint8 { return botButtons(uint64(i+1), uint64(c.rc.ID()), t) }, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			conn, err := network.Dial(ctx, ln.Addr())
-			if err != nil {
-				t.Fatal(err)
-			}
-			network.SetLink(conn.LocalAddr(), ln.Addr(), link)
-			network.SetLink(ln.Addr(), conn.LocalAddr(), link)
-			if err := c.connect(conn); err != nil {
-				t.Fatal(err)
-			}
-			clients = append(clients, c)
-		}
+		r := newRig(t, 2, transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.05})
+		s, clients := r.s, r.clients
 		for range 900 {
 			if err := s.step(); err != nil {
 				t.Fatal(err)
@@ -80,13 +106,13 @@ func TestArenaOverNetwork(t *testing.T) {
 		}
 		for i, c := range clients {
 			fs := c.fx.Stats()
-			t.Logf("client %d: %d truths matched (%d unchecked), %d rollbacks, %d corrections, effects %+v, scans agreed %d, disagreed %d",
-				i, len(c.matched)+0, c.unchecked, c.tl.Stats().Rollbacks, c.tl.Stats().Corrections, fs, c.agreed, c.disagreed)
+			t.Logf("client %d: %d truths matched (%d unchecked), %d rollbacks, %d corrections, effects %+v, scans agreed %d, disagreed %d, replicate %+v",
+				i, c.nMatched, c.unchecked, c.tl.Stats().Rollbacks, c.tl.Stats().Corrections, fs, c.agreed, c.disagreed, c.rc.Stats())
 			if c.mismatches != 0 {
 				t.Errorf("client %d: %d truths differ from its state, first: %s", i, c.mismatches, c.firstDiff)
 			}
-			if len(c.matched) < 30 || len(c.tail(600)) == 0 {
-				t.Errorf("client %d: truths matched at %v, want at least 30 and some at or after tick 600", i, c.matched)
+			if c.nMatched < 60 || len(c.tail(600)) == 0 {
+				t.Errorf("client %d: %d truths matched, the last at %v, want at least 60 and some at or after tick 600", i, c.nMatched, c.matched)
 			}
 			if fs.Played == 0 || c.game.FiredShots(uint64(c.rc.ID())) == 0 {
 				t.Errorf("client %d: %d effects played, %d own shots fired", i, fs.Played, c.game.FiredShots(uint64(c.rc.ID())))
@@ -119,11 +145,46 @@ func TestArenaOverNetwork(t *testing.T) {
 		if ships != 1 {
 			t.Errorf("after a player left: the other client shows %d ships, want 1", ships)
 		}
-		clients[1].close()
-		cancel()
-		if err := s.close(); err != nil {
-			t.Error(err)
+		r.close(t)
+	})
+}
+
+// TestArenaSlowFrames: a client that renders at 15 frames per second
+// (four ticks a frame, every frame overloaded: its rollbacks are held,
+// predict's SlowFrame) still confirms exactly the server's state at every
+// tick it checks. replicate's checksum verdicts are logged, not asserted:
+// under held rollbacks they report Body desyncs although the state
+// compared here is the server's (a predict/replicate matter, see the
+// arena's report).
+func TestArenaSlowFrames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const step = time.Second / tickRate
+		r := newRig(t, 2, transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 5 * time.Millisecond})
+		for k := range 1200 {
+			if err := r.s.step(); err != nil {
+				t.Fatal(err)
+			}
+			if k%4 == 3 {
+				for _, c := range r.clients {
+					if err := c.update(4*step, predict.Decay{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			time.Sleep(step)
 		}
+		for i, c := range r.clients {
+			rs, fs := c.rc.Stats(), c.frame.Stats()
+			t.Logf("client %d: %d truths matched, %d slow frames, %d held; replicate: %d checksums checked, %d desyncs",
+				i, c.nMatched, fs.SlowFrames, fs.HeldFrames, rs.ChecksumsChecked, rs.Desyncs)
+			if fs.HeldFrames == 0 {
+				t.Errorf("client %d: no frame held its rollbacks: the test does not test overload", i)
+			}
+			if c.mismatches != 0 || c.nMatched < 90 {
+				t.Errorf("client %d: %d truths matched, %d differed (first: %s)", i, c.nMatched, c.mismatches, c.firstDiff)
+			}
+		}
+		r.close(t)
 	})
 }
 

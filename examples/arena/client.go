@@ -96,8 +96,9 @@ type client struct {
 	maxCorr int32
 
 	// The checks.
-	truths     []truth // received, not yet checked
-	matched    []tick.Tick
+	truths     []truth     // received, not yet checked
+	matched    []tick.Tick // the ticks of the last 64 truths matched
+	nMatched   int         // truths matched in all
 	mismatches int
 	firstDiff  string
 	unchecked  int
@@ -359,6 +360,7 @@ func (c *client) checkTruths() {
 		default:
 			st := c.stateAt(t)
 			if d := stateDigest(st); d == tr.Digest && len(st) == int(tr.Entities) {
+				c.nMatched++
 				c.matched = append(c.matched, t)
 				if len(c.matched) > 64 {
 					c.matched = c.matched[1:]

@@ -331,7 +331,7 @@ func (g *game) drawHUD(screen *ebiten.Image) {
 			st.Rollbacks, st.TicksResimulated, st.Corrections, c.maxCorr, onOff(g.smooth), onOff(g.truth))
 		fs := c.fx.Stats()
 		fmt.Fprintf(&b, "shots+scans played %d, cancelled %d | hits: predicted %d, server %d, agreed %d/%d | state = server's: %d ticks, %d differ\n",
-			fs.Played, fs.Cancelled, c.hitMarkers, c.serverHits, c.agreed, c.agreed+c.disagreed, len(c.matched), c.mismatches)
+			fs.Played, fs.Cancelled, c.hitMarkers, c.serverHits, c.agreed, c.agreed+c.disagreed, c.nMatched, c.mismatches)
 	}
 	b.WriteString("WASD/arrows move, Space fire, E scan | C smoothing, T server outlines, G net graph\n")
 	vector.DrawFilledRect(screen, 4, 2, screenW-8, 70, panelColor(), false)

@@ -87,7 +87,7 @@ func (c *client) summary(o clientOptions, runErr, shotErr error) clientSummary {
 	rs := c.rc.Stats()
 	fs := c.fx.Stats()
 	s := clientSummary{Player: uint64(c.rc.ID()), Ticks: o.Ticks, MatchedTicks: c.tail(o.Ticks),
-		TruthsMatched: len(c.matched), TruthMismatch: c.mismatches, FirstDiff: c.firstDiff, TruthUnchecked: c.unchecked,
+		TruthsMatched: c.nMatched, TruthMismatch: c.mismatches, FirstDiff: c.firstDiff, TruthUnchecked: c.unchecked,
 		ChecksumsChecked: rs.ChecksumsChecked, Desyncs: rs.Desyncs,
 		SlowFrames: c.frame.Stats().SlowFrames, HeldFrames: c.frame.Stats().HeldFrames,
 		Rollbacks: st.Rollbacks, TicksResimulated: st.TicksResimulated, Corrections: st.Corrections, MaxCorrection: c.maxCorr,
