@@ -7,19 +7,12 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/rewindgo/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
 
-// TestArenaOverNetwork: the arena's server and two bot clients on the
-// in-memory network (40 ms ± 5 ms each way, 5% loss, virtual time), as the
-// processes run them but in one test: 900 server ticks. Every client's
-// confirmed state equals the server's truth at every tick it could check
-// (at least 30 of them, none differing, the last ones after tick 600),
-// its shots and scans played as effects, and the server's lag-compensated
-// verdicts mostly agree with what the client predicted. A player who
-// leaves loses their ship.
 // rig is the arena's server and clients on the in-memory network, as the
 // processes run them but in one test, in virtual time (synctest).
 type rig struct {
@@ -76,14 +69,33 @@ func (r *rig) close(t *testing.T) {
 	r.network.Close()
 }
 
+// TestArenaOverNetwork: the arena's server and two bot clients on the
+// in-memory network (80 ms ± 10 ms each way, 10% loss: CI's link, in
+// virtual time), 900 server ticks. Every client's confirmed state equals
+// the server's truth at every tick it could check (at least 60, none
+// differing, some after tick 600); every own shot's effect ends up played
+// exactly when the server fired that bullet (cancelled otherwise), none
+// is ever shown twice; the server's lag-compensated verdicts mostly agree
+// with the client's. A player who leaves loses their ship, on the server
+// and on the other client.
 func TestArenaOverNetwork(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const step = time.Second / tickRate
-		r := newRig(t, 2, transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.05})
+		r := newRig(t, 2, transport.LinkConfig{Latency: 80 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.1})
 		s, clients := r.s, r.clients
+		logs := make([][]fxEvent, len(clients))
+		for i, c := range clients {
+			c.fxLog = &logs[i]
+		}
+		fired := map[predict.SpawnKey]bool{} // the server's bullets, by key
 		for range 900 {
 			if err := s.step(); err != nil {
 				t.Fatal(err)
+			}
+			for _, k := range s.game.State(nil) {
+				if k.Bullet && tick.Tick(k.Born) == s.tick {
+					fired[shooter.BulletKey(k.Player, s.tick)] = true
+				}
 			}
 			for i, c := range clients {
 				if err := c.update(step, predict.Decay{}); err != nil {
@@ -116,6 +128,31 @@ func TestArenaOverNetwork(t *testing.T) {
 			}
 			if fs.Played == 0 || c.game.FiredShots(uint64(c.rc.ID())) == 0 {
 				t.Errorf("client %d: %d effects played, %d own shots fired", i, fs.Played, c.game.FiredShots(uint64(c.rc.ID())))
+			}
+			// Each own shot's effect ends up played exactly when the
+			// server fired that bullet: one the server did not fire was
+			// cancelled by the rollback that removed it (ticks old
+			// enough to be final only).
+			last := map[predict.SpawnKey]bool{}
+			for _, ev := range logs[i] {
+				last[ev.key] = ev.play
+			}
+			shots, cancelled := 0, 0
+			for k, playing := range last {
+				if k.Kind != shooter.KindBullet || k.Client != c.rc.ID() || k.Tick > s.tick-2*window {
+					continue
+				}
+				shots++
+				if !playing {
+					cancelled++
+				}
+				if playing != fired[k] {
+					t.Errorf("client %d: shot %+v: effect playing %v, server fired it %v", i, k, playing, fired[k])
+				}
+			}
+			t.Logf("client %d: %d own shots' effects checked against the server's bullets, %d cancelled", i, shots, cancelled)
+			if shots < 20 {
+				t.Errorf("client %d: only %d own shots checked", i, shots)
 			}
 			if c.agreed == 0 || c.disagreed*5 > c.agreed {
 				t.Errorf("client %d: scans agreed with the server %d times, disagreed %d", i, c.agreed, c.disagreed)

@@ -22,9 +22,15 @@ import (
 // by a few retransmissions on a lossy link still lands inside it.
 const window = 120
 
-// kindScan is the predict.SpawnKey Kind of a hit-scan effect (a bullet's
-// is shooter.KindBullet).
-const kindScan uint32 = 2
+// Kinds of the effects' keys (predict.SpawnKey) beside a bullet's
+// (shooter.KindBullet): a hit-scan that missed, one that hit. The verdict
+// is part of the key, so a re-simulation that turns a hit into a miss
+// (a correction moved the own ship) cancels the hit marker and plays the
+// miss.
+const (
+	kindScan uint32 = 2
+	kindHit  uint32 = 3
+)
 
 // record is what a client knows of one server entity: its client entity,
 // the tick the server spawned it at and, once despawned, the tick of the
@@ -48,6 +54,12 @@ type fx struct {
 	Scan   bool
 	Hit    bool
 	Target uint64
+}
+
+// fxEvent is an effect played or cancelled (client.fxLog).
+type fxEvent struct {
+	key  predict.SpawnKey
+	play bool
 }
 
 // flash is an effect being shown: a muzzle flash or a hit marker.
@@ -108,6 +120,10 @@ type client struct {
 	serverHits int
 	checkedTo  int // own scans compared so far
 
+	// fxLog, when not nil, records every effect played (true) and
+	// cancelled (false), in order (tests).
+	fxLog *[]fxEvent
+
 	flashes            []flash
 	played, cancelled  uint64
 	hitMarkers         int
@@ -160,7 +176,7 @@ func newClient(read func(t tick.Tick) uint8, log *slog.Logger) (*client, error) 
 			if own, ok := c.ownBody(); ok {
 				f.X, f.Y = own.X, own.Y
 			}
-			c.fx.Fire(t, scanKey(r.Player, t), f)
+			c.fx.Fire(t, scanKey(r.Player, t, r.Hit), f)
 		})
 	c.frame, err = predict.NewClientFrame(c.rc, c.tl, proto.Inputs, predict.ClientFrameConfig{
 		Sync: ticksync.Config{TickRate: tickRate},
@@ -212,9 +228,13 @@ func (c *client) connect(conn transport.MessageConn) error {
 	return c.rc.Connect(conn)
 }
 
-// scanKey names the effect of player's scan at tick t.
-func scanKey(player uint64, t tick.Tick) predict.SpawnKey {
-	return predict.SpawnKey{Client: replicate.ClientID(player), Tick: t, Kind: kindScan}
+// scanKey names the effect of player's scan at tick t with its verdict.
+func scanKey(player uint64, t tick.Tick, hit bool) predict.SpawnKey {
+	k := predict.SpawnKey{Client: replicate.ClientID(player), Tick: t, Kind: kindScan}
+	if hit {
+		k.Kind = kindHit
+	}
+	return k
 }
 
 // input is the frame's input of tick t: the player's buttons, with the
@@ -461,6 +481,9 @@ func (c *client) checkVerdicts() {
 // predicted and goes when a rollback removes it.
 func (c *client) play(_ tick.Tick, k predict.SpawnKey, f fx) {
 	c.played++
+	if c.fxLog != nil {
+		*c.fxLog = append(*c.fxLog, fxEvent{key: k, play: true})
+	}
 	if f.Scan && f.Hit {
 		c.hitMarkers++
 	}
@@ -469,6 +492,9 @@ func (c *client) play(_ tick.Tick, k predict.SpawnKey, f fx) {
 
 func (c *client) cancel(_ tick.Tick, k predict.SpawnKey, _ fx) {
 	c.cancelled++
+	if c.fxLog != nil {
+		*c.fxLog = append(*c.fxLog, fxEvent{key: k})
+	}
 	c.flashes = slices.DeleteFunc(c.flashes, func(f flash) bool { return f.key == k })
 }
 

@@ -180,6 +180,7 @@ func runClient(ctx context.Context, o clientOptions, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "arena: %v\n", err)
 		return 1
 	}
+	fmt.Fprintf(stderr, "arena: connecting to %s ...\n", o.Server)
 	conn, proxy, err := dialServer(ctx, o.Server, o.Link, o.Seed, o.ConnectTimeout)
 	if err != nil {
 		fmt.Fprintf(stderr, "arena: cannot reach the server at %s: %v\n", o.Server, err)
