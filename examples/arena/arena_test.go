@@ -20,6 +20,29 @@ type rig struct {
 	network *transport.MessageNetwork
 	s       *server
 	clients []*client
+	ctx     context.Context
+	addr    netip.AddrPort // the server's listener
+}
+
+// join connects a new bot client (bot seed seed) with link each way.
+func (r *rig) join(t *testing.T, seed uint64, link transport.LinkConfig) *client {
+	t.Helper()
+	var c *client
+	c, err := newClient(func(t tick.Tick) uint8 { return botButtons(seed, uint64(c.rc.ID()), t) }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := r.network.Dial(r.ctx, r.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.network.SetLink(conn.LocalAddr(), r.addr, link)
+	r.network.SetLink(r.addr, conn.LocalAddr(), link)
+	if err := c.connect(conn); err != nil {
+		t.Fatal(err)
+	}
+	r.clients = append(r.clients, c)
+	return c
 }
 
 // newRig starts a server and n bot clients, each client's link link each
@@ -27,7 +50,7 @@ type rig struct {
 func newRig(t *testing.T, n int, link transport.LinkConfig) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &rig{cancel: cancel, network: transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 7})}
+	r := &rig{ctx: ctx, cancel: cancel, network: transport.NewMessageNetwork(transport.MessageNetworkConfig{Seed: 7})}
 	var err error
 	if r.s, err = newServer(nil); err != nil {
 		t.Fatal(err)
@@ -37,22 +60,9 @@ func newRig(t *testing.T, n int, link transport.LinkConfig) *rig {
 		t.Fatal(err)
 	}
 	r.s.serve(ctx, ln)
+	r.addr = ln.Addr()
 	for i := range n {
-		var c *client
-		c, err = newClient(func(t tick.Tick) uint8 { return botButtons(uint64(i+1), uint64(c.rc.ID()), t) }, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conn, err := r.network.Dial(ctx, ln.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.network.SetLink(conn.LocalAddr(), ln.Addr(), link)
-		r.network.SetLink(ln.Addr(), conn.LocalAddr(), link)
-		if err := c.connect(conn); err != nil {
-			t.Fatal(err)
-		}
-		r.clients = append(r.clients, c)
+		r.join(t, uint64(i+1), link)
 	}
 	return r
 }
@@ -223,6 +233,53 @@ func TestArenaSlowFrames(t *testing.T) {
 		}
 		r.close(t)
 	})
+}
+
+// TestArenaLateJoiner: a player who joins a running game (at server tick
+// 337 to 892, far more than the rollback window in: the Timeline starts
+// at the server's tick; bullets in flight, whose bodies were sent once)
+// on a slow machine (15 frames per second, rollbacks held) through a
+// lossy link confirms the server's state at every tick it checks, as do
+// the two players already there; 16 seeds, each joining at another tick.
+func TestArenaLateJoiner(t *testing.T) {
+	const step = time.Second / tickRate
+	link := transport.LinkConfig{Latency: 60 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.05}
+	for seed := uint64(1); seed <= 16; seed++ {
+		synctest.Test(t, func(t *testing.T) {
+			r := newRig(t, 2, transport.LinkConfig{})
+			var late *client
+			for k := range 1200 {
+				if k == 300+int(seed)*37 {
+					late = r.join(t, seed+10, link)
+				}
+				if err := r.s.step(); err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range r.clients {
+					elapsed := step
+					if c == late {
+						if k%4 != 3 {
+							continue
+						}
+						elapsed = 4 * step
+					}
+					if err := c.update(elapsed, predict.Decay{}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(step)
+			}
+			if late.frame.Stats().HeldFrames == 0 {
+				t.Errorf("seed %d: the late joiner held no rollbacks: not the case tested", seed)
+			}
+			for _, c := range r.clients {
+				if c.mismatches != 0 || c.nMatched < 25 {
+					t.Errorf("seed %d, player %d: %d truths matched, %d differed (first: %s)", seed, c.rc.ID(), c.nMatched, c.mismatches, c.firstDiff)
+				}
+			}
+			r.close(t)
+		})
+	}
 }
 
 // TestOptions: the flags' rules a user meets first.

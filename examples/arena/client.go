@@ -95,8 +95,12 @@ type client struct {
 
 	// read returns the player's buttons for a tick (the keyboard, or a
 	// bot); the client adds the lag compensation claim to scans.
-	read    func(t tick.Tick) uint8
-	scanner bool // SetScanner done (once the ID is known)
+	read func(t tick.Tick) uint8
+	// checkFrom is the first tick whose truth is compared: a few ticks
+	// after the start, whose mutations replicate may have applied before
+	// the Timeline was there to see them.
+	checkFrom tick.Tick
+	arrived   map[ecs.Entity]tick.Tick // before start: the tick each entity arrived at
 
 	recs     map[ecs.Entity]*record // by server entity
 	byClient map[ecs.Entity]ecs.Entity
@@ -138,7 +142,9 @@ type client struct {
 }
 
 // newClient returns a client whose inputs come from read, not connected
-// yet. log may be nil (silent).
+// yet. log may be nil (silent). Its predicted side (the Timeline and all
+// that hangs on it) is built by start once the first server tick has
+// arrived.
 func newClient(read func(t tick.Tick) uint8, log *slog.Logger) (*client, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -154,18 +160,74 @@ func newClient(read func(t tick.Tick) uint8, log *slog.Logger) (*client, error) 
 		ChecksumInterval: checksumInterval}); err != nil {
 		return nil, err
 	}
-	c.tl = predict.New(c.world, 0, predict.Config{Window: window})
+	c.ships = ecs.Register[shooter.Ship](c.world)
+	// Until start, note the tick each entity reached the client at: a
+	// bullet's body, sent once, is its value at that tick.
+	c.arrived = map[ecs.Entity]tick.Tick{}
+	c.rc.SetClientHooks(replicate.ClientHooks{Spawn: func(e ecs.Entity, t tick.Tick) { c.arrived[e] = t }})
+	return c, nil
+}
+
+// start builds the predicted side at server tick t0, the tick of the
+// last update applied, once complete: the World holds the server's state
+// at the end of t0 (replicate wrote it, no Timeline hooked yet; each
+// bullet's body, sent once with the bullet, is flown from the tick it
+// arrived at to t0), so the Timeline starts there (predict.New at t0). A Timeline started at 0 on a server long
+// running would refuse the values of ticks more than the window ahead
+// (bullets in flight, whose bodies are sent once, would never arrive)
+// and catch up by a few extra ticks per frame, for minutes. The entities
+// already there are noted, and the other ships' bodies move from the
+// World to the interpolation buffer (predict.AttachSplit's split: the
+// own ship and the bullets are predicted).
+func (c *client) start(t0 tick.Tick) error {
+	bodies := ecs.Register[shooter.Body](c.world)
+	type held struct {
+		e ecs.Entity
+		b shooter.Body
+	}
+	var others []held
+	bullets := ecs.Register[shooter.Bullet](c.world)
+	for e, b := range bodies.Values() {
+		at, ok := c.arrived[e]
+		if !ok || at.After(t0) {
+			at = t0
+		}
+		if se, ok := c.rc.ServerEntity(e); ok {
+			c.recs[se] = &record{ce: e, born: at}
+			c.byClient[e] = se
+		}
+		if c.remoteShip(e) {
+			others = append(others, held{e, b})
+		}
+		if _, ok := bullets.Get(e); ok {
+			p := bodies.Ptr(e)
+			for range t0.Sub(at) {
+				shooter.Fly(p)
+			}
+		}
+	}
+	c.arrived = nil
+	c.interp = interp.NewBuffer[shooter.Body](interp.Config{Capacity: window}, shooter.LerpBody)
+	for _, o := range others {
+		if err := bodies.Remove(o.e); err != nil {
+			return err
+		}
+		c.interp.Push(o.e, t0, o.b)
+	}
+	c.interp.Complete(t0)
+	c.complete = append(c.complete, t0)
+	c.checkFrom = t0.Add(truthEvery)
+	c.tl = predict.New(c.world, t0, predict.Config{Window: window})
+	var err error
 	if c.game, err = shooter.NewClient(c.tl, predict.LogCorrections()); err != nil {
-		return nil, err
+		return err
 	}
 	c.body, c.bullet = c.game.Body(), c.game.Bullet()
-	c.ships = ecs.Register[shooter.Ship](c.world)
-	c.interp = interp.NewBuffer[shooter.Body](interp.Config{Capacity: window}, shooter.LerpBody)
 	if err := predict.AttachSplit(c.rc, c.body, c.interp, c.remoteShip); err != nil {
-		return nil, err
+		return err
 	}
 	if err := predict.AttachComponent(c.rc, c.bullet); err != nil {
-		return nil, err
+		return err
 	}
 	c.fx = effect.New(effect.Config[predict.SpawnKey, fx]{Play: c.play, Cancel: c.cancel, Confirm: c.confirm})
 	c.tl.AddEffects(c.fx)
@@ -178,7 +240,7 @@ func newClient(read func(t tick.Tick) uint8, log *slog.Logger) (*client, error) 
 			}
 			c.fx.Fire(t, scanKey(r.Player, t, r.Hit), f)
 		})
-	c.frame, err = predict.NewClientFrame(c.rc, c.tl, proto.Inputs, predict.ClientFrameConfig{
+	c.frame, err = predict.NewClientFrame(c.rc, c.tl, c.proto.Inputs, predict.ClientFrameConfig{
 		Sync: ticksync.Config{TickRate: tickRate},
 		RTT: func() time.Duration {
 			if c.conn == nil {
@@ -211,14 +273,18 @@ func newClient(read func(t tick.Tick) uint8, log *slog.Logger) (*client, error) 
 		AfterStep: func(tick.Tick) { c.corr = append(c.corr, c.body.Corrections()...) },
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	steer := func(player uint64) shooter.Stick {
 		v, _ := c.frame.Sender().Input(c.tl.Tick())
 		return v // only the own ship has a Body: the others are interpolated
 	}
 	c.sim = func(t tick.Tick) { c.game.Step(t, steer) }
-	return c, nil
+	c.game.SetScanner(uint64(c.rc.ID()), c.shown)
+	c.startIn, c.startOut = c.bytes()
+	c.lastIn, c.lastOut = c.startIn, c.startOut
+	c.started = time.Now()
+	return nil
 }
 
 // connect starts the handshake over conn.
@@ -299,29 +365,28 @@ func (c *client) ownBody() (shooter.Body, bool) {
 	return shooter.Body{}, false
 }
 
-// connected reports whether the handshake is done.
-func (c *client) connected() bool { return c.rc.State() == replicate.Connected }
+// connected reports whether the client is playing: connected, and its
+// predicted side started.
+func (c *client) connected() bool { return c.tl != nil && c.rc.State() == replicate.Connected }
 
 // update runs one frame of elapsed wall time: receive, step the ticks
 // due, then the checks, the effects' ages, the smoothing and the net
-// graph. Before the handshake is done it only receives.
+// graph. Until the first server tick has arrived it only receives, then
+// starts the predicted side (start).
 func (c *client) update(elapsed time.Duration, smooth predict.Decay) error {
-	if !c.connected() {
+	if c.tl == nil {
 		c.rc.Update()
-		if c.rc.State() == replicate.Disconnected {
+		switch {
+		case c.rc.State() == replicate.Disconnected:
 			return fmt.Errorf("disconnected: %v", c.rc.Err())
+		case c.rc.State() == replicate.Connected && c.rc.TickComplete(c.rc.UpdateTick()):
+			return c.start(c.rc.UpdateTick())
 		}
 		return nil
 	}
-	if !c.scanner {
-		c.scanner = true
-		c.game.SetScanner(uint64(c.rc.ID()), c.shown)
-		c.startIn, c.startOut = c.bytes()
-		c.lastIn, c.lastOut = c.startIn, c.startOut
-		c.started = time.Now()
-	}
 	c.corr = c.corr[:0]
 	st0 := c.tl.Stats()
+	held := c.frame.Stats().HeldFrames
 	c.frame.Frame(elapsed, c.input, c.sim)
 	if err := c.game.Err(); err != nil {
 		return err
@@ -338,7 +403,12 @@ func (c *client) update(elapsed time.Duration, smooth predict.Decay) error {
 		}
 	}
 	c.receive()
-	c.checkTruths()
+	if c.frame.Stats().HeldFrames == held {
+		// An overloaded frame held its rollbacks (predict's SlowFrame):
+		// the server values it received are applied by a later Step,
+		// and the truths compared then.
+		c.checkTruths()
+	}
 	c.checkVerdicts()
 	c.forget()
 	c.age()
@@ -373,6 +443,8 @@ func (c *client) checkTruths() {
 	for _, tr := range c.truths {
 		t := tick.Tick(tr.Tick)
 		switch {
+		case t.Before(c.checkFrom):
+			// Before the client started, or in its first ticks.
 		case t.Before(c.tl.Oldest()):
 			c.unchecked++
 		case !c.isComplete(t) || !t.Before(c.tl.Now()) || !c.tl.Confirmed(t):

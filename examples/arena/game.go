@@ -144,6 +144,9 @@ func (g *game) Update() error {
 	case !g.finished.IsZero() && g.shotTaken:
 		return ebiten.Termination
 	case time.Since(g.c.started) > g.o.Timeout:
+		if !g.c.connected() {
+			return fmt.Errorf("timed out after %v, not playing yet (%v)", g.o.Timeout, g.c.rc.State())
+		}
 		return fmt.Errorf("timed out after %v at tick %v (%d truths matched at or after tick %d)", g.o.Timeout, g.c.tl.Now(), len(g.c.tail(g.o.Ticks)), g.o.Ticks)
 	}
 	return nil
@@ -330,8 +333,8 @@ func (g *game) drawHUD(screen *ebiten.Image) {
 		fmt.Fprintf(&b, "rollbacks %d (%d ticks resimulated) | corrections %d (max %d) | smoothing %s | server outlines %s\n",
 			st.Rollbacks, st.TicksResimulated, st.Corrections, c.maxCorr, onOff(g.smooth), onOff(g.truth))
 		fs := c.fx.Stats()
-		fmt.Fprintf(&b, "shots+scans played %d, cancelled %d | hits: predicted %d, server %d, agreed %d/%d | state = server's: %d ticks, %d differ\n",
-			fs.Played, fs.Cancelled, c.hitMarkers, c.serverHits, c.agreed, c.agreed+c.disagreed, c.nMatched, c.mismatches)
+		fmt.Fprintf(&b, "effects played %d, cancelled %d | scans %d (hits %d), server agreed %d/%d | state = server's: %d ticks, %d differ\n",
+			fs.Played, fs.Cancelled, len(c.game.Scans()), c.hitMarkers, c.agreed, c.agreed+c.disagreed, c.nMatched, c.mismatches)
 	}
 	b.WriteString("WASD/arrows move, Space fire, E scan | C smoothing, T server outlines, G net graph\n")
 	vector.DrawFilledRect(screen, 4, 2, screenW-8, 70, panelColor(), false)

@@ -83,6 +83,14 @@ func (c *client) tail(n int) []tick.Tick {
 func (c *client) done(n int) bool { return len(c.tail(n)) >= matchedTail }
 
 func (c *client) summary(o clientOptions, runErr, shotErr error) clientSummary {
+	if c.tl == nil {
+		// Never started: no server tick arrived.
+		s := clientSummary{Ticks: o.Ticks, MatchedTicks: []tick.Tick{}, Failure: "no server tick received"}
+		if runErr != nil {
+			s.Failure = runErr.Error()
+		}
+		return s
+	}
 	st := c.tl.Stats()
 	rs := c.rc.Stats()
 	fs := c.fx.Stats()
