@@ -67,7 +67,7 @@ type flash struct {
 	key  predict.SpawnKey
 	fx   fx
 	age  int  // frames shown
-	done bool // confirmed: can no longer be cancelled
+	done bool // confirmed: its tick is final, no rollback can cancel it
 }
 
 // client is one player's side of the game: a replication client whose
@@ -129,11 +129,8 @@ type client struct {
 	fxLog *[]fxEvent
 
 	flashes            []flash
-	played, cancelled  uint64
 	hitMarkers         int
 	graph              netGraph
-	lastRB, lastResim  uint64
-	lastCorr           uint64
 	lastIn, lastOut    uint64
 	startIn, startOut  uint64
 	started            time.Time
@@ -552,7 +549,6 @@ func (c *client) checkVerdicts() {
 // a hit marker (a scan that hit, as predicted) appears when first
 // predicted and goes when a rollback removes it.
 func (c *client) play(_ tick.Tick, k predict.SpawnKey, f fx) {
-	c.played++
 	if c.fxLog != nil {
 		*c.fxLog = append(*c.fxLog, fxEvent{key: k, play: true})
 	}
@@ -563,7 +559,6 @@ func (c *client) play(_ tick.Tick, k predict.SpawnKey, f fx) {
 }
 
 func (c *client) cancel(_ tick.Tick, k predict.SpawnKey, _ fx) {
-	c.cancelled++
 	if c.fxLog != nil {
 		*c.fxLog = append(*c.fxLog, fxEvent{key: k})
 	}

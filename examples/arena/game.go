@@ -298,9 +298,14 @@ func (g *game) drawEffects(screen *ebiten.Image) {
 			}
 			if b, ok := c.interp.At(e, st, sf); ok {
 				tx, ty := toScreen(float64(b.X), float64(b.Y))
-				red := color.RGBA{0xff, 0x30, 0x30, 0xff}
-				vector.StrokeLine(screen, tx-12, ty-12, tx+12, ty+12, 3, red, true)
-				vector.StrokeLine(screen, tx-12, ty+12, tx+12, ty-12, 3, red, true)
+				// Thin while a rollback may still cancel it, thick once
+				// confirmed (effect.Tracker's Confirm).
+				red, w := color.RGBA{0xff, 0x30, 0x30, 0xff}, float32(2)
+				if f.done {
+					w = 4
+				}
+				vector.StrokeLine(screen, tx-12, ty-12, tx+12, ty+12, w, red, true)
+				vector.StrokeLine(screen, tx-12, ty+12, tx+12, ty-12, w, red, true)
 			}
 		}
 	}
