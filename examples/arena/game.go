@@ -287,8 +287,10 @@ func (g *game) drawEffects(screen *ebiten.Image) {
 			vector.DrawFilledCircle(screen, x, y, 3+6*fade, color.RGBA{0xff, 0xf0, 0x90, uint8(0xff * fade)}, true)
 			continue
 		}
-		ring := float32(shooter.ScanRange) * unit
-		vector.StrokeCircle(screen, x, y, ring, 1, color.RGBA{0x90, 0xc0, 0xff, uint8(0x90 * fade)}, true)
+		// The scan's reach: shooter.Distance is the larger of the two
+		// axes, so the range is a square.
+		r := float32(shooter.ScanRange) * unit
+		vector.StrokeRect(screen, x-r, y-r, 2*r, 2*r, 1, color.RGBA{0x90, 0xc0, 0xff, uint8(0x90 * fade)}, true)
 		if !f.fx.Hit {
 			continue
 		}
