@@ -543,6 +543,14 @@ func (c *client) checkVerdicts() {
 		delete(c.verdicts, s.Tick)
 		c.checkedTo++
 	}
+	// A verdict of a scan this client never made (the server simulated
+	// the tick with another input: the real one was lost or late) is
+	// never compared: forget it once old.
+	for t := range c.verdicts {
+		if c.tl.Now().Sub(t) > 4*window {
+			delete(c.verdicts, t)
+		}
+	}
 }
 
 // play, cancel and confirm are the effect callbacks: a flash (a shot) or
