@@ -207,20 +207,26 @@ func (c *serverClient) resolveAck(ce *clientEnt) {
 		return
 	}
 	if ce.sentTick.After(ce.ackedTick) && c.acked(ce.sentSeq) {
-		ce.ackedTick = ce.sentTick
+		ce.setAcked(ce.sentTick)
 	} else if ce.flags&cePrev != 0 && ce.prevTick.After(ce.ackedTick) && c.acked(ce.prevSeq) {
-		ce.ackedTick = ce.prevTick
+		ce.setAcked(ce.prevTick)
 	}
 	if ce.flags&cePin != 0 {
 		switch {
 		case c.acked(ce.pinSeq):
-			if ce.pinTick.After(ce.ackedTick) {
-				ce.ackedTick = ce.pinTick
-			}
+			ce.setAcked(ce.pinTick)
 			ce.flags &^= cePin // the next send is pinned
 		case c.retired(ce.pinSeq):
 			ce.flags &^= cePin // lost
 		}
+	}
+}
+
+// setAcked moves the entity's acknowledged tick forward to t, keeping the
+// one before as ackedPrev (the second baseline of predicted deltas).
+func (ce *clientEnt) setAcked(t tick.Tick) {
+	if t.After(ce.ackedTick) {
+		ce.ackedPrev, ce.ackedTick = ce.ackedTick, t
 	}
 }
 

@@ -134,23 +134,40 @@ func (c *Client) parseMutations(body []byte, t tick.Tick) (miss bool, err error)
 		abs := mask
 		if dm := mask & c.deltaMask; dm != 0 && br.ReadBool() {
 			abs &^= dm
-			age := br.ReadExpGolomb(0)
-			if age >= clientWindow {
+			age := br.ReadExpGolomb(0) + 1
+			base, base2 := t-tick.Tick(age), t-tick.Tick(age)
+			pred := br.ReadBool()
+			if pred {
+				base2 -= tick.Tick(br.ReadExpGolomb(0) + 1)
+			}
+			if t.Sub(base2) >= clientWindow || t.Sub(base2) <= 0 {
 				br.Fail(errRange)
 			}
-			base := t - tick.Tick(age+1)
 			for m := dm; m != 0 && br.Err() == nil; m &= m - 1 {
 				id := bits.TrailingZeros64(m)
 				pc := c.p.comps[id]
 				var b []byte
+				var e extrapolation
 				if have {
-					var ok bool
-					if b, ok = c.jn.at(int(ri)*nc+id, base, pc.fixed); !ok {
-						miss = true
+					k := int(ri)*nc + id
+					var ok, ok2 bool
+					b, ok = c.jn.at(k, base, pc.fixed)
+					if pred {
+						e.older, ok2 = c.jn.at(k, base2, pc.fixed)
+						e.num, e.den = int64(age), int64(base.Sub(base2))
+					}
+					if !ok || pred && !ok2 {
+						miss, b = true, nil
 					}
 				}
 				start := len(c.dbuf)
-				c.dbuf = readFieldDelta(&br, pc.delta, b, c.dbuf)
+				var drawn bool
+				if pc.draws {
+					c.dbuf, drawn = readDraws(&br, b, c.dbuf)
+				}
+				if !drawn {
+					c.dbuf = readFieldDelta(&br, pc.delta, b, e, c.dbuf)
+				}
 				if b != nil && br.Err() == nil {
 					c.value(&br, &it, id, c.dbuf[start:])
 				}

@@ -79,8 +79,11 @@ type encodings struct {
 	// jn holds the values of delta-encoded components of the last ticks
 	// (journal.go), keyed by entity slot and component: the baselines.
 	jn journal
-	// bits writes block bodies; segW this tick's segments into segBuf.
+	// bits writes block bodies, bitsA and bitsB their delta forms (the
+	// smallest wins); segW this tick's segments into segBuf.
 	bits   bin.BitWriter
+	bitsA  bin.BitWriter
+	bitsB  bin.BitWriter
 	segW   bin.BitWriter
 	segBuf []byte
 }
@@ -334,61 +337,120 @@ func (s *Server) appendValues(dst []byte, idx int, mask uint64) []byte {
 }
 
 // block returns the body of entity idx's mutation block (the values in
-// mask) and its length in bits, built once per tick, mask and baseline and
-// shared by every client: with base, the values of delta-encoded
-// components travel as their change from their values at tick base where
-// the journal holds those (else the body is absolute).
-func (s *Server) block(idx int, mask uint64, base tick.Tick, useBase bool) ([]byte, int) {
+// mask) and its length in bits, built once per tick, mask and baselines
+// and shared by every client: with base (and base2, an older tick the
+// client holds too, if it is before base), the values of delta-encoded
+// components may travel as their change from their values at base, or
+// from their extrapolation from base2 through base (appendBody).
+func (s *Server) block(idx int, mask uint64, base, base2 tick.Tick, useBase bool) ([]byte, int) {
 	se := &s.ents[idx]
 	if !useBase || s.cfg.NoDeltas || mask&s.deltaMask == 0 || s.tick.Sub(base) > deltaMaxAge || !base.Before(s.tick) {
 		useBase, base = false, 0
 	}
-	if se.blkStamp != s.cacheStamp || se.blkMask != mask || se.blkBase != base || se.blkDelta != useBase {
+	if !useBase || !base2.Before(base) || s.tick.Sub(base2) > deltaMaxAge {
+		base2 = base
+	}
+	if se.blkStamp != s.cacheStamp || se.blkMask != mask || se.blkBase != base || se.blkBase2 != base2 || se.blkDelta != useBase {
 		off := len(s.blockBuf)
 		var nb int
-		s.blockBuf, nb = s.appendBody(s.blockBuf, idx, mask, base, useBase)
+		s.blockBuf, nb = s.appendBody(s.blockBuf, idx, mask, base, base2, useBase)
 		se.blkStamp, se.blkMask, se.blkOff, se.blkLen, se.blkBits = s.cacheStamp, mask, uint32(off), uint32(len(s.blockBuf)-off), uint32(nb)
-		se.blkBase, se.blkDelta = base, useBase
+		se.blkBase, se.blkBase2, se.blkDelta = base, base2, useBase
 	}
 	return s.blockBuf[se.blkOff : se.blkOff+se.blkLen], int(se.blkBits)
 }
 
 // appendBody appends the bit-packed body of entity idx's mutation block
 // with the values in mask, padded to a byte, and returns its length in
-// bits: the mask, then deltas from the values at tick base (useBase) when
-// the journal holds every one of them, then the absolute values (the form
-// is in wire.go).
-func (s *Server) appendBody(dst []byte, idx int, mask uint64, base tick.Tick, useBase bool) ([]byte, int) {
+// bits (the form is in wire.go): the smallest of the absolute values,
+// their deltas from the values at tick base (useBase, when the journal
+// holds them), and their deltas from the extrapolation of the values at
+// base2 and base (base2 before base, the journal holding them).
+func (s *Server) appendBody(dst []byte, idx int, mask uint64, base, base2 tick.Tick, useBase bool) ([]byte, int) {
 	nc := len(s.comps)
+	dm := mask & s.deltaMask
 	w := &s.bits
 	w.Reset(dst)
 	start := w.Len()
 	w.WriteBits(mask, nc)
-	abs := mask
-	if dm := mask & s.deltaMask; dm != 0 {
-		if useBase {
-			oldest := s.tick - deltaMaxAge
-			for m := dm; m != 0; m &= m - 1 {
-				id := bits.TrailingZeros64(m)
-				if _, et, ok := s.jn.atTick(idx*nc+id, base, s.p.comps[id].fixed); !ok || et.Before(oldest) {
-					useBase = false
-					break
-				}
-			}
-		}
-		w.WriteBool(useBase)
-		if useBase {
-			abs &^= dm
-			w.WriteExpGolomb(uint64(s.tick.Sub(base)-1), 0)
-			for m := dm; m != 0; m &= m - 1 {
-				id := bits.TrailingZeros64(m)
-				c := s.p.comps[id]
-				b, _ := s.jn.at(idx*nc+id, base, c.fixed)
-				appendFieldDelta(w, c.delta, b, s.value(idx, id))
-			}
+	if dm != 0 {
+		w.WriteBool(false) // absolute
+	}
+	s.writeValues(w, idx, mask)
+	best := w.Len() - start
+	if dm == 0 || !useBase || !s.holds(idx, dm, base) {
+		return w.Finish(), best
+	}
+	var win *bin.BitWriter
+	if n := s.deltaBody(&s.bitsA, idx, mask, base, base); n < best {
+		best, win = n, &s.bitsA
+	}
+	if base2.Before(base) && s.holds(idx, dm, base2) {
+		if n := s.deltaBody(&s.bitsB, idx, mask, base, base2); n < best {
+			best, win = n, &s.bitsB
 		}
 	}
-	for m := abs; m != 0; m &= m - 1 {
+	if win == nil {
+		return w.Finish(), best
+	}
+	w.Reset(dst)
+	w.WriteBitsFrom(win.Finish(), best)
+	return w.Finish(), best
+}
+
+// holds reports whether the journal holds the values at tick b of the
+// components in dm of entity idx, recorded no more than deltaMaxAge ticks
+// ago (so the client's longer window holds them too).
+func (s *Server) holds(idx int, dm uint64, b tick.Tick) bool {
+	oldest := s.tick - deltaMaxAge
+	nc := len(s.comps)
+	for m := dm; m != 0; m &= m - 1 {
+		id := bits.TrailingZeros64(m)
+		if _, et, ok := s.jn.atTick(idx*nc+id, b, s.p.comps[id].fixed); !ok || et.Before(oldest) {
+			return false
+		}
+	}
+	return true
+}
+
+// deltaBody writes into w (reset) the body of entity idx's block with the
+// delta-encoded components of mask as deltas from their values at base,
+// extrapolated from base2 if it is before base, and returns its length in
+// bits.
+func (s *Server) deltaBody(w *bin.BitWriter, idx int, mask uint64, base, base2 tick.Tick) int {
+	nc := len(s.comps)
+	dm := mask & s.deltaMask
+	w.Reset(w.Finish()[:0])
+	w.WriteBits(mask, nc)
+	w.WriteBool(true)
+	w.WriteExpGolomb(uint64(s.tick.Sub(base)-1), 0)
+	pred := base2.Before(base)
+	w.WriteBool(pred)
+	if pred {
+		w.WriteExpGolomb(uint64(base.Sub(base2)-1), 0)
+	}
+	for m := dm; m != 0; m &= m - 1 {
+		id := bits.TrailingZeros64(m)
+		c := s.p.comps[id]
+		b, _ := s.jn.at(idx*nc+id, base, c.fixed)
+		var e extrapolation
+		if pred {
+			e.older, _ = s.jn.at(idx*nc+id, base2, c.fixed)
+			e.num, e.den = int64(s.tick.Sub(base)), int64(base.Sub(base2))
+		}
+		if c.draws && appendDraws(w, b, s.value(idx, id)) {
+			continue
+		}
+		appendFieldDelta(w, c.delta, b, e, s.value(idx, id))
+	}
+	s.writeValues(w, idx, mask&^dm)
+	return w.Len()
+}
+
+// writeValues writes the values of the components in mask, in id order,
+// as 8-bit fields (a varying size first, in exponential-Golomb code).
+func (s *Server) writeValues(w *bin.BitWriter, idx int, mask uint64) {
+	for m := mask; m != 0; m &= m - 1 {
 		id := bits.TrailingZeros64(m)
 		v := s.value(idx, id)
 		if s.p.comps[id].fixed == 0 {
@@ -396,8 +458,6 @@ func (s *Server) appendBody(dst []byte, idx int, mask uint64, base tick.Tick, us
 		}
 		w.WriteBitsFrom(v, 8*len(v))
 	}
-	n := w.Len() - start
-	return w.Finish(), n
 }
 
 // valueLenOrder is the exponential-Golomb order of a variable-size value's

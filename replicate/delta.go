@@ -5,10 +5,12 @@ package replicate
 // "Deltas against acknowledged baselines" in wire.go and journal.go).
 
 import (
+	"encoding/binary"
 	"errors"
 	"math/bits"
 
 	"github.com/rewindgo/rewind/internal/bin"
+	"github.com/rewindgo/rewind/rng"
 )
 
 // FieldLayout is implemented by a FixedSizer codec whose encoding is a
@@ -100,15 +102,93 @@ var errBaseline = errors.New("replicate: delta against a baseline the client doe
 // fields of plain cubes: 337 with the length form, 457 to 505 with
 // exponential-Golomb codes).
 
+// A generator's state (component.draws) changes completely with every
+// draw, so a field delta saves nothing; its delta starts with one bit,
+// 1 when the value is the baseline's state advanced by n draws (n at most
+// maxDraws), n then following in exponential-Golomb code of order 0,
+// else 0 and the field delta.
+
+// rngSize is the size of rng.Rand's encoding: hi, then lo, little-endian.
+const rngSize = 16
+
+// maxDraws bounds the draws the server looks for between two states.
+const maxDraws = 64
+
+func rngOf(b []byte) rng.Rand {
+	return rng.New(binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]))
+}
+
+// appendDraws writes the draws form of cur from base when there is one,
+// and reports whether it did (else it wrote the 0 bit).
+func appendDraws(w *bin.BitWriter, base, cur []byte) bool {
+	n, ok := rng.Draws(rngOf(base), rngOf(cur), maxDraws)
+	w.WriteBool(ok)
+	if ok {
+		w.WriteExpGolomb(uint64(n), 0)
+	}
+	return ok
+}
+
+// readDraws reads the draws form's bit and, if set, the count, and
+// appends the state base advanced by it (nothing with base nil). It
+// reports whether the form was used.
+func readDraws(r *bin.BitReader, base, dst []byte) ([]byte, bool) {
+	if !r.ReadBool() {
+		return dst, false
+	}
+	n := r.ReadExpGolomb(0)
+	if n > maxDraws {
+		r.Fail(errRange)
+		return dst, true
+	}
+	if base == nil || r.Err() != nil {
+		return dst, true
+	}
+	g := rngOf(base)
+	for range n {
+		g.Step()
+	}
+	hi, lo := g.State()
+	dst = binary.LittleEndian.AppendUint64(dst, hi)
+	return binary.LittleEndian.AppendUint64(dst, lo), true
+}
+
+// extrapolation is a predicted delta's reference: each field of the
+// baseline b moved on by its change since an older baseline o, scaled
+// by num/den (the ticks from the baseline to the value over the ticks
+// between the two baselines): b + (b-o)*num/den, the difference taken
+// as a signed w-bit number and the quotient truncated toward zero, all
+// modulo 2^w. A value that moves steadily then differs from it by
+// nothing or by its change of speed. den 0: no extrapolation (the
+// reference is the baseline).
+type extrapolation struct {
+	older    []byte
+	num, den int64
+}
+
+// field is the extrapolated reference of one field of w bits.
+func (e extrapolation) field(b, o uint64, w int) uint64 {
+	d := (b - o) & widthMask(w)
+	sd := int64(d<<(64-uint(w))) >> (64 - uint(w))
+	return (b + uint64(sd*e.num/e.den)) & widthMask(w)
+}
+
 // lenBits is the width of a field delta's length: enough for n-1, n <= w.
 func lenBits(w int) int { return bits.Len(uint(w - 1)) }
 
 // appendFieldDelta writes cur's change from base (two encodings of layout
 // fields, of equal length) to w.
-func appendFieldDelta(w *bin.BitWriter, fields []int, base, cur []byte) {
+func appendFieldDelta(w *bin.BitWriter, fields []int, base []byte, pr extrapolation, cur []byte) {
 	rb, rc := bin.NewBitReader(base), bin.NewBitReader(cur)
+	var r2 bin.BitReader
+	if pr.den != 0 {
+		r2 = bin.NewBitReader(pr.older)
+	}
 	for _, fw := range fields {
 		b, c := rb.ReadBits(fw), rc.ReadBits(fw)
+		if pr.den != 0 {
+			b = pr.field(b, r2.ReadBits(fw), fw)
+		}
 		d := (c - b) & widthMask(fw)
 		if d == 0 {
 			w.WriteBool(false)
@@ -130,12 +210,15 @@ func appendFieldDelta(w *bin.BitWriter, fields []int, base, cur []byte) {
 // encoding it makes of base: len(base) bytes. With base nil it only reads
 // past the delta (an entity the client no longer has) and appends
 // nothing. The result is not checked here: the codec's Decode checks it.
-func readFieldDelta(r *bin.BitReader, fields []int, base, dst []byte) []byte {
-	var rb bin.BitReader
+func readFieldDelta(r *bin.BitReader, fields []int, base []byte, pr extrapolation, dst []byte) []byte {
+	var rb, r2 bin.BitReader
 	var out bin.BitWriter
 	if base != nil {
 		rb = bin.NewBitReader(base)
 		out = bin.NewBitWriter(dst)
+		if pr.den != 0 {
+			r2 = bin.NewBitReader(pr.older)
+		}
 	}
 	for _, fw := range fields {
 		var d uint64
@@ -159,6 +242,9 @@ func readFieldDelta(r *bin.BitReader, fields []int, base, dst []byte) []byte {
 		}
 		if base != nil {
 			b := rb.ReadBits(fw)
+			if pr.den != 0 {
+				b = pr.field(b, r2.ReadBits(fw), fw)
+			}
 			out.WriteBits((b+d)&widthMask(fw), fw)
 		}
 	}

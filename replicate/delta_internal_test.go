@@ -43,15 +43,23 @@ func TestFieldDeltaRoundTrip(t *testing.T) {
 			}
 		}
 		b, c := packFields(widths, base), packFields(widths, cur)
+		var ex extrapolation // every other round, through an older value
+		if round%8 >= 4 {
+			older := make([]uint64, len(widths))
+			for i, fw := range widths {
+				older[i] = (base[i] - uint64(rnd.IntN(7)-3)) & widthMask(fw)
+			}
+			ex = extrapolation{older: packFields(widths, older), num: int64(1 + rnd.IntN(5)), den: int64(1 + rnd.IntN(5))}
+		}
 		w := bin.NewBitWriter(nil)
-		appendFieldDelta(&w, widths, b, c)
+		appendFieldDelta(&w, widths, b, ex, c)
 		n := w.Len()
 		d := w.Finish()
-		if round%4 == 0 && n != len(widths) {
+		if round%8 == 0 && n != len(widths) {
 			t.Fatalf("an unchanged value takes %d bits, want %d", n, len(widths))
 		}
 		r := bin.NewBitReader(d)
-		got := readFieldDelta(&r, widths, b, nil)
+		got := readFieldDelta(&r, widths, b, ex, nil)
 		if err := r.End(); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
@@ -61,12 +69,31 @@ func TestFieldDeltaRoundTrip(t *testing.T) {
 	}
 }
 
+// A value that moves steadily costs one bit per field as a delta from its
+// extrapolation.
+func TestExtrapolatedDelta(t *testing.T) {
+	widths := []int{17, 17, 32}
+	older := packFields(widths, []uint64{1000, 50, 0x40000000})
+	base := packFields(widths, []uint64{1012, 47, 0x40000400})
+	cur := packFields(widths, []uint64{1030, 42, 0x40000a00}) // 12/2 ticks on, 1.5 times the move
+	w := bin.NewBitWriter(nil)
+	ex := extrapolation{older: older, num: 3, den: 2}
+	appendFieldDelta(&w, widths, base, ex, cur)
+	if n := w.Len(); n > 3+6 {
+		t.Fatalf("a steady move takes %d bits", n)
+	}
+	r := bin.NewBitReader(w.Finish())
+	if got := readFieldDelta(&r, widths, base, ex, nil); !bytes.Equal(got, cur) || r.End() != nil {
+		t.Fatalf("rebuilt %x (%v), want %x", got, r.End(), cur)
+	}
+}
+
 // The costs the layout's choice of forms gives: a quantized code moved by
 // a few steps takes a few bits; a float moved a little its low bits.
 func TestFieldDeltaCosts(t *testing.T) {
 	cost := func(widths []int, base, cur []uint64) int {
 		w := bin.NewBitWriter(nil)
-		appendFieldDelta(&w, widths, packFields(widths, base), packFields(widths, cur))
+		appendFieldDelta(&w, widths, packFields(widths, base), extrapolation{}, packFields(widths, cur))
 		return w.Len()
 	}
 	if n := cost([]int{17}, []uint64{1000}, []uint64{1005}); n > 6 {
@@ -88,13 +115,13 @@ func FuzzFieldDelta(f *testing.F) {
 	widths := []int{2, 9, 9, 9, 17, 32, 64}
 	base := packFields(widths, []uint64{1, 200, 300, 400, 70000, 0x40500000, 1 << 62})
 	w := bin.NewBitWriter(nil)
-	appendFieldDelta(&w, widths, base, packFields(widths, []uint64{2, 210, 300, 390, 70005, 0x40500001, 1<<62 + 9}))
+	appendFieldDelta(&w, widths, base, extrapolation{}, packFields(widths, []uint64{2, 210, 300, 390, 70005, 0x40500001, 1<<62 + 9}))
 	f.Add(w.Finish())
 	f.Add([]byte{0})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, d []byte) {
 		r := bin.NewBitReader(d)
-		got := readFieldDelta(&r, widths, base, nil)
+		got := readFieldDelta(&r, widths, base, extrapolation{}, nil)
 		if r.End() != nil {
 			return
 		}
@@ -102,7 +129,7 @@ func FuzzFieldDelta(f *testing.F) {
 			t.Fatalf("rebuilt %d bytes from a base of %d", len(got), len(base))
 		}
 		w := bin.NewBitWriter(nil)
-		appendFieldDelta(&w, widths, base, got)
+		appendFieldDelta(&w, widths, base, extrapolation{}, got)
 		if again := w.Finish(); !bytes.Equal(again, d) {
 			t.Fatalf("accepted delta %x re-encodes to %x", d, again)
 		}

@@ -77,7 +77,7 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 		ce.acc = 0
 	}
 	// A resend is absolute: its loss may be the client's missing baseline.
-	if s.writeBlock(c, i, m, t, c.maxPkt, ce.ackedTick, !forced) {
+	if s.writeBlock(c, i, m, t, c.maxPkt, ce.ackedTick, ce.ackedPrev, !forced) {
 		c.sent(ce, t)
 		return
 	}
@@ -168,15 +168,15 @@ func (c *serverClient) appendBlock(idx uint32, body []byte, nb int) {
 }
 
 // writeBlock writes entity idx's pending components into the current
-// packet (deltas from their values at base, if useBase and the journal
-// has them), starting a new packet when it does not fit. It reports false when
+// packet (deltas from their values at base, or from their extrapolation
+// from base2 through base, if useBase and the journal has them), starting a new packet when it does not fit. It reports false when
 // no more packets may be sent this tick.
-func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, maxPkt int, base tick.Tick, useBase bool) bool {
+func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, maxPkt int, base, base2 tick.Tick, useBase bool) bool {
 	if c.nPkts == 0 {
 		s.startPacket(c, t)
 	}
 	s.ringFree(c, 1)
-	body, nb := s.block(idx, m, base, useBase)
+	body, nb := s.block(idx, m, base, base2, useBase)
 	cost := headBits(c.prev, uint32(idx)) + nb
 	if b := s.cfg.BudgetPerTick; b > 0 && c.spent > 0 && c.spent+cost > 8*b {
 		return false // over the budget: it waits for the next tick

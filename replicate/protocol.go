@@ -140,8 +140,11 @@ type component struct {
 	tag   string
 	// delta is the bit widths of the fields of the component's encoding
 	// (delta.go), nil when its mutations are always absolute (varying
-	// sizes, or Once).
+	// sizes, or Once); draws: its 16 bytes are a generator's state
+	// (rng.Rand, or a type marked RNGState), whose delta may be a count
+	// of draws.
 	delta []int
+	draws bool
 	bind  func(w *ecs.World) boundComponent
 	isMap bool
 	rng   bool // RNG state: in the scope of an RNG-only resync
@@ -297,6 +300,7 @@ func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentIndex, err
 	c := &component{id: len(p.comps), name: typename.Of(t), typ: t, mode: spec.mode, every: spec.every, tag: spec.codecTag, fixed: fixed, rng: spec.rng}
 	if spec.mode == OnChange {
 		c.delta = fieldBitsOf(codec, fixed)
+		c.draws = spec.rng && fixed == rngSize
 	}
 	_, c.isMap = any((*T)(nil)).(ecs.MapEntitieser)
 	c.bind = func(w *ecs.World) boundComponent {

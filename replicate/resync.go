@@ -414,7 +414,7 @@ func (s *Server) appendPartial(c *serverClient, t tick.Tick) (b []byte, ok bool)
 		m := (en.mask | s.pendingMask(idx, ce)) & se.mask
 		// A partial resync spawns the entity on a client that lost it.
 		s.appendInsert(c, idx, m, c.kind == ResyncPartial)
-		ce.ackedTick, ce.sentTick = t, t
+		ce.ackedTick, ce.ackedPrev, ce.sentTick = t, t, t
 	}
 	c.fitResources(len(s.res))
 	for r := res; r != 0; r &= r - 1 {

@@ -33,8 +33,10 @@ type segmenter struct {
 	raised      bool
 	raiseSettle tick.Tick
 	// sharedBase is the baseline of this tick's shared blocks
-	// (hasSharedBase: they are deltas; chooseSharedBase).
+	// (hasSharedBase: they are deltas; chooseSharedBase), sharedBase2
+	// the older one they may extrapolate from (equal: none).
 	sharedBase    tick.Tick
+	sharedBase2   tick.Tick
 	hasSharedBase bool
 }
 
@@ -113,11 +115,11 @@ func (s *Server) segmentChanged() {
 		}
 		off := len(s.blockBuf)
 		var nb int
-		s.blockBuf, nb = s.appendBody(s.blockBuf, i, m0, s.sharedBase, s.hasSharedBase)
+		s.blockBuf, nb = s.appendBody(s.blockBuf, i, m0, s.sharedBase, s.sharedBase2, s.hasSharedBase)
 		se.shOff, se.shLen, se.shBits = uint32(off), uint32(len(s.blockBuf)-off), uint32(nb)
 		// Visits later this tick that need the same block reuse it.
 		se.blkStamp, se.blkMask, se.blkOff, se.blkLen, se.blkBits = s.cacheStamp, m0, se.shOff, se.shLen, se.shBits
-		se.blkBase, se.blkDelta = s.sharedBase, s.hasSharedBase
+		se.blkBase, se.blkBase2, se.blkDelta = s.sharedBase, s.sharedBase2, s.hasSharedBase
 		if seg.n > 0 && (seg.bits+headBits(seg.last, idx)+nb+1+7)/8 > limit {
 			s.endSegment(&seg)
 			seg = segment{first: len(s.shared), last: -1}
@@ -236,7 +238,7 @@ func (s *Server) upToDate(c *serverClient, t tick.Tick) (acked tick.Tick, ok boo
 // deltas from its acknowledged ticks, visit), of the entities spawned on
 // it by then (clientEnt.spawnTick; spawnedBy for whole segments).
 func (s *Server) chooseSharedBase(t tick.Tick) {
-	s.sharedBase, s.hasSharedBase = 0, false
+	s.sharedBase, s.sharedBase2, s.hasSharedBase = 0, 0, false
 	for _, c := range s.order {
 		c.deltaOK = false
 	}
@@ -256,6 +258,18 @@ func (s *Server) chooseSharedBase(t tick.Tick) {
 		s.sharedBase, s.hasSharedBase = 0, false
 		return
 	}
+	// The older baseline, as far before the baseline as the baseline is
+	// before t (the extrapolation doubles the change since it), if the
+	// clients' last irregularities were settled by then.
+	s.sharedBase2 = s.sharedBase - tick.Tick(t.Sub(s.sharedBase))
+	if t.Sub(s.sharedBase2) > deltaMaxAge {
+		s.sharedBase2 = s.sharedBase
+	}
+	for _, c := range s.order {
+		if c.active && c.settle.After(s.sharedBase2) {
+			s.sharedBase2 = s.sharedBase
+		}
+	}
 	for _, c := range s.order {
 		if !c.active {
 			continue
@@ -264,7 +278,7 @@ func (s *Server) chooseSharedBase(t tick.Tick) {
 		// The values a lost message carried reached the client at its
 		// last irregularity's settle tick: a baseline before that may
 		// predate them.
-		c.deltaOK = ok && !acked.Before(s.sharedBase) && !c.settle.After(s.sharedBase)
+		c.deltaOK = ok && !acked.Before(s.sharedBase) && !c.settle.After(s.sharedBase2)
 	}
 }
 
@@ -303,7 +317,7 @@ func (s *Server) takeWhole(c *serverClient, t tick.Tick) {
 		for j := 0; j < len(s.segs) && j < maxWhole && room > 0; j++ {
 			sg := &s.segs[j]
 			if sg.hasOthers && sg.others.After(acked) || !all && !s.allShown(c, sg) ||
-				s.hasSharedBase && c.lastSpawn.After(s.sharedBase) && !s.spawnedBy(c, sg, s.sharedBase) {
+				s.hasSharedBase && c.lastSpawn.After(s.sharedBase2) && !s.spawnedBy(c, sg, s.sharedBase2) {
 				continue
 			}
 			mask |= 1 << uint(j)
@@ -360,7 +374,7 @@ func (s *Server) take(c *serverClient, ce *clientEnt, se *srvEnt, idx uint32, ge
 	if ce.flags&(ceSpawned|ceDeferred) != ceSpawned || ce.gen != gen {
 		return false
 	}
-	if s.hasSharedBase && (!c.deltaOK || ce.spawnTick.After(s.sharedBase)) ||
+	if s.hasSharedBase && (!c.deltaOK || ce.spawnTick.After(s.sharedBase2)) ||
 		!s.hasSharedBase && se.mask&s.deltaMask != 0 && !s.cfg.NoDeltas {
 		// The shared block is a delta this client may lack the baseline
 		// of, or absolute where the client's own delta is smaller:

@@ -35,6 +35,7 @@ type srvEnt struct {
 	blkOff, blkLen uint32
 	blkBits        uint32    // the block body's length in bits (blkLen bytes hold them)
 	blkBase        tick.Tick // the block's baseline (blkDelta: it has one)
+	blkBase2       tick.Tick // its older baseline (= blkBase: none)
 	blkDelta       bool
 	// This tick's shared block (the components that changed this tick), its
 	// segment, and the latest change tick of its other live components.
@@ -59,7 +60,7 @@ type histEntry struct {
 	seg  int32
 }
 
-// clientEnt is a client's view of one entity slot (44 bytes).
+// clientEnt is a client's view of one entity slot (48 bytes).
 type clientEnt struct {
 	gen       uint32
 	ackedTick tick.Tick
@@ -72,7 +73,11 @@ type clientEnt struct {
 	// would stop moving.
 	pinTick tick.Tick
 	pinSeq  uint32
-	sentSeq uint32
+	// ackedPrev is the acknowledged tick before ackedTick: the client
+	// holds the server's values at both (predicted deltas extrapolate
+	// from the two).
+	ackedPrev tick.Tick
+	sentSeq   uint32
 	// prevTick and prevSeq are the send before the last: its late ack still
 	// counts (a resend after a timeout must not make the first send's ack
 	// worthless, or a queue that delays acks keeps everything resending).

@@ -15,7 +15,7 @@ func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
 	ce := s.syncGen(c, idx)
 	c.markSpawned(ce, idx)
 	c.lastSpawn, ce.spawnTick = t, t
-	ce.ackedTick, ce.sentTick = t, t
+	ce.ackedTick, ce.ackedPrev, ce.sentTick = t, t, t
 	if ce, ok := c.claims.take(se.e); ok {
 		c.secMap = appendEntity(c.secMap, se.e)
 		c.secMap = appendEntity(c.secMap, ce)
@@ -124,7 +124,8 @@ func (s *Server) sendClient(c *serverClient, t tick.Tick) {
 		if m := (se.ins | s.pendingMask(i, ce)) & se.mask; m != 0 || se.onceNew {
 			s.appendInsert(c, i, m, false)
 		}
-		ce.ackedTick, ce.sentTick = t, t
+		ce.setAcked(t)
+		ce.sentTick = t
 	}
 	s.resourceSection(c, t)
 	if c.nMap+c.nDesp+c.nRem+c.nIns+c.nRes > 0 || c.forcing {

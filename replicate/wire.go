@@ -127,11 +127,18 @@ import (
 //   - when the mask holds a delta-encoded component (a fixed-size
 //     encoding and mode OnChange: component.delta), one bit, 1 if the
 //     block's delta-encoded values are deltas; if so, the baseline's age
-//     a-1 in exponential-Golomb code of order 0 (the baseline is the tick
-//     a before the message's, 1 <= a < 96, the client's journal window)
-//     and each delta-encoded present component's field delta, in
-//     ascending id order (delta.go: per field, one bit for unchanged,
-//     else the length and low bits of the zig-zagged difference).
+//     a-1 in exponential-Golomb code of order 0 (the baseline B is the
+//     tick a before the message's), one bit, 1 if the deltas are from an
+//     extrapolation, then the distance g-1 from B back to the older
+//     baseline B2 in the same code (t-B2 < 96, the client's journal
+//     window), and each delta-encoded present component's delta, in
+//     ascending id order (delta.go): for a generator's state
+//     (component.draws), one bit, 1 and then the number of draws from
+//     B's state in exponential-Golomb code of order 0 (at most 64), or 0
+//     and the field delta; otherwise the field delta: per field, one bit
+//     for unchanged, else the zig-zagged difference from B's field, or
+//     from B's field moved on by its change since B2 times a/g,
+//     exponential-Golomb coded up to 24 bits, length-prefixed above.
 //   - the values not sent as deltas, in ascending id order, as 8-bit
 //     fields: a fixed-size value's bytes; a varying one's length in
 //     exponential-Golomb code of order 4 (at most 1 MiB), then its bytes.

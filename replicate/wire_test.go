@@ -137,12 +137,13 @@ func TestWireGolden(t *testing.T) {
 		// follows; 100: the exponential-Golomb code of order 2 of 0, the
 		// slot's distance from the slot after none (slot 0); 10: mask 1
 		// (of two components), WirePos; 1: deltas; 1: age 1 (the code of
-		// 0); WirePos 5, 6 as a delta from the value of tick 1 (1, -2),
-		// its two 16-bit fields in exponential-Golomb code of order 3 of
-		// z-1 (z the zig-zagged difference): X: 1 (changed), 1111 (+4:
-		// z = 8, 7 is 1 then 111); Y: 1, 010111 (+8: z = 16, 15 is 01 0
-		// then 111); 0: no more blocks; padding. d3 bf 0e.
-		{"server kind 13", transport.Unreliable, "0d" + "02" + "01" + "01" + "0001" + "d3bf0e"},
+		// 0); 0: not extrapolated; WirePos 5, 6 as a delta from the value
+		// of tick 1 (1, -2), its two 16-bit fields in exponential-Golomb
+		// code of order 3 of z-1 (z the zig-zagged difference): X: 1
+		// (changed), 1111 (+4: z = 8, 7 is 1 then 111); Y: 1, 010111 (+8:
+		// z = 16, 15 is 01 0 then 111); 0: no more blocks; padding.
+		// d3 7e 1d.
+		{"server kind 13", transport.Unreliable, "0d" + "02" + "01" + "01" + "0001" + "d37e1d"},
 		// ServerMsg: type 1 (WireDown), after the update of tick 1, N 7.
 		{"server kind 14", transport.ReliableOrdered, "0e" + "01" + "01" + "07"},
 		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "01"},

@@ -56,8 +56,12 @@ func mix(z uint64) uint64 {
 	return z ^ z>>31
 }
 
-// Uint64 returns a uniformly distributed 64-bit value.
-func (r *Rand) Uint64() uint64 {
+// State returns the generator's 128-bit state, hi<<64 | lo: New(State())
+// is r.
+func (r Rand) State() (hi, lo uint64) { return r.hi, r.lo }
+
+// Step advances r by one draw, as Uint64 does, without the output.
+func (r *Rand) Step() {
 	// The LCG step: state = state*mul + inc, modulo 2^128, with the 128-bit
 	// multiplier and increment of PCG.
 	const (
@@ -71,6 +75,26 @@ func (r *Rand) Uint64() uint64 {
 	lo, c := bits.Add64(lo, incLo, 0)
 	hi, _ = bits.Add64(hi, incHi, c)
 	r.hi, r.lo = hi, lo
+}
+
+// Draws returns how many draws (Uint64 calls; every other method makes
+// one or more) take a generator from state from to state to: n in 0..max
+// with from stepped n times equal to to, and ok; ok is false if no n up
+// to max does. Replication sends a generator's state as this count.
+func Draws(from, to Rand, max int) (n int, ok bool) {
+	for n = 0; n <= max; n++ {
+		if from == to {
+			return n, true
+		}
+		from.Step()
+	}
+	return 0, false
+}
+
+// Uint64 returns a uniformly distributed 64-bit value.
+func (r *Rand) Uint64() uint64 {
+	r.Step()
+	hi, lo := r.hi, r.lo
 
 	// DXSM output: xorshift and multiply the high half, then multiply by the
 	// low half made odd.
