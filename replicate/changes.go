@@ -81,11 +81,15 @@ type encodings struct {
 	jn journal
 	// bits writes block bodies, bitsA and bitsB their delta forms (the
 	// smallest wins); segW this tick's segments into segBuf.
-	bits   bin.BitWriter
-	bitsA  bin.BitWriter
-	bitsB  bin.BitWriter
-	segW   bin.BitWriter
-	segBuf []byte
+	bits  bin.BitWriter
+	bitsA bin.BitWriter
+	bitsB bin.BitWriter
+	// atB and atB2 are the baselines of the block being encoded, by
+	// component (baselines); extrapolate: the older ones differ.
+	atB, atB2   [][]byte
+	extrapolate bool
+	segW        bin.BitWriter
+	segBuf      []byte
 }
 
 // begin starts the encodings of tick t: what earlier ticks encoded is
@@ -369,55 +373,95 @@ func (s *Server) block(idx int, mask uint64, base, base2 tick.Tick, useBase bool
 func (s *Server) appendBody(dst []byte, idx int, mask uint64, base, base2 tick.Tick, useBase bool) ([]byte, int) {
 	nc := len(s.comps)
 	dm := mask & s.deltaMask
+	best := nc + s.valueBits(idx, mask) // the absolute form
+	if dm != 0 {
+		best++
+	}
+	var win *bin.BitWriter
+	if dm != 0 && useBase && s.baselines(idx, dm, base, base2) {
+		// The extrapolated form first: when it spends at most two bits a
+		// field (a steady move) the plain one cannot do much better, and
+		// is not tried.
+		tryPlain := true
+		if s.extrapolate {
+			n, fields, spent := s.deltaBody(&s.bitsB, idx, mask, base, base2)
+			if n < best {
+				best, win = n, &s.bitsB
+			}
+			tryPlain = spent > 2*fields
+		}
+		if tryPlain {
+			if n, _, _ := s.deltaBody(&s.bitsA, idx, mask, base, base); n < best {
+				best, win = n, &s.bitsA
+			}
+		}
+	}
 	w := &s.bits
 	w.Reset(dst)
-	start := w.Len()
+	if win != nil {
+		w.WriteBitsFrom(win.Finish(), best)
+		return w.Finish(), best
+	}
 	w.WriteBits(mask, nc)
 	if dm != 0 {
 		w.WriteBool(false) // absolute
 	}
 	s.writeValues(w, idx, mask)
-	best := w.Len() - start
-	if dm == 0 || !useBase || !s.holds(idx, dm, base) {
-		return w.Finish(), best
-	}
-	var win *bin.BitWriter
-	if n := s.deltaBody(&s.bitsA, idx, mask, base, base); n < best {
-		best, win = n, &s.bitsA
-	}
-	if base2.Before(base) && s.holds(idx, dm, base2) {
-		if n := s.deltaBody(&s.bitsB, idx, mask, base, base2); n < best {
-			best, win = n, &s.bitsB
-		}
-	}
-	if win == nil {
-		return w.Finish(), best
-	}
-	w.Reset(dst)
-	w.WriteBitsFrom(win.Finish(), best)
 	return w.Finish(), best
 }
 
-// holds reports whether the journal holds the values at tick b of the
-// components in dm of entity idx, recorded no more than deltaMaxAge ticks
-// ago (so the client's longer window holds them too).
-func (s *Server) holds(idx int, dm uint64, b tick.Tick) bool {
+// baselines looks up in the journal the values at tick b (and b2, if
+// before b) of the components in dm of entity idx, into s.atB and
+// s.atB2, and reports whether it holds those at b, each recorded no more
+// than deltaMaxAge ticks ago (so the client's longer window holds them
+// too). It sets s.extrapolate when it holds those at b2 too and one of
+// them differs from the one at b (else an extrapolation is the baseline).
+func (s *Server) baselines(idx int, dm uint64, b, b2 tick.Tick) bool {
 	oldest := s.tick - deltaMaxAge
 	nc := len(s.comps)
+	if len(s.atB) < nc {
+		s.atB, s.atB2 = make([][]byte, nc), make([][]byte, nc)
+	}
+	pred, moved := b2.Before(b), false
 	for m := dm; m != 0; m &= m - 1 {
 		id := bits.TrailingZeros64(m)
-		if _, et, ok := s.jn.atTick(idx*nc+id, b, s.p.comps[id].fixed); !ok || et.Before(oldest) {
+		v, et, ok := s.jn.atTick(idx*nc+id, b, s.p.comps[id].fixed)
+		if !ok || et.Before(oldest) {
 			return false
 		}
+		s.atB[id] = v
+		if pred {
+			v2, et2, ok := s.jn.atTick(idx*nc+id, b2, s.p.comps[id].fixed)
+			pred = ok && !et2.Before(oldest)
+			s.atB2[id] = v2
+			moved = moved || et2 != et
+		}
 	}
+	s.extrapolate = pred && moved
 	return true
 }
 
+// valueBits is the size in bits of the values in mask, written absolute.
+func (s *Server) valueBits(idx int, mask uint64) int {
+	n := 0
+	for m := mask; m != 0; m &= m - 1 {
+		id := bits.TrailingZeros64(m)
+		if f := s.p.comps[id].fixed; f > 0 {
+			n += 8 * f
+			continue
+		}
+		l := uint64(len(s.value(idx, id)))
+		n += 8*int(l) + 2*bits.Len64(l>>valueLenOrder+1) - 1 + valueLenOrder
+	}
+	return n
+}
+
 // deltaBody writes into w (reset) the body of entity idx's block with the
-// delta-encoded components of mask as deltas from their values at base,
-// extrapolated from base2 if it is before base, and returns its length in
-// bits.
-func (s *Server) deltaBody(w *bin.BitWriter, idx int, mask uint64, base, base2 tick.Tick) int {
+// delta-encoded components of mask as deltas from their values at base
+// (s.atB), extrapolated from base2 (s.atB2) if it is before base, and
+// returns its length in bits, the number of fields of the deltas and the
+// bits they took.
+func (s *Server) deltaBody(w *bin.BitWriter, idx int, mask uint64, base, base2 tick.Tick) (n, fields, spent int) {
 	nc := len(s.comps)
 	dm := mask & s.deltaMask
 	w.Reset(w.Finish()[:0])
@@ -429,22 +473,23 @@ func (s *Server) deltaBody(w *bin.BitWriter, idx int, mask uint64, base, base2 t
 	if pred {
 		w.WriteExpGolomb(uint64(base.Sub(base2)-1), 0)
 	}
+	from := w.Len()
 	for m := dm; m != 0; m &= m - 1 {
 		id := bits.TrailingZeros64(m)
 		c := s.p.comps[id]
-		b, _ := s.jn.at(idx*nc+id, base, c.fixed)
+		fields += len(c.delta)
 		var e extrapolation
 		if pred {
-			e.older, _ = s.jn.at(idx*nc+id, base2, c.fixed)
-			e.num, e.den = int64(s.tick.Sub(base)), int64(base.Sub(base2))
+			e = extrapolation{older: s.atB2[id], num: int64(s.tick.Sub(base)), den: int64(base.Sub(base2))}
 		}
-		if c.draws && appendDraws(w, b, s.value(idx, id)) {
+		if c.draws && appendDraws(w, s.atB[id], s.value(idx, id)) {
 			continue
 		}
-		appendFieldDelta(w, c.delta, b, e, s.value(idx, id))
+		appendFieldDelta(w, c.delta, s.atB[id], e, s.value(idx, id))
 	}
+	spent = w.Len() - from
 	s.writeValues(w, idx, mask&^dm)
-	return w.Len()
+	return w.Len(), fields, spent
 }
 
 // writeValues writes the values of the components in mask, in id order,

@@ -176,18 +176,72 @@ func (e extrapolation) field(b, o uint64, w int) uint64 {
 // lenBits is the width of a field delta's length: enough for n-1, n <= w.
 func lenBits(w int) int { return bits.Len(uint(w - 1)) }
 
+// fieldCursor reads the consecutive fields of an encoding: whole bytes
+// directly when every field of the layout is whole bytes (plain data),
+// else through a bit reader.
+type fieldCursor struct {
+	b       []byte
+	off     int
+	aligned bool
+	r       bin.BitReader
+}
+
+func newCursor(b []byte, aligned bool) fieldCursor {
+	c := fieldCursor{b: b, aligned: aligned}
+	if !aligned {
+		c.r = bin.NewBitReader(b)
+	}
+	return c
+}
+
+// next reads the next field, of w bits.
+func (c *fieldCursor) next(w int) uint64 {
+	if !c.aligned {
+		return c.r.ReadBits(w)
+	}
+	n := w / 8
+	b := c.b[c.off : c.off+n]
+	c.off += n
+	switch n {
+	case 1:
+		return uint64(b[0])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(b))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b))
+	case 8:
+		return binary.LittleEndian.Uint64(b)
+	}
+	var v uint64
+	for i, x := range b {
+		v |= uint64(x) << (8 * i)
+	}
+	return v
+}
+
+// wholeBytes reports whether every field of a layout is whole bytes.
+func wholeBytes(fields []int) bool {
+	for _, w := range fields {
+		if w%8 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // appendFieldDelta writes cur's change from base (two encodings of layout
 // fields, of equal length) to w.
 func appendFieldDelta(w *bin.BitWriter, fields []int, base []byte, pr extrapolation, cur []byte) {
-	rb, rc := bin.NewBitReader(base), bin.NewBitReader(cur)
-	var r2 bin.BitReader
+	aligned := wholeBytes(fields)
+	rb, rc := newCursor(base, aligned), newCursor(cur, aligned)
+	var r2 fieldCursor
 	if pr.den != 0 {
-		r2 = bin.NewBitReader(pr.older)
+		r2 = newCursor(pr.older, aligned)
 	}
 	for _, fw := range fields {
-		b, c := rb.ReadBits(fw), rc.ReadBits(fw)
+		b, c := rb.next(fw), rc.next(fw)
 		if pr.den != 0 {
-			b = pr.field(b, r2.ReadBits(fw), fw)
+			b = pr.field(b, r2.next(fw), fw)
 		}
 		d := (c - b) & widthMask(fw)
 		if d == 0 {
@@ -195,13 +249,23 @@ func appendFieldDelta(w *bin.BitWriter, fields []int, base []byte, pr extrapolat
 			continue
 		}
 		z := zigzagW(d, fw)
-		w.WriteBool(true)
 		if k := expOrder(fw); k >= 0 {
-			w.WriteExpGolomb(z-1, uint(k))
+			if code, n, ok := bin.ExpGolombCode(z-1, uint(k)); ok && n < 64 {
+				w.WriteBits(1|code<<1, n+1) // changed, then the code
+			} else {
+				w.WriteBool(true)
+				w.WriteExpGolomb(z-1, uint(k))
+			}
 			continue
 		}
 		n := bits.Len64(z)
-		w.WriteBits(uint64(n-1), lenBits(fw))
+		lb := lenBits(fw)
+		if 1+lb+n-1 <= 64 {
+			w.WriteBits(1|uint64(n-1)<<1|(z&^(1<<(n-1)))<<(1+lb), lb+n) // changed, length, bits below the top
+			continue
+		}
+		w.WriteBool(true)
+		w.WriteBits(uint64(n-1), lb)
 		w.WriteBits(z, n-1) // the top bit is implied
 	}
 }
@@ -211,13 +275,16 @@ func appendFieldDelta(w *bin.BitWriter, fields []int, base []byte, pr extrapolat
 // past the delta (an entity the client no longer has) and appends
 // nothing. The result is not checked here: the codec's Decode checks it.
 func readFieldDelta(r *bin.BitReader, fields []int, base []byte, pr extrapolation, dst []byte) []byte {
-	var rb, r2 bin.BitReader
+	aligned := wholeBytes(fields)
+	var rb, r2 fieldCursor
 	var out bin.BitWriter
 	if base != nil {
-		rb = bin.NewBitReader(base)
-		out = bin.NewBitWriter(dst)
+		rb = newCursor(base, aligned)
+		if !aligned {
+			out = bin.NewBitWriter(dst)
+		}
 		if pr.den != 0 {
-			r2 = bin.NewBitReader(pr.older)
+			r2 = newCursor(pr.older, aligned)
 		}
 	}
 	for _, fw := range fields {
@@ -240,21 +307,30 @@ func readFieldDelta(r *bin.BitReader, fields []int, base []byte, pr extrapolatio
 			z := uint64(1)<<(n-1) | r.ReadBits(n-1)
 			d = unzigzagW(z, fw)
 		}
-		if base != nil {
-			b := rb.ReadBits(fw)
-			if pr.den != 0 {
-				b = pr.field(b, r2.ReadBits(fw), fw)
+		if base == nil {
+			continue
+		}
+		b := rb.next(fw)
+		if pr.den != 0 {
+			b = pr.field(b, r2.next(fw), fw)
+		}
+		v := (b + d) & widthMask(fw)
+		if aligned {
+			for i := 0; i < fw/8; i++ {
+				dst = append(dst, byte(v>>(8*i)))
 			}
-			out.WriteBits((b+d)&widthMask(fw), fw)
+		} else {
+			out.WriteBits(v, fw)
 		}
 	}
-	if base == nil || r.Err() != nil {
+	if base == nil || r.Err() != nil || aligned {
 		return dst
 	}
 	// Padding bits of base (a layout narrower than its bytes) carry over
 	// as zeros; Finish pads to the byte.
+	start := len(dst)
 	res := out.Finish()
-	for len(res)-len(dst) < len(base) {
+	for len(res)-start < len(base) {
 		res = append(res, 0)
 	}
 	return res

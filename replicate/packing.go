@@ -153,8 +153,13 @@ func headBits(prev int64, idx uint32) int {
 
 // writeHead writes an entity block's head (headBits).
 func writeHead(w *bin.BitWriter, prev int64, idx uint32) {
+	v := zigzag64(int64(idx) - prev - 1)
+	if code, n, ok := bin.ExpGolombCode(v, 2); ok && n < 64 {
+		w.WriteBits(1|code<<1, n+1) // a block follows, then its slot
+		return
+	}
 	w.WriteBool(true)
-	w.WriteExpGolomb(zigzag64(int64(idx)-prev-1), 2)
+	w.WriteExpGolomb(v, 2)
 }
 
 func zigzag64(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }

@@ -27,7 +27,7 @@ var ErrPadding = errors.New("bin: non-zero padding bits")
 // a nil slice.
 type BitWriter struct {
 	b   []byte
-	acc uint64 // the pending bits, fewer than 32
+	acc uint64 // the pending bits, fewer than 64
 	n   uint   // how many bits acc holds
 }
 
@@ -41,36 +41,26 @@ func (w *BitWriter) Reset(dst []byte) { *w = BitWriter{b: dst} }
 // them are ignored). It panics if n is out of range: widths are the
 // caller's constants, not input.
 func (w *BitWriter) WriteBits(v uint64, n int) {
-	if m := uint(n); m < 32-w.n { // the inlined case: no 32-bit word is complete
-		w.acc |= v << (64 - m) >> (64 - m - w.n)
+	m := uint(n)
+	if m > 64 {
+		panic("bin: WriteBits width out of range")
+	}
+	v = v << (64 - m) >> (64 - m) // (m 0: v << 64 is 0)
+	if w.n+m < 64 { // the inlined case: the accumulator does not fill
+		w.acc |= v << w.n
 		w.n += m
 		return
 	}
-	w.writeSlow(v, n)
+	w.flush(v, m)
 }
 
-// writeSlow writes a field that completes a 32-bit word.
-func (w *BitWriter) writeSlow(v uint64, n int) {
-	if uint(n) > 32 {
-		w.writeWide(v, n)
-		return
-	}
-	w.acc |= (v & (1<<uint(n) - 1)) << w.n
-	w.n += uint(n)
-	if w.n >= 32 {
-		w.b = binary.LittleEndian.AppendUint32(w.b, uint32(w.acc))
-		w.acc >>= 32
-		w.n -= 32
-	}
-}
-
-// writeWide writes a field of 33 to 64 bits as two halves.
-func (w *BitWriter) writeWide(v uint64, n int) {
-	if uint(n) > 64 {
-		panic("bin: WriteBits width out of range")
-	}
-	w.WriteBits(v, 32)
-	w.WriteBits(v>>32, n-32)
+// flush writes an m-bit field that fills the accumulator: its 8 bytes
+// are appended, and the field's remaining bits start the next.
+func (w *BitWriter) flush(v uint64, m uint) {
+	used := 64 - w.n // bits of v that fit
+	w.b = binary.LittleEndian.AppendUint64(w.b, w.acc|v<<w.n)
+	w.acc = v >> used // (used 64: 0)
+	w.n = m - used
 }
 
 // WriteBool writes one bit: 1 for true.
@@ -107,12 +97,17 @@ func (w *BitWriter) WriteExpGolomb(v uint64, k uint) {
 		w.WriteBits(0, 64)
 		w.WriteBits(1, 1)
 		w.WriteBits(0, 64)
-	} else {
-		m := bits.Len64(x)
-		w.WriteBits(0, m-1)
-		w.WriteBits(1, 1)
-		w.WriteBits(x, m-1) // the top bit of x is the one written above
+		w.WriteBits(v, int(k))
+		return
 	}
+	if code, n, ok := ExpGolombCode(v, k); ok {
+		w.WriteBits(code, n)
+		return
+	}
+	m := bits.Len64(x)
+	w.WriteBits(0, m-1)
+	w.WriteBits(1, 1)
+	w.WriteBits(x, m-1) // the top bit of x is the one written above
 	w.WriteBits(v, int(k))
 }
 
@@ -145,6 +140,26 @@ func (w *BitWriter) WriteBitsFrom(src []byte, n int) {
 		v |= uint64(src[i]) << (8 * i)
 	}
 	w.WriteBits(v, n)
+}
+
+// ExpGolombCode returns the code word WriteExpGolomb writes for v at
+// order k as one field of n bits (write it with WriteBits(code, n)), when
+// it fits 64 bits (ok); a caller may put more bits above it.
+func ExpGolombCode(v uint64, k uint) (code uint64, n int, ok bool) {
+	x := v>>k + 1
+	if x == 0 {
+		return 0, 0, false
+	}
+	m := bits.Len64(x)
+	if n = 2*m - 1 + int(k); n > 64 {
+		return 0, 0, false
+	}
+	// m-1 zeros, x (its top bit first, the rest above it), v's k low bits.
+	code = uint64(1)<<(m-1) | (x&(1<<(m-1)-1))<<m
+	if k > 0 {
+		code |= (v & (1<<k - 1)) << (2*m - 1)
+	}
+	return code, n, true
 }
 
 // Len returns the length in bits of the slice so far (the bytes it was
