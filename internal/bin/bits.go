@@ -46,7 +46,7 @@ func (w *BitWriter) WriteBits(v uint64, n int) {
 		panic("bin: WriteBits width out of range")
 	}
 	v = v << (64 - m) >> (64 - m) // (m 0: v << 64 is 0)
-	if w.n+m < 64 { // the inlined case: the accumulator does not fill
+	if w.n+m < 64 {               // the inlined case: the accumulator does not fill
 		w.acc |= v << w.n
 		w.n += m
 		return
