@@ -74,6 +74,9 @@ type checksums struct {
 // are their history at T instead of the World's predicted values; the
 // other parts (the replicated entities, non-predicted types and
 // resources) are the World's when T completed, as without prediction.
+// While rollbacks are held (Timeline.HoldRollbacks) reports wait for the
+// first Step after the release; an entity the server despawned after T
+// meanwhile still counts at T under the server id and rules it had then.
 // Attach and NewClientFrame call it. A report whose tick leaves the
 // window before a Step finalises it, or is older than a full resync, is
 // not sent (Stats.ChecksumsDropped).
