@@ -341,6 +341,9 @@ type frameServer struct {
 	states  map[tick.Tick]map[ecs.Entity]FBody   // the bodies at the end of each tick
 	marks   map[tick.Tick]map[ecs.Entity]FBullet // the bullets' markers at the end of each tick
 	proto   frameProto                           // its protocol, which connectMem gives the clients
+	// slowFrame is the ClientFrameConfig.SlowFrame connectMem gives the
+	// clients (0: the default).
+	slowFrame time.Duration
 }
 
 func (s *frameServer) step(t tick.Tick) error {
@@ -413,11 +416,12 @@ type frameClient struct {
 
 func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input func(tick.Tick) FInput, opts ...func(*replicate.ClientConfig)) *frameClient {
 	t.Helper()
-	return newFrameClientOf(t, frameProtocol, idx, conn, input, opts...)
+	return newFrameClientOf(t, frameProtocol, 0, idx, conn, input, opts...)
 }
 
-// newFrameClientOf is newFrameClient with the protocol proto.
-func newFrameClientOf(t testing.TB, proto frameProto, idx int, conn transport.MessageConn, input func(tick.Tick) FInput, opts ...func(*replicate.ClientConfig)) *frameClient {
+// newFrameClientOf is newFrameClient with the protocol proto and the
+// frame's ClientFrameConfig.SlowFrame slowFrame.
+func newFrameClientOf(t testing.TB, proto frameProto, slowFrame time.Duration, idx int, conn transport.MessageConn, input func(tick.Tick) FInput, opts ...func(*replicate.ClientConfig)) *frameClient {
 	t.Helper()
 	p, in := proto(t)
 	c := &frameClient{idx: idx, conn: conn, w: ecs.New(), input: input, cliEnt: map[ecs.Entity]ecs.Entity{}}
@@ -443,7 +447,8 @@ func newFrameClientOf(t testing.TB, proto frameProto, idx int, conn transport.Me
 		t.Fatal(err)
 	}
 	c.frame, err = predict.NewClientFrame(c.rc, c.tl, in, predict.ClientFrameConfig{
-		RTT: func() time.Duration { return conn.Stats().RTT },
+		RTT:       func() time.Duration { return conn.Stats().RTT },
+		SlowFrame: slowFrame,
 		Hooks: replicate.ClientHooks{
 			Spawn: func(ce ecs.Entity, _ tick.Tick) {
 				se, _ := c.rc.ServerEntity(ce)
@@ -630,7 +635,7 @@ func randomInputs(seed uint64) func(tick.Tick) FInput {
 }
 
 // connectMem connects n clients to the server on a MessageNetwork with
-// link on every path, with the server's protocol.
+// link on every path, with the server's protocol and slowFrame.
 func connectMem(t testing.TB, net *transport.MessageNetwork, s *frameServer, n int, link transport.LinkConfig, seed uint64, opts ...func(*replicate.ClientConfig)) []*frameClient {
 	t.Helper()
 	ln, err := net.Listen(netip.AddrPort{})
@@ -642,7 +647,7 @@ func connectMem(t testing.TB, net *transport.MessageNetwork, s *frameServer, n i
 	for i := range n {
 		conn := dialMem(t, net, ln, s.srv)
 		setLinks(net, conn.LocalAddr(), ln.Addr(), link)
-		c := newFrameClientOf(t, s.proto, i, conn, randomInputs(seed*100+uint64(i)), opts...)
+		c := newFrameClientOf(t, s.proto, s.slowFrame, i, conn, randomInputs(seed*100+uint64(i)), opts...)
 		t.Cleanup(func() { c.rc.Close() })
 		cs = append(cs, c)
 	}
