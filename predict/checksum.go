@@ -129,8 +129,9 @@ func (s *checksums) build() {
 // its server id, and which types are replicated Once on it (left out of
 // the report as the server leaves them out of its checksum). A report
 // waits for the Step that makes its tick final, several frames while
-// rollbacks are held (HoldRollbacks), so despawns after its tick can
-// arrive meanwhile.
+// rollbacks are held (HoldRollbacks), and the Update that completed its
+// tick may bring later ticks too, so despawns after its tick can arrive
+// before it is sent.
 func (s *checksums) despawned(e ecs.Entity, t tick.Tick) {
 	for _, d := range s.due {
 		if d.t.Before(t) {
