@@ -20,12 +20,16 @@ import (
 // summer computes one predicted type's checksum part at a tick from its
 // history (nil when the type is not replicated by the client's protocol).
 type summer interface {
-	// part returns the type's part at t, false when the history does not
-	// hold t.
-	part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, bool)) (replicate.Part, bool)
+	// part returns the type's part at t (s.at), false when the history
+	// does not hold t.
+	part(t tick.Tick, s *checksums) (replicate.Part, bool)
 	// hold notes what the type's part at t needs beyond the history, at
 	// t's completion (replicate's report moment).
 	hold(t tick.Tick)
+	// once returns the summer's bit (goneEnt.once) when client entity e's
+	// value does not enter the checksum (its type replicated Once on e),
+	// 0 otherwise; asked while replicate still maps e.
+	once(e ecs.Entity) uint64
 }
 
 // dueSum is a held report of tick t, due once a Step ran after it
@@ -37,22 +41,28 @@ type dueSum struct {
 
 // goneEnt is a replicated entity despawned by the server at tick t after a
 // held report's tick: its value at the report's tick still counts under
-// its server id, which replicate forgets at the despawn.
+// its server id, unless its type was replicated Once on it; replicate
+// forgets both the id and the entity's rules at the despawn, so they are
+// noted then.
 type goneEnt struct {
 	e, se ecs.Entity
 	t     tick.Tick
+	once  uint64 // the component summers' bits of the types replicated Once on e
 }
 
 // checksums is a Timeline's side of desync detection (AttachChecksum).
 type checksums struct {
-	c      *replicate.Client
-	tl     *Timeline
-	due    []dueSum
-	gone   []goneEnt
+	c    *replicate.Client
+	tl   *Timeline
+	due  []dueSum
+	gone []goneEnt
+	// mapped is replicate's mapping of client entities to server ids
+	// (c.ServerEntity; internal tests give their own).
+	mapped func(ecs.Entity) (ecs.Entity, bool)
 	sums   []summer // by registered type, built at the first report
+	bits   int      // component summers built (each has its bit: compSummer.bit)
 	parts  []replicate.Part
-	server func(ecs.Entity) (ecs.Entity, bool)
-	at     tick.Tick // the tick being summed, for server
+	at     tick.Tick // the tick being summed (see entity)
 }
 
 // AttachChecksum makes c's checksum reports (replicate.ClientConfig's
@@ -64,12 +74,14 @@ type checksums struct {
 // are their history at T instead of the World's predicted values; the
 // other parts (the replicated entities, non-predicted types and
 // resources) are the World's when T completed, as without prediction.
+// While rollbacks are held (Timeline.HoldRollbacks) reports wait for the
+// first Step after the release; an entity the server despawned after T
+// meanwhile still counts at T under the server id and rules it had then.
 // Attach and NewClientFrame call it. A report whose tick leaves the
 // window before a Step finalises it, or is older than a full resync, is
 // not sent (Stats.ChecksumsDropped).
 func AttachChecksum(c *replicate.Client, tl *Timeline) {
-	s := &checksums{c: c, tl: tl}
-	s.server = s.serverOf
+	s := &checksums{c: c, tl: tl, mapped: c.ServerEntity}
 	tl.sums = s
 	c.HoldChecksums(s.held)
 }
@@ -102,35 +114,58 @@ func (s *checksums) build() {
 		}); ok {
 			sm = hs.summer(s.c)
 		}
+		if cs, ok := sm.(interface{ setBit(uint64) }); ok && s.bits < 64 {
+			// At most 64: replicate's protocol has at most
+			// replicate.MaxComponents component types.
+			cs.setBit(1 << uint(s.bits))
+			s.bits++
+		}
 		s.sums = append(s.sums, sm)
 	}
 }
 
 // despawned notes a server despawn of client entity e at tick t (Hooks'
-// Despawn hook, while replicate still maps e) when a held report is older.
+// Despawn hook, while replicate still maps e) when a held report is older:
+// its server id, and which types are replicated Once on it (left out of
+// the report as the server leaves them out of its checksum). A report
+// waits for the Step that makes its tick final, several frames while
+// rollbacks are held (HoldRollbacks), and the Update that completed its
+// tick may bring later ticks too, so despawns after its tick can arrive
+// before it is sent.
 func (s *checksums) despawned(e ecs.Entity, t tick.Tick) {
 	for _, d := range s.due {
 		if d.t.Before(t) {
-			if se, ok := s.c.ServerEntity(e); ok {
-				s.gone = append(s.gone, goneEnt{e: e, se: se, t: t})
+			if se, ok := s.mapped(e); ok {
+				s.build()
+				var once uint64
+				for _, sm := range s.sums {
+					if sm != nil {
+						once |= sm.once(e)
+					}
+				}
+				s.gone = append(s.gone, goneEnt{e: e, se: se, t: t, once: once})
 			}
 			return
 		}
 	}
 }
 
-// serverOf is the server id of e at tick s.at: replicate's mapping, or
-// that of an entity despawned after s.at.
-func (s *checksums) serverOf(e ecs.Entity) (ecs.Entity, bool) {
-	if se, ok := s.c.ServerEntity(e); ok {
-		return se, true
+// entity returns the server id of client entity e at tick s.at and
+// whether the value of the type of component summer bit enters the
+// checksum there (counts, replicate.ComponentSummer.Counts, for an entity
+// replicate maps): replicate's mapping and rules, or, for an entity the
+// server despawned after s.at, those noted at its despawn. ok is false
+// when e was not replicated at s.at.
+func (s *checksums) entity(e ecs.Entity, bit uint64, counts func(ecs.Entity) bool) (se ecs.Entity, count, ok bool) {
+	if se, ok := s.mapped(e); ok {
+		return se, counts(e), true
 	}
 	for _, g := range s.gone {
 		if g.e == e && s.at.Before(g.t) {
-			return g.se, true
+			return g.se, g.once&bit == 0, true
 		}
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // flush sends the held reports the last Step made final (end of Step).
@@ -158,7 +193,7 @@ func (s *checksums) flush() {
 			if sm == nil {
 				continue
 			}
-			p, held := sm.part(d.t, s.server)
+			p, held := sm.part(d.t, s)
 			if !held {
 				ok = false
 				break
@@ -191,10 +226,12 @@ func (s *checksums) flush() {
 // compSummer sums a predicted component type's history, and the values
 // of its AttachSplit buffer.
 type compSummer[T any] struct {
-	c     *Component[T]
-	s     *replicate.ComponentSummer[T]
-	srv   func(ecs.Entity) (ecs.Entity, bool) // replicate's mapping now
-	split [maxDue + 1]splitSum                // the buffer's sums of the held reports
+	c      *Component[T]
+	s      *replicate.ComponentSummer[T]
+	srv    func(ecs.Entity) (ecs.Entity, bool) // replicate's mapping now
+	counts func(ecs.Entity) bool               // s.Counts
+	bit    uint64                              // the summer's bit in goneEnt.once
+	split  [maxDue + 1]splitSum                // the buffer's sums of the held reports
 }
 
 // splitSum is the sum of an AttachSplit buffer's values at tick t.
@@ -211,7 +248,18 @@ func (c *Component[T]) summer(rc *replicate.Client) summer {
 	if err != nil {
 		return nil
 	}
-	return &compSummer[T]{c: c, s: s, srv: rc.ServerEntity}
+	return &compSummer[T]{c: c, s: s, srv: rc.ServerEntity, counts: s.Counts}
+}
+
+// setBit gives the summer its bit in goneEnt.once.
+func (cs *compSummer[T]) setBit(bit uint64) { cs.bit = bit }
+
+// once returns the summer's bit when T is replicated Once on e.
+func (cs *compSummer[T]) once(e ecs.Entity) uint64 {
+	if cs.s.Counts(e) {
+		return 0
+	}
+	return cs.bit
 }
 
 // hold sums the values of the AttachSplit buffer's entities at t, at t's
@@ -265,7 +313,7 @@ func (cs *compSummer[T]) splitAt(t tick.Tick) (uint64, bool) {
 // part sums the history of t over the replicated entities. A type with a
 // compare function may hold a prediction the compare accepted in place of
 // the server's value of t: the authoritative values of t replace them.
-func (cs *compSummer[T]) part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, bool)) (replicate.Part, bool) {
+func (cs *compSummer[T]) part(t tick.Tick, s *checksums) (replicate.Part, bool) {
 	c := cs.c
 	f := &c.hist[c.tl.slot(t)]
 	if !f.held || f.t != t || f.buf == nil {
@@ -280,7 +328,7 @@ func (cs *compSummer[T]) part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, 
 	}
 	vals := f.buf.vals
 	for p, e := range f.layout.Ents {
-		if se, ok := server(e); ok && cs.s.Counts(e) {
+		if se, count, ok := s.entity(e, cs.bit, cs.counts); ok && count {
 			sum += cs.s.Term(se, &vals[p])
 		}
 	}
@@ -292,8 +340,8 @@ func (cs *compSummer[T]) part(t tick.Tick, server func(ecs.Entity) (ecs.Entity, 
 				continue
 			}
 			p := f.layout.Pos(o.e)
-			se, ok := server(o.e)
-			if p < 0 || !ok || !cs.s.Counts(o.e) {
+			se, count, ok := s.entity(o.e, cs.bit, cs.counts)
+			if p < 0 || !ok || !count {
 				continue
 			}
 			sum += cs.s.Term(se, &o.v) - cs.s.Term(se, &vals[p])
@@ -332,7 +380,7 @@ func (r *Resource[T]) summer(rc *replicate.Client) summer {
 // arrived (a compare function may have kept the prediction), else the
 // history's. An absent resource has no part (an empty Name): the report
 // has none either.
-func (rs *resSummer[T]) part(t tick.Tick, _ func(ecs.Entity) (ecs.Entity, bool)) (replicate.Part, bool) {
+func (rs *resSummer[T]) part(t tick.Tick, _ *checksums) (replicate.Part, bool) {
 	r := rs.r
 	f := &r.hist[r.tl.slot(t)]
 	if !f.held || f.t != t {
@@ -350,3 +398,6 @@ func (rs *resSummer[T]) part(t tick.Tick, _ func(ecs.Entity) (ecs.Entity, bool))
 
 // hold does nothing: a resource's part is its history's.
 func (rs *resSummer[T]) hold(tick.Tick) {}
+
+// once is 0: a resource belongs to no entity.
+func (rs *resSummer[T]) once(ecs.Entity) uint64 { return 0 }

@@ -51,7 +51,8 @@ func BenchmarkChecksumPart(b *testing.B) {
 		want[tl.Now()] = parts[1].Sum
 	}
 	sm := comp.summer(rc)
-	same := func(e ecs.Entity) (ecs.Entity, bool) { return e, true } // the world's ids are the server's
+	ids := func(e ecs.Entity) (ecs.Entity, bool) { return e, true } // the world's ids are the server's
+	same := &checksums{mapped: ids}
 	for t := tick.Tick(1); t < tl.Now(); t++ {
 		if got, ok := sm.part(t, same); !ok || got.Sum != want[t] || got.Name != parts[1].Name {
 			b.Fatalf("history part at %v: %+v (%v), the World's then %x %q", t, got, ok, want[t], parts[1].Name)

@@ -30,7 +30,8 @@ import (
 //     inputProtocol: the input type of the tests that send inputs.
 //   - frameRig (frameServer, frameClient, connectMem): the whole frame,
 //     ServerFrame and ClientFrames over the in-memory network, with ships
-//     and bullets (FShip, FBody, FBullet, FInput).
+//     and bullets (FShip, FBody, FBullet, FInput); newFrameServerOf with
+//     frameProtocolOnce replicates a bullet's FBody Once.
 //   - wireRig (newWireRig): a replicate.Server and one predicting client
 //     attached to it (Attach, AttachComponent), no inputs, with a record
 //     of the server's state at every tick to check the client's history
@@ -265,6 +266,10 @@ func (s *server) step() {
 
 const fTTL = 20
 
+// frameProto builds the frame rig's protocol (frameProtocol or
+// frameProtocolOnce), the same on server and clients.
+type frameProto func(testing.TB) (*replicate.Protocol, *input.Type[FInput])
+
 func frameProtocol(t testing.TB) (*replicate.Protocol, *input.Type[FInput]) {
 	t.Helper()
 	p := replicate.NewProtocol()
@@ -277,11 +282,47 @@ func frameProtocol(t testing.TB) (*replicate.Protocol, *input.Type[FInput]) {
 			t.Fatal(err)
 		}
 	}
+	return p, frameInputs(t, p)
+}
+
+// frameProtocolOnce is frameProtocol with a bullet's FBody replicated
+// Once (with its spawn only; a Rule with Mode Once), as internal/shooter
+// does: the client predicts its flight, and the bodies of bullets do not
+// enter the checksums (replicate.ComponentSummer.Counts).
+func frameProtocolOnce(t testing.TB) (*replicate.Protocol, *input.Type[FInput]) {
+	t.Helper()
+	p := replicate.NewProtocol()
+	once := replicate.Once
+	var body replicate.ComponentIndex
+	var err error
+	for _, err := range []error{
+		second(replicate.Component[FShip](p, replicate.WithOwnRule())),
+		second(replicate.Component[FBullet](p, replicate.WithOwnRule())),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if body, err = replicate.Component[FBody](p); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(
+		p.AddRule(replicate.Rule{Components: []replicate.ComponentIndex{body}, Filters: []replicate.Filter{replicate.With[FShip]()}}),
+		p.AddRule(replicate.Rule{Components: []replicate.ComponentIndex{body}, Filters: []replicate.Filter{replicate.With[FBullet]()}, Mode: &once}),
+	); err != nil {
+		t.Fatal(err)
+	}
+	return p, frameInputs(t, p)
+}
+
+// frameInputs registers the frame rig's input type with p.
+func frameInputs(t testing.TB, p *replicate.Protocol) *input.Type[FInput] {
+	t.Helper()
 	in, err := input.Register[FInput](p, nil, input.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, in
+	return in
 }
 
 // steerShip and flyBullet are the simulation, shared by server and
@@ -299,6 +340,10 @@ type frameServer struct {
 	bullets []ecs.Entity
 	states  map[tick.Tick]map[ecs.Entity]FBody   // the bodies at the end of each tick
 	marks   map[tick.Tick]map[ecs.Entity]FBullet // the bullets' markers at the end of each tick
+	proto   frameProto                           // its protocol, which connectMem gives the clients
+	// slowFrame is the ClientFrameConfig.SlowFrame connectMem gives the
+	// clients (0: the default).
+	slowFrame time.Duration
 }
 
 func (s *frameServer) step(t tick.Tick) error {
@@ -371,7 +416,14 @@ type frameClient struct {
 
 func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input func(tick.Tick) FInput, opts ...func(*replicate.ClientConfig)) *frameClient {
 	t.Helper()
-	p, in := frameProtocol(t)
+	return newFrameClientOf(t, frameProtocol, 0, idx, conn, input, opts...)
+}
+
+// newFrameClientOf is newFrameClient with the protocol proto and the
+// frame's ClientFrameConfig.SlowFrame slowFrame.
+func newFrameClientOf(t testing.TB, proto frameProto, slowFrame time.Duration, idx int, conn transport.MessageConn, input func(tick.Tick) FInput, opts ...func(*replicate.ClientConfig)) *frameClient {
+	t.Helper()
+	p, in := proto(t)
 	c := &frameClient{idx: idx, conn: conn, w: ecs.New(), input: input, cliEnt: map[ecs.Entity]ecs.Entity{}}
 	var err error
 	ccfg := replicate.ClientConfig{World: c.w, Protocol: p}
@@ -395,7 +447,8 @@ func newFrameClient(t testing.TB, idx int, conn transport.MessageConn, input fun
 		t.Fatal(err)
 	}
 	c.frame, err = predict.NewClientFrame(c.rc, c.tl, in, predict.ClientFrameConfig{
-		RTT: func() time.Duration { return conn.Stats().RTT },
+		RTT:       func() time.Duration { return conn.Stats().RTT },
+		SlowFrame: slowFrame,
 		Hooks: replicate.ClientHooks{
 			Spawn: func(ce ecs.Entity, _ tick.Tick) {
 				se, _ := c.rc.ServerEntity(ce)
@@ -512,8 +565,15 @@ type frameRig struct {
 
 func newFrameServer(t testing.TB, opts ...func(*replicate.ServerConfig)) *frameServer {
 	t.Helper()
-	p, in := frameProtocol(t)
-	s := &frameServer{w: ecs.New(), states: map[tick.Tick]map[ecs.Entity]FBody{}, marks: map[tick.Tick]map[ecs.Entity]FBullet{}}
+	return newFrameServerOf(t, frameProtocol, opts...)
+}
+
+// newFrameServerOf is newFrameServer with the protocol proto (its
+// clients' too, through connectMem).
+func newFrameServerOf(t testing.TB, proto frameProto, opts ...func(*replicate.ServerConfig)) *frameServer {
+	t.Helper()
+	p, in := proto(t)
+	s := &frameServer{w: ecs.New(), states: map[tick.Tick]map[ecs.Entity]FBody{}, marks: map[tick.Tick]map[ecs.Entity]FBullet{}, proto: proto}
 	var err error
 	scfg := replicate.ServerConfig{World: s.w, Protocol: p}
 	for _, o := range opts {
@@ -575,7 +635,7 @@ func randomInputs(seed uint64) func(tick.Tick) FInput {
 }
 
 // connectMem connects n clients to the server on a MessageNetwork with
-// link on every path.
+// link on every path, with the server's protocol and slowFrame.
 func connectMem(t testing.TB, net *transport.MessageNetwork, s *frameServer, n int, link transport.LinkConfig, seed uint64, opts ...func(*replicate.ClientConfig)) []*frameClient {
 	t.Helper()
 	ln, err := net.Listen(netip.AddrPort{})
@@ -587,7 +647,7 @@ func connectMem(t testing.TB, net *transport.MessageNetwork, s *frameServer, n i
 	for i := range n {
 		conn := dialMem(t, net, ln, s.srv)
 		setLinks(net, conn.LocalAddr(), ln.Addr(), link)
-		c := newFrameClient(t, i, conn, randomInputs(seed*100+uint64(i)), opts...)
+		c := newFrameClientOf(t, s.proto, s.slowFrame, i, conn, randomInputs(seed*100+uint64(i)), opts...)
 		t.Cleanup(func() { c.rc.Close() })
 		cs = append(cs, c)
 	}

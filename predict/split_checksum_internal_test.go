@@ -48,8 +48,9 @@ func TestSplitSummer(t *testing.T) {
 	}
 	comp.split = buf
 	sm := comp.summer(rc).(*compSummer[sumPos])
-	same := func(e ecs.Entity) (ecs.Entity, bool) { return e, true } // the world's ids are the server's
-	sm.srv = same
+	ids := func(e ecs.Entity) (ecs.Entity, bool) { return e, true } // the world's ids are the server's
+	same := &checksums{mapped: ids}
+	sm.srv = ids
 	_, parts := replicate.StateChecksum(full, p, nil)
 	want := parts[len(parts)-1]
 	sm.hold(2)

@@ -424,9 +424,10 @@ func (tl *Timeline) Step(sim func(t tick.Tick)) {
 // HoldRollbacks holds (true) or releases (false) the Steps' rollbacks:
 // while held, a Step simulates the next tick and saves it but neither
 // compares server values with the history nor rolls back; requests and
-// refused spawns wait, and so do the checksum reports of the ticks they
-// concern. The first Step after the release checks everything that
-// arrived and rolls back once to the oldest tick that needs it. It is
+// refused spawns wait, and no checksum report (AttachChecksum) is sent.
+// The first Step after the release checks everything that arrived, rolls
+// back once to the oldest tick that needs it, and sends the reports of
+// the ticks it made final, each describing its own tick. It is
 // how ClientFrame keeps an overloaded client from spending every frame
 // on re-simulation (see ClientFrameConfig.SlowFrame); a hold longer than
 // the window loses corrections to range faults.
