@@ -1,0 +1,164 @@
+package rollback_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rewindgo/rewind/rollback"
+	"github.com/rewindgo/rewind/transport"
+)
+
+// stubStateSize is the size of an encoded stubState.
+const stubStateSize = 4 + 8*rollback.MaxPlayers + 8
+
+func encodeStubState(s stubState) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(s.Frame))
+	for _, p := range s.Pos {
+		b = binary.LittleEndian.AppendUint64(b, uint64(p))
+	}
+	return binary.LittleEndian.AppendUint64(b, s.Acc)
+}
+
+func decodeStubState(b []byte) (stubState, error) {
+	var s stubState
+	if len(b) != stubStateSize {
+		return s, errors.New("stub state: wrong size")
+	}
+	s.Frame = rollback.Frame(binary.LittleEndian.Uint32(b))
+	for i := range s.Pos {
+		s.Pos[i] = int64(binary.LittleEndian.Uint64(b[4+8*i:]))
+	}
+	s.Acc = binary.LittleEndian.Uint64(b[4+8*rollback.MaxPlayers:])
+	return s, nil
+}
+
+// stateSource serves the game's saved states to rejoining peers.
+func (g *stubGame) stateSource(f rollback.Frame) ([]byte, uint64, bool) {
+	st, ok := g.saved[f]
+	if !ok {
+		return nil, 0, false
+	}
+	return encodeStubState(st), st.checksum(), true
+}
+
+// TestRejoinAfterRestart is issue 29's scenario: 3 peers over lossy links
+// (40 ms +-10 ms, 5% loss, 2% duplicates), peer 2's process dies at frame
+// 600 (its conn closes, its session is gone), the others disconnect it
+// after the timeout and play on with its default input; 3 s after the
+// crash a new session at the same address rejoins with Config.Rejoin. It
+// must be playing again within a few seconds, and every peer must finish
+// the match of 3000 frames with no desync and the same checksums.
+func TestRejoinAfterRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 29})
+		defer net.Close()
+		net.SetDefaultLink(transport.LinkConfig{Latency: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.05, Duplicate: 0.02})
+		cfg := rollback.Config{RejoinBytes: 64 << 10, DesyncInterval: 10, EndFrame: 3000}
+		peers := newMatch(t, net, 3, cfg)
+		for _, p := range peers {
+			p.s.SetStateSource(p.g.stateSource)
+		}
+		runMatch(t, peers, 600, time.Minute)
+
+		// Peer 2 dies.
+		dead := peers[2]
+		if err := dead.conn.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for range 180 { // 3 s
+			for _, p := range peers[:2] {
+				p.step(t)
+			}
+			time.Sleep(time.Second / 60)
+		}
+		for i, p := range peers[:2] {
+			if disc, last := p.s.PlayerStatus(2); !disc {
+				t.Fatalf("peer %d: player 2 not disconnected 3 s after the crash (last %d)", i, last)
+			}
+		}
+
+		// A new process at the same address rejoins.
+		conn, err := net.Listen(addrOf(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cfg
+		c.NumPlayers = 3
+		c.Players = []rollback.Player{
+			{Handle: 0, Kind: rollback.Remote, Addr: addrOf(0)},
+			{Handle: 1, Kind: rollback.Remote, Addr: addrOf(1)},
+			{Handle: 2, Kind: rollback.Local},
+		}
+		c.Seed = 99
+		c.Rejoin = true
+		s, err := rollback.NewP2P(conn, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back := &peer{s: s, g: newStubGame(t), conn: conn, input: defaultInput, finals: map[rollback.Frame]uint64{}}
+		back.s.SetStateSource(back.g.stateSource)
+		peers[2] = back
+		restart := time.Now()
+		var rejoinedAfter time.Duration
+		for !allFinished(peers) {
+			if time.Since(restart) > time.Minute {
+				for i, p := range peers {
+					t.Logf("peer %d: %+v", i, p.s.Stats())
+					for h := range 3 {
+						d, l := p.s.PlayerStatus(rollback.PlayerHandle(h))
+						t.Logf("  player %d: disconnected=%v last=%d", h, d, l)
+					}
+					for _, e := range p.events {
+						if e.Kind != rollback.EventWaitRecommendation && e.Kind != rollback.EventSynchronizing {
+							t.Logf("  %v", e)
+						}
+					}
+				}
+				t.Fatal("match did not finish within a minute of the restart")
+			}
+			for _, p := range peers {
+				if p.s.Finished() {
+					p.s.Poll()
+					p.events = append(p.events, p.s.Events()...)
+				} else {
+					p.step(t)
+				}
+			}
+			if rejoinedAfter == 0 && countEvents(back.events, rollback.EventRejoined) > 0 {
+				rejoinedAfter = time.Since(restart)
+			}
+			time.Sleep(time.Second / 60)
+		}
+		if rejoinedAfter == 0 || rejoinedAfter > 5*time.Second {
+			t.Fatalf("rejoined %v after the restart, want within a few seconds", rejoinedAfter)
+		}
+		for i, p := range peers {
+			if n := countEvents(p.events, rollback.EventDesyncDetected); n != 0 {
+				t.Errorf("peer %d: %d desyncs", i, n)
+			}
+			if disc, last := p.s.PlayerStatus(2); disc || last < 2999 {
+				t.Errorf("peer %d: player 2 disconnected=%v last=%d at the end", i, disc, last)
+			}
+		}
+		if n := compareFinals(t, peers); n < 2*2000 {
+			t.Errorf("only %d final checksums compared", n)
+		}
+		if peers[0].finals[2999] == 0 || peers[0].finals[2999] != back.finals[2999] {
+			t.Errorf("final state of frame 2999: %#x vs %#x", peers[0].finals[2999], back.finals[2999])
+		}
+		t.Logf("rejoined %v after the restart; loads %d on the rejoiner; stats %+v / %+v / %+v",
+			rejoinedAfter, back.g.loads, peers[0].s.Stats(), peers[1].s.Stats(), back.s.Stats())
+	})
+}
+
+func allFinished(peers []*peer) bool {
+	for _, p := range peers {
+		if !p.s.Finished() {
+			return false
+		}
+	}
+	return true
+}
