@@ -61,46 +61,7 @@ func TestRejoinAfterRestart(t *testing.T) {
 		for _, p := range peers {
 			p.s.SetStateSource(p.g.stateSource)
 		}
-		runMatch(t, peers, 600, time.Minute)
-
-		// Peer 2 dies.
-		dead := peers[2]
-		if err := dead.conn.Close(); err != nil {
-			t.Fatal(err)
-		}
-		for range 180 { // 3 s
-			for _, p := range peers[:2] {
-				p.step(t)
-			}
-			time.Sleep(time.Second / 60)
-		}
-		for i, p := range peers[:2] {
-			if disc, last := p.s.PlayerStatus(2); !disc {
-				t.Fatalf("peer %d: player 2 not disconnected 3 s after the crash (last %d)", i, last)
-			}
-		}
-
-		// A new process at the same address rejoins.
-		conn, err := net.Listen(addrOf(2))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := cfg
-		c.NumPlayers = 3
-		c.Players = []rollback.Player{
-			{Handle: 0, Kind: rollback.Remote, Addr: addrOf(0)},
-			{Handle: 1, Kind: rollback.Remote, Addr: addrOf(1)},
-			{Handle: 2, Kind: rollback.Local},
-		}
-		c.Seed = 99
-		c.Rejoin = true
-		s, err := rollback.NewP2P(conn, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		back := &peer{s: s, g: newStubGame(t), conn: conn, input: defaultInput, finals: map[rollback.Frame]uint64{}}
-		back.s.SetStateSource(back.g.stateSource)
-		peers[2] = back
+		back := crashAndRestart(t, net, peers, cfg, 600)
 		restart := time.Now()
 		var rejoinedAfter time.Duration
 		for !allFinished(peers) {
@@ -154,6 +115,55 @@ func TestRejoinAfterRestart(t *testing.T) {
 	})
 }
 
+// crashAndRestart runs the match to frame crashAt, kills peer 2 (its conn
+// closes, its session is abandoned), runs the others for 3 s (they
+// disconnect it after 2 s) and starts a new session at peer 2's address
+// with Config.Rejoin, which replaces peers[2] and is returned.
+func crashAndRestart(t *testing.T, net *transport.PacketNetwork, peers []*peer, cfg rollback.Config, crashAt rollback.Frame) *peer {
+	t.Helper()
+	runMatch(t, peers, crashAt, time.Minute)
+
+	// Peer 2 dies.
+	dead := peers[2]
+	if err := dead.conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 180 { // 3 s
+		for _, p := range peers[:2] {
+			p.step(t)
+		}
+		time.Sleep(time.Second / 60)
+	}
+	for i, p := range peers[:2] {
+		if disc, last := p.s.PlayerStatus(2); !disc {
+			t.Fatalf("peer %d: player 2 not disconnected 3 s after the crash (last %d)", i, last)
+		}
+	}
+
+	// A new process at the same address rejoins.
+	conn, err := net.Listen(addrOf(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg
+	c.NumPlayers = 3
+	c.Players = []rollback.Player{
+		{Handle: 0, Kind: rollback.Remote, Addr: addrOf(0)},
+		{Handle: 1, Kind: rollback.Remote, Addr: addrOf(1)},
+		{Handle: 2, Kind: rollback.Local},
+	}
+	c.Seed = 99
+	c.Rejoin = true
+	s, err := rollback.NewP2P(conn, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := &peer{s: s, g: newStubGame(t), conn: conn, input: defaultInput, finals: map[rollback.Frame]uint64{}}
+	back.s.SetStateSource(back.g.stateSource)
+	peers[2] = back
+	return back
+}
+
 func allFinished(peers []*peer) bool {
 	for _, p := range peers {
 		if !p.s.Finished() {
@@ -161,4 +171,68 @@ func allFinished(peers []*peer) bool {
 		}
 	}
 	return true
+}
+
+// TestRejoinChecksumMismatch: the host's state does not load to its
+// checksum on the rejoiner (here: the host reports another sum, as a
+// game whose state encoding is not exact would). The rejoiner's
+// AdvanceFrame fails with ErrRejoin before any of its inputs went out; it
+// closes, and the others disconnect its player again and finish the match
+// together without a desync.
+func TestRejoinChecksumMismatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 7})
+		defer net.Close()
+		net.SetDefaultLink(transport.LinkConfig{Latency: 20 * time.Millisecond, Loss: 0.05})
+		cfg := rollback.Config{RejoinBytes: 1 << 10, DesyncInterval: 10, EndFrame: 1200}
+		peers := newMatch(t, net, 3, cfg)
+		for _, p := range peers {
+			g := p.g
+			p.s.SetStateSource(func(f rollback.Frame) ([]byte, uint64, bool) {
+				b, sum, ok := g.stateSource(f)
+				return b, sum + 1, ok
+			})
+		}
+		back := crashAndRestart(t, net, peers, cfg, 300)
+		var failed error
+		for range 600 {
+			for _, p := range peers[:2] {
+				p.step(t)
+			}
+			if failed == nil {
+				if !back.s.Running() {
+					back.s.Poll()
+				} else {
+					if err := back.s.AddLocalInput(2, defaultInput(back.s.CurrentFrame(), 2)); err != nil {
+						t.Fatal(err)
+					}
+					reqs, err := back.s.AdvanceFrame()
+					back.g.run(reqs, back.s)
+					if err != nil {
+						failed = err
+						if err := back.s.Close(); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			time.Sleep(time.Second / 60)
+		}
+		if !errors.Is(failed, rollback.ErrRejoin) {
+			t.Fatalf("rejoiner: %v, want ErrRejoin", failed)
+		}
+		t.Log(failed)
+		runToEnd(t, peers[:2], nil, nil, time.Minute)
+		for i, p := range peers[:2] {
+			if n := countEvents(p.events, rollback.EventDesyncDetected); n != 0 {
+				t.Errorf("peer %d: %d desyncs", i, n)
+			}
+			if disc, _ := p.s.PlayerStatus(2); !disc {
+				t.Errorf("peer %d: player 2 not disconnected again", i)
+			}
+		}
+		if peers[0].finals[1199] == 0 || peers[0].finals[1199] != peers[1].finals[1199] {
+			t.Errorf("final checksums of frame 1199 differ: %#x %#x", peers[0].finals[1199], peers[1].finals[1199])
+		}
+	})
 }
