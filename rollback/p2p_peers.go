@@ -78,6 +78,7 @@ func (s *P2PSession) DisconnectPlayer(h PlayerHandle) error {
 		if s.status[h].disconnected {
 			return ErrAlreadyDisconnected
 		}
+		e.banned = true
 		s.dropEndpoint(e, "disconnected locally")
 		return nil
 	}

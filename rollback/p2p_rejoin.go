@@ -39,6 +39,9 @@ const (
 	// rejoining players' inputs start: time for the state to arrive and be
 	// replayed before the others wait for them.
 	rejoinLead = 30
+	// rejoinTimeout: a rejoining session whose state has not arrived this
+	// long after its first request gives up (ErrRejoin).
+	rejoinTimeout = 10 * time.Second
 )
 
 // StateSource returns the encoded game state saved as frame f and its
@@ -62,6 +65,9 @@ type epRejoin struct {
 	hold bool
 	// asked: a RejoinRequest arrived (host side), handled by prepareRejoins.
 	asked bool
+	// banned: disconnected on purpose (DisconnectPlayer, misbehaviour): a
+	// new handshake from the address is not accepted.
+	banned bool
 	// recvFrom is the frame whose message has no delta base: 0, or the
 	// first frame expected after a rejoin.
 	recvFrom Frame
@@ -81,8 +87,9 @@ type epRejoin struct {
 // rejoiner is the state of a session that joins a match (Config.Rejoin).
 type rejoiner struct {
 	host    *endpoint
-	in      []byte // the state so far
-	total   int    // its announced size, -1 before the first piece
+	since   time.Time // the first request
+	in      []byte    // the state so far
+	total   int       // its announced size, -1 before the first piece
 	inFrame Frame
 	// loaded: the state was applied; verify: the frame whose checksum is
 	// to be compared with sum (NullFrame once it matched); load is the
@@ -103,7 +110,7 @@ func (r *resolved) allowsRejoin() bool { return r.RejoinBytes > 0 }
 // the endpoint is joining until its players' inputs arrive.
 func (n *netcore) resync(e *endpoint, magic uint16) {
 	*e = endpoint{
-		epLink:      epLink{addr: e.addr, handles: e.handles},
+		epLink:      epLink{addr: e.addr, handles: e.handles, state: stateSyncing},
 		epHandshake: epHandshake{syncLeft: syncRoundTrips, remoteMagic: magic},
 		epSend:      epSend{pending: newRecordRing(n.maxRecord()), lastAcked: NullFrame},
 		epRecv: epRecv{recv: newRecordRing(n.maxRecord()), lastRecv: NullFrame, lastSeen: NullFrame,
@@ -334,7 +341,15 @@ func (s *P2PSession) checkRejoins() {
 			e.out = e.out[:0:0]
 		}
 	}
-	if rj := s.rj; rj != nil && !rj.loaded && rj.host != nil && rj.total < 0 && s.net.now.Sub(rj.host.askAt) >= rejoinRetry {
+	if rj := s.rj; rj != nil && !rj.loaded && rj.host != nil && rj.err == nil {
+		switch {
+		case rj.host.state == stateDisconnected:
+			rj.err = fmt.Errorf("%w: the host %v disconnected before the state arrived", ErrRejoin, rj.host.addr)
+		case s.net.now.Sub(rj.since) >= rejoinTimeout:
+			rj.err = fmt.Errorf("%w: no state from the host %v within %v (%d of %d bytes)", ErrRejoin, rj.host.addr, rejoinTimeout, len(rj.in), max(rj.total, 0))
+		}
+	}
+	if rj := s.rj; rj != nil && !rj.loaded && rj.host != nil && rj.total < 0 && rj.err == nil && s.net.now.Sub(rj.host.askAt) >= rejoinRetry {
 		s.net.msg(wire.KindRejoinRequest)
 		s.net.send(rj.host)
 		rj.host.askAt = s.net.now
@@ -374,6 +389,7 @@ func (s *P2PSession) startRejoin() {
 		return
 	}
 	rj.host = s.owner[s.remote[0]]
+	rj.since = s.net.now
 	s.net.msg(wire.KindRejoinRequest)
 	s.net.send(rj.host)
 	rj.host.askAt = s.net.now

@@ -221,6 +221,7 @@ func (n *netcore) malformedFrom(h handler, e *endpoint, what string, err error) 
 	exhausted := e.chargeMalformed()
 	n.log.Debug("rollback: malformed datagram", "addr", e.addr, "what", what, "err", err)
 	if exhausted && e.state != stateDisconnected {
+		e.banned = true
 		h.dropEndpoint(e, "sent too many malformed datagrams")
 	}
 }
@@ -232,7 +233,7 @@ func (n *netcore) handle(h handler, e *endpoint, payload []byte) {
 	if e.state == stateDisconnected {
 		// A disconnected peer may come back with a new session (a new
 		// magic) when rejoining is allowed.
-		if !n.cfg.allowsRejoin() || e.spectator || e.host || !e.admit() {
+		if !n.cfg.allowsRejoin() || e.spectator || e.host || e.banned || !e.admit() {
 			return
 		}
 		m := &n.in

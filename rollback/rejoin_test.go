@@ -312,3 +312,39 @@ func TestRejoinAfterLinkDrop(t *testing.T) {
 		}
 	})
 }
+
+// TestRejoinWithoutState: the host has no StateSource, so no state comes;
+// the rejoining session gives up 10 s after its first request with
+// ErrRejoin, and the others play on with its player disconnected.
+func TestRejoinWithoutState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 3})
+		defer net.Close()
+		cfg := rollback.Config{RejoinBytes: 1 << 10, DesyncInterval: 10}
+		peers := newMatch(t, net, 3, cfg)
+		back := crashAndRestart(t, net, peers, cfg, 120)
+		start := time.Now()
+		var err error
+		for err == nil || errors.Is(err, rollback.ErrNotSynchronized) {
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("still %v after 20 s", err)
+			}
+			for _, p := range peers[:2] {
+				p.step(t)
+			}
+			_, err = back.s.AdvanceFrame()
+			time.Sleep(time.Second / 60)
+		}
+		if !errors.Is(err, rollback.ErrRejoin) {
+			t.Fatalf("AdvanceFrame: %v, want ErrRejoin", err)
+		}
+		if d := time.Since(start); d < 10*time.Second || d > 12*time.Second {
+			t.Errorf("gave up after %v, want about 10 s after the request", d)
+		}
+		for i, p := range peers[:2] {
+			if disc, _ := p.s.PlayerStatus(2); !disc {
+				t.Errorf("peer %d: player 2 is back without a state", i)
+			}
+		}
+	})
+}
