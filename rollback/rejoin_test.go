@@ -348,3 +348,37 @@ func TestRejoinWithoutState(t *testing.T) {
 		}
 	})
 }
+
+// TestNoRejoinAfterKick: a peer disconnected on purpose (DisconnectPlayer)
+// cannot come back: the peer that kicked it ignores its new handshake, so
+// the rejoining session never synchronizes.
+func TestNoRejoinAfterKick(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 4})
+		defer net.Close()
+		cfg := rollback.Config{RejoinBytes: 1 << 10}
+		peers := newMatch(t, net, 3, cfg)
+		for _, p := range peers {
+			p.s.SetStateSource(p.g.stateSource)
+		}
+		runMatch(t, peers, 120, time.Minute)
+		if err := peers[0].s.DisconnectPlayer(2); err != nil {
+			t.Fatal(err)
+		}
+		back := crashAndRestart(t, net, peers, cfg, 130)
+		for range 300 { // 5 s
+			for _, p := range peers {
+				p.step(t)
+			}
+			time.Sleep(time.Second / 60)
+		}
+		if back.s.Running() || countEvents(back.events, rollback.EventRejoined) != 0 {
+			t.Fatal("a kicked peer rejoined")
+		}
+		for i, p := range peers[:2] {
+			if disc, _ := p.s.PlayerStatus(2); !disc {
+				t.Errorf("peer %d: player 2 is back", i)
+			}
+		}
+	})
+}
