@@ -130,36 +130,50 @@ func testRejoinAfterRestart(t *testing.T, seed uint64) {
 // with Config.Rejoin, which replaces peers[2] and is returned.
 func crashAndRestart(t *testing.T, net *transport.PacketNetwork, peers []*peer, cfg rollback.Config, crashAt rollback.Frame) *peer {
 	t.Helper()
+	return crashAndRestartPeer(t, net, peers, cfg, crashAt, 2)
+}
+
+// crashAndRestartPeer is crashAndRestart for peer who.
+func crashAndRestartPeer(t *testing.T, net *transport.PacketNetwork, peers []*peer, cfg rollback.Config, crashAt rollback.Frame, who int) *peer {
+	t.Helper()
 	runMatch(t, peers, crashAt, time.Minute)
 
-	// Peer 2 dies.
-	dead := peers[2]
+	// The peer dies.
+	dead := peers[who]
 	if err := dead.conn.Close(); err != nil {
 		t.Fatal(err)
 	}
 	for range 180 { // 3 s
-		for _, p := range peers[:2] {
-			p.step(t)
+		for i, p := range peers {
+			if i != who {
+				p.step(t)
+			}
 		}
 		time.Sleep(time.Second / 60)
 	}
-	for i, p := range peers[:2] {
-		if disc, last := p.s.PlayerStatus(2); !disc {
-			t.Fatalf("peer %d: player 2 not disconnected 3 s after the crash (last %d)", i, last)
+	for i, p := range peers {
+		if i == who {
+			continue
+		}
+		if disc, last := p.s.PlayerStatus(rollback.PlayerHandle(who)); !disc {
+			t.Fatalf("peer %d: player %d not disconnected 3 s after the crash (last %d)", i, who, last)
 		}
 	}
 
 	// A new process at the same address rejoins.
-	conn, err := net.Listen(addrOf(2))
+	conn, err := net.Listen(addrOf(who))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := cfg
-	c.NumPlayers = 3
-	c.Players = []rollback.Player{
-		{Handle: 0, Kind: rollback.Remote, Addr: addrOf(0)},
-		{Handle: 1, Kind: rollback.Remote, Addr: addrOf(1)},
-		{Handle: 2, Kind: rollback.Local},
+	c.NumPlayers = len(peers)
+	c.Players = nil
+	for j := range peers {
+		if j == who {
+			c.Players = append(c.Players, rollback.Player{Handle: rollback.PlayerHandle(j), Kind: rollback.Local})
+		} else {
+			c.Players = append(c.Players, rollback.Player{Handle: rollback.PlayerHandle(j), Kind: rollback.Remote, Addr: addrOf(j)})
+		}
 	}
 	c.Seed = 99
 	c.Rejoin = true
@@ -169,7 +183,7 @@ func crashAndRestart(t *testing.T, net *transport.PacketNetwork, peers []*peer, 
 	}
 	back := &peer{s: s, g: newStubGame(t), conn: conn, input: defaultInput, finals: map[rollback.Frame]uint64{}}
 	back.s.SetStateSource(back.g.stateSource)
-	peers[2] = back
+	peers[who] = back
 	return back
 }
 
@@ -379,6 +393,46 @@ func TestNoRejoinAfterKick(t *testing.T) {
 			if disc, _ := p.s.PlayerStatus(2); !disc {
 				t.Errorf("peer %d: player 2 is back", i)
 			}
+		}
+	})
+}
+
+// TestRejoinFourPeersLowestHandle: 4 peers; peer 0, the lowest handle,
+// dies and comes back, so the host of its rejoin is peer 1 and the notice
+// goes to peers 2 and 3 (player 0 on the wire). No desync to frame 1800.
+func TestRejoinFourPeersLowestHandle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := transport.NewPacketNetwork(transport.PacketNetworkConfig{Seed: 5})
+		defer net.Close()
+		net.SetDefaultLink(transport.LinkConfig{Latency: 30 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.05})
+		cfg := rollback.Config{RejoinBytes: 1 << 10, DesyncInterval: 10, EndFrame: 1800}
+		peers := newMatch(t, net, 4, cfg)
+		for _, p := range peers {
+			p.s.SetStateSource(p.g.stateSource)
+		}
+		back := crashAndRestartPeer(t, net, peers, cfg, 500, 0)
+		runToEnd(t, peers, nil, nil, time.Minute)
+		for i, p := range peers {
+			if n := countEvents(p.events, rollback.EventDesyncDetected); n != 0 {
+				t.Errorf("peer %d: %d desyncs", i, n)
+			}
+			if n := countEvents(p.events, rollback.EventRejoined); n != 1 {
+				t.Errorf("peer %d: %d rejoin events", i, n)
+			}
+			if disc, _ := p.s.PlayerStatus(0); disc {
+				t.Errorf("peer %d: player 0 disconnected at the end", i)
+			}
+		}
+		for _, e := range back.events {
+			if e.Kind == rollback.EventRejoined && e.Addr != addrOf(1) {
+				t.Errorf("rejoined with %v, want the host %v", e.Addr, addrOf(1))
+			}
+		}
+		if n := compareFinals(t, peers); n < 3*800 {
+			t.Errorf("only %d final checksums compared", n)
+		}
+		if f := peers[1].finals[1799]; f == 0 || f != back.finals[1799] || f != peers[3].finals[1799] {
+			t.Errorf("final state of frame 1799 differs: %#x %#x %#x", f, back.finals[1799], peers[3].finals[1799])
 		}
 	})
 }
