@@ -68,7 +68,12 @@
 // Limits: package rollback/runner does not carry out LoadStateRequest yet
 // (no loadable encoding of a whole world), so rejoining is for games that
 // drive the session themselves; every peer the rejoiner lists must be
-// reachable; one rejoin at a time; spectators cannot join mid-match; the
+// reachable, because it asks for the state only once every handshake
+// completed: that is how it knows every peer accepts its return (a peer
+// that disconnected it on purpose, with DisconnectPlayer or for
+// malformed traffic, ignores its handshake, and a host must not readmit
+// a player another peer refuses); so a peer that left for good blocks
+// later rejoins. One rejoin at a time; spectators cannot join mid-match; the
 // rejoining session cannot record (Config.Record); not with Lockstep or
 // SparseSaving. The rejoining peer's frames before F are never simulated
 // there, and the other peers may wait for its inputs at R for about the
