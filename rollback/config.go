@@ -144,6 +144,21 @@ type Config struct {
 	// consequences). Opt-in:
 	// default 0 (off). Both peers need it for the exchange to complete.
 	DesyncDumpBytes int
+	// RejoinBytes, above 0, lets a peer that was disconnected come back
+	// (its process restarted, or its link dropped for longer than
+	// DisconnectTimeout): a disconnected peer's new handshake is accepted,
+	// and the peer owning the lowest remote handle the rejoiner sees sends
+	// it the state of an agreed frame (from the session's StateSource, at
+	// most RejoinBytes bytes and 1 MiB) with the inputs since. Every peer
+	// of the match needs it, with the same value; it needs every frame
+	// saved (not with Lockstep or SparseSaving). Default 0 (off). See
+	// "Rejoining a match" in the package documentation.
+	RejoinBytes int
+	// Rejoin makes this session join a match in progress instead of
+	// starting one: after its handshakes it asks for the state of the
+	// match, and its first requests load it (LoadStateRequest). It needs
+	// RejoinBytes, and no Record (a recording starts at frame 0).
+	Rejoin bool
 	// EndFrame, when positive, is the length of the match in frames: the
 	// session simulates frames 0..EndFrame-1 and then stays at frame
 	// EndFrame (AdvanceFrame no longer needs local inputs nor advances, but
@@ -251,6 +266,15 @@ func (c Config) resolve() (resolved, error) {
 	}
 	if d.DesyncDumpBytes < 0 || d.DesyncDumpBytes > 1<<20 {
 		return r, invalid("DesyncDumpBytes %d: want 0 (off) up to 1 MiB", d.DesyncDumpBytes)
+	}
+	if d.RejoinBytes < 0 || d.RejoinBytes > 1<<20 {
+		return r, invalid("RejoinBytes %d: want 0 (off) up to 1 MiB", d.RejoinBytes)
+	}
+	if d.RejoinBytes > 0 && (d.Lockstep || d.SparseSaving) {
+		return r, invalid("RejoinBytes needs every frame saved: not with Lockstep or SparseSaving")
+	}
+	if d.Rejoin && (d.RejoinBytes == 0 || d.Record != nil) {
+		return r, invalid("Rejoin needs RejoinBytes and no Record")
 	}
 	if d.DesyncInterval < 0 {
 		return r, invalid("DesyncInterval %d: want 0 (off) or a positive interval", d.DesyncInterval)

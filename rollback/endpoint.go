@@ -28,6 +28,7 @@ type endpoint struct {
 	epTimeSync  // round trip and frame advantages (timesync.go)
 	epSums      // desync detection: checksum reports and parts exchanges (p2p_desync.go)
 	epMeter     // traffic counters and the allowances against hostile traffic (protocol.go)
+	epRejoin    // a peer coming back after a disconnect (p2p_rejoin.go)
 }
 
 // epLink is who is behind an endpoint's address and the state of the link.

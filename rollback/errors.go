@@ -40,6 +40,11 @@ var (
 	// integrity check (a CRC-32C per block): the file was altered after it
 	// was written. It wraps ErrRecording.
 	ErrRecordingDamaged = fmt.Errorf("%w: damaged", ErrRecording)
+	// ErrRejoin: a rejoining session (Config.Rejoin) could not take the
+	// state of the match: it was malformed, or its checksum differed from
+	// the host's after the game loaded it (the game's state encoding is
+	// not exact, or the builds differ). The error says which.
+	ErrRejoin = errors.New("rollback: rejoin failed")
 	// ErrClosed: the session was closed.
 	ErrClosed = errors.New("rollback: session closed")
 )

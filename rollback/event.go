@@ -49,10 +49,16 @@ const (
 	// the bound, or the peer had none).
 	// rollback/runner.DiffDumpEvent decodes and compares them.
 	EventDesyncDump
+	// EventRejoined: the players behind Addr (a peer that had been
+	// disconnected) rejoin the match; their inputs count again from Frame.
+	// On the rejoining session (Config.Rejoin), Addr is the host that sent
+	// the state, Frame the frame of its own players' first inputs; it is
+	// raised once the loaded state's checksum matched the host's.
+	EventRejoined
 )
 
 var eventNames = [...]string{"", "synchronizing", "synchronized", "running", "network-interrupted",
-	"network-resumed", "disconnected", "wait-recommendation", "desync-detected", "version-mismatch", "too-far-behind", "desync-dump"}
+	"network-resumed", "disconnected", "wait-recommendation", "desync-detected", "version-mismatch", "too-far-behind", "desync-dump", "rejoined"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) && k != 0 {
@@ -73,7 +79,8 @@ type Event struct {
 	Timeout time.Duration
 	// SkipFrames: EventWaitRecommendation.
 	SkipFrames int
-	// Frame, Local, Remote, Types: EventDesyncDetected, EventDesyncDump.
+	// Frame, Local, Remote, Types: EventDesyncDetected, EventDesyncDump;
+	// Frame: EventRejoined.
 	Frame         Frame
 	Local, Remote uint64
 	Types         []string
@@ -101,6 +108,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("version mismatch with %v: peer speaks version %d", e.Addr, e.Version)
 	case EventDisconnected:
 		return fmt.Sprintf("disconnected from %v: %s", e.Addr, e.Reason)
+	case EventRejoined:
+		return fmt.Sprintf("rejoined with %v from frame %d", e.Addr, e.Frame)
 	}
 	if e.Addr.IsValid() {
 		return fmt.Sprintf("%v %v", e.Kind, e.Addr)

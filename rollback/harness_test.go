@@ -90,6 +90,13 @@ func (g *stubGame) run(reqs []rollback.Request, r reporter) {
 			g.maxLoad = max(g.maxLoad, int(g.state.Frame-q.Frame))
 			g.state = st
 			g.loads++
+		case rollback.LoadStateRequest:
+			st, err := decodeStubState(q.State)
+			if err != nil || st.Frame != q.Frame {
+				g.t.Fatalf("load-state of frame %d: %v (state of frame %d)", q.Frame, err, st.Frame)
+			}
+			g.state = st
+			g.loads++
 		case rollback.AdvanceRequest:
 			if g.state.Frame != q.Frame {
 				g.t.Fatalf("advance %d while the state is at frame %d", q.Frame, g.state.Frame)

@@ -18,6 +18,18 @@ import (
 type playerStatus struct {
 	disconnected bool
 	lastFrame    Frame
+	// A player that rejoined (p2p_rejoin.go) has the default input for the
+	// frames after gapLast and before rejoinAt (both 0 otherwise).
+	gapLast, rejoinAt Frame
+}
+
+// inGap reports whether frame f of the player is in its rejoin gap.
+func (st playerStatus) inGap(f Frame) bool { return f > st.gapLast && f < st.rejoinAt }
+
+// isDefault reports whether the player's input of frame f is the default
+// (disconnected, or in its rejoin gap).
+func (st playerStatus) isDefault(f Frame) bool {
+	return (st.disconnected && f > st.lastFrame) || st.inGap(f)
 }
 
 // SessionStats counts what a session did; the demo prints them.
@@ -72,6 +84,13 @@ type P2PSession struct {
 	specOf []PlayerHandle // handle of specs[i]
 	// dumpSrc gives this peer's desync dumps (SetDumpSource).
 	dumpSrc DumpSource
+	// stateSrc gives the states sent to rejoining peers (SetStateSource);
+	// hist holds this peer's recent local records, to restart a stream to
+	// a rejoining peer (Config.RejoinBytes); rj is the rejoin of a session
+	// with Config.Rejoin (nil otherwise).
+	stateSrc StateSource
+	hist     *recordRing
+	rj       *rejoiner
 
 	// running: every peer is synchronized; closed: Close was called.
 	running bool
@@ -201,13 +220,19 @@ func NewP2P(conn transport.PacketConn, cfg Config) (*P2PSession, error) {
 	s.inBuf = make([]Input, 0, n*(2*r.maxPred+6))
 	s.reqs = make([]Request, 0, 2*(2*r.maxPred+6))
 	s.scratch = make([]byte, 0, s.net.maxRecord())
+	if r.allowsRejoin() {
+		s.hist = newRecordRing(s.net.maxRecord())
+	}
+	if r.Rejoin {
+		s.rj = &rejoiner{total: -1, verify: NullFrame, rejoin: NullFrame, inFrame: NullFrame}
+	}
 	if r.Record != nil {
 		s.rec, err = newRecorder(r.Record, &s.cfg)
 		if err != nil {
 			return nil, err
 		}
 	}
-	if len(s.net.eps) == 0 {
+	if len(s.net.eps) == 0 && s.rj == nil {
 		s.running = true
 	} else {
 		for _, e := range s.net.eps {
@@ -275,9 +300,11 @@ func (s *P2PSession) Poll() {
 			s.computeConfirmed()
 		}
 		s.confirmedWork(s.agreed)
+		s.prepareRejoins()
 	}
 	s.checkParts()
 	s.checkDumps()
+	s.checkRejoins()
 	s.net.flush(s.fill)
 }
 

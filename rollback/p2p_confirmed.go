@@ -79,13 +79,17 @@ func (s *P2PSession) Finished() bool {
 // and the Logger warns.
 func (s *P2PSession) ReportChecksum(f Frame, sum uint64, parts []Part) {
 	s.sums.put(f, sum, parts, s.WantsChecksum(f))
+	if s.rj != nil {
+		s.verifyRejoin(f, sum)
+	}
 }
 
 // WantsChecksum reports whether the checksum of saved frame f is used
 // (desync detection or recording), so a game can skip computing the others.
 func (s *P2PSession) WantsChecksum(f Frame) bool {
 	return (s.cfg.DesyncInterval > 0 && int(f)%s.cfg.DesyncInterval == 0) ||
-		(s.rec != nil && int(f)%s.cfg.RecordChecksumInterval == 0)
+		(s.rec != nil && int(f)%s.cfg.RecordChecksumInterval == 0) ||
+		(s.rj != nil && s.rj.verify == f)
 }
 
 // computeConfirmed updates localConfirmed (every input known here) and the
@@ -103,7 +107,7 @@ func (s *P2PSession) computeConfirmed() {
 			continue
 		}
 		for _, p := range s.peers {
-			if p == s.owner[i] || p.state != stateRunning {
+			if p == s.owner[i] || p.state != stateRunning || p.joining {
 				continue
 			}
 			if !p.hasStatus {
@@ -202,7 +206,7 @@ func (s *P2PSession) missingChecksums(use string, n int) {
 func (s *P2PSession) fullRecord(f Frame) []byte {
 	rec := s.scratch[:0]
 	for i, st := range s.status {
-		if st.disconnected && f > st.lastFrame {
+		if st.isDefault(f) {
 			rec = appendRecordInput(rec, s.cfg.DefaultInput, true)
 			continue
 		}

@@ -21,6 +21,8 @@ func (s *P2PSession) onMessage(e *endpoint, m *wire.Message) {
 		}
 	case wire.KindDump, wire.KindDumpAck:
 		s.onDump(e, m)
+	case wire.KindRejoinRequest, wire.KindState, wire.KindStateAck, wire.KindRejoinNotice, wire.KindRejoinNoticeAck:
+		s.onRejoinMessage(e, m)
 	case wire.KindParts:
 		i := e.exchange(Frame(m.Frame))
 		if i < 0 {

@@ -21,10 +21,13 @@ func (s *P2PSession) updateDisconnects() {
 		connected := s.owner[i].state != stateDisconnected
 		last := Frame(math.MaxInt32)
 		for _, p := range s.peers {
-			if p.state != stateRunning || !p.hasStatus {
+			if p.state != stateRunning || !p.hasStatus || p.joining {
 				continue
 			}
 			ps := p.peerStatus[i]
+			if ra := s.status[i].rejoinAt; ra > 0 && Frame(ps.LastFrame) < ra-1 {
+				continue // about the player before it rejoined
+			}
 			if ps.Disconnected {
 				connected = false
 			}
@@ -75,6 +78,7 @@ func (s *P2PSession) DisconnectPlayer(h PlayerHandle) error {
 		if s.status[h].disconnected {
 			return ErrAlreadyDisconnected
 		}
+		e.banned = true
 		s.dropEndpoint(e, "disconnected locally")
 		return nil
 	}
@@ -110,6 +114,12 @@ func (s *P2PSession) synchronized(*endpoint) {
 			return
 		}
 	}
+	if s.rj != nil {
+		if s.rj.host == nil {
+			s.startRejoin()
+		}
+		return
+	}
 	s.running = true
 	s.net.event(Event{Kind: EventRunning})
 }
@@ -119,6 +129,9 @@ func (s *P2PSession) onRecord(e *endpoint, f Frame, rec []byte) bool {
 	if e.spectator {
 		s.net.malformedFrom(s, e, "inputs from a spectator", nil)
 		return false
+	}
+	if s.rj != nil && !s.rj.loaded {
+		return false // no state yet to put them on
 	}
 	for _, h := range e.handles {
 		q := s.queues[h]
@@ -133,12 +146,13 @@ func (s *P2PSession) onRecord(e *endpoint, f Frame, rec []byte) bool {
 			s.status[h].lastFrame = f
 		}
 	})
+	e.joining = false
 	return true
 }
 
 // pushLocal queues the newly complete local frames to every peer.
 func (s *P2PSession) pushLocal() {
-	if len(s.local) == 0 {
+	if len(s.local) == 0 || !s.rejoinVerified() {
 		return
 	}
 	top := Frame(math.MaxInt32)
@@ -151,8 +165,11 @@ func (s *P2PSession) pushLocal() {
 			rec = appendRecordInput(rec, s.queues[h].get(f), false)
 		}
 		s.scratch = rec
+		if s.hist != nil {
+			s.hist.push(f, rec)
+		}
 		for _, e := range s.peers {
-			if e.state == stateDisconnected {
+			if e.state == stateDisconnected || e.hold {
 				continue
 			}
 			if e.pending.full() {

@@ -37,8 +37,18 @@ func (s *P2PSession) AdvanceFrame() ([]Request, error) {
 	s.inBuf = s.inBuf[:0]
 	s.net.poll(s)
 	if !s.running {
+		s.checkRejoins()
 		s.net.flush(s.fill)
+		if s.rj != nil && s.rj.err != nil {
+			return nil, s.rj.err
+		}
 		return nil, ErrNotSynchronized
+	}
+	if s.rj != nil {
+		if err := s.rejoinRequests(); err != nil {
+			s.net.flush(s.fill)
+			return nil, err
+		}
 	}
 	ending := s.ending()
 	for _, h := range s.local {
@@ -54,6 +64,7 @@ func (s *P2PSession) AdvanceFrame() ([]Request, error) {
 	// Confirmed frames first (before anything is rolled back or discarded):
 	// desync reports, spectators, recording.
 	s.confirmedWork(prevAgreed)
+	s.prepareRejoins()
 
 	s.updateDisconnects()
 	s.computeConfirmed()
@@ -139,6 +150,7 @@ func (s *P2PSession) AdvanceFrame() ([]Request, error) {
 	}
 	s.checkParts()
 	s.checkDumps()
+	s.checkRejoins()
 	s.net.flush(s.fill)
 	return s.reqs, nil
 }
@@ -180,7 +192,7 @@ func (s *P2PSession) advance(f Frame) {
 	k := len(s.inBuf)
 	for i := 0; i < n; i++ {
 		st := s.status[i]
-		if st.disconnected && f > st.lastFrame {
+		if st.isDefault(f) {
 			s.inBuf = append(s.inBuf, Input{Bytes: s.cfg.DefaultInput, Status: Disconnected})
 			continue
 		}

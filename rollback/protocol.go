@@ -96,8 +96,9 @@ func (n *netcore) addEndpoint(addr netip.AddrPort) *endpoint {
 		epSend:      epSend{pending: newRecordRing(n.maxRecord()), lastAcked: NullFrame},
 		epRecv: epRecv{recv: newRecordRing(n.maxRecord()), lastRecv: NullFrame, lastSeen: NullFrame,
 			lastHeard: n.now, peerStatus: make([]wire.PeerStatus, n.cfg.NumPlayers)},
-		epSums:  epSums{sumAcked: NullFrame, reportSent: NullFrame, sumRecv: NullFrame},
-		epMeter: newMeter(n.now, n.maxFlood()),
+		epSums:   epSums{sumAcked: NullFrame, reportSent: NullFrame, sumRecv: NullFrame},
+		epMeter:  newMeter(n.now, n.maxFlood()),
+		epRejoin: epRejoin{sendLimit: NullFrame},
 	}
 	for e.magic == 0 {
 		e.magic = uint16(n.rand.Uint64())
@@ -220,6 +221,7 @@ func (n *netcore) malformedFrom(h handler, e *endpoint, what string, err error) 
 	exhausted := e.chargeMalformed()
 	n.log.Debug("rollback: malformed datagram", "addr", e.addr, "what", what, "err", err)
 	if exhausted && e.state != stateDisconnected {
+		e.banned = true
 		h.dropEndpoint(e, "sent too many malformed datagrams")
 	}
 }
@@ -229,7 +231,16 @@ func (n *netcore) handle(h handler, e *endpoint, payload []byte) {
 	e.bytesRecv += uint64(len(payload))
 	e.packetsRecv++
 	if e.state == stateDisconnected {
-		return
+		// A disconnected peer may come back with a new session (a new
+		// magic) when rejoining is allowed.
+		if !n.cfg.allowsRejoin() || e.spectator || e.host || e.banned || !e.admit() {
+			return
+		}
+		m := &n.in
+		if m.Decode(payload) != nil || m.Kind != wire.KindSyncRequest || m.Magic == e.remoteMagic {
+			return
+		}
+		n.resync(e, m.Magic)
 	}
 	if !e.admit() {
 		return
@@ -363,7 +374,7 @@ func (n *netcore) timers(h handler, e *endpoint) {
 	if ((!e.pending.empty() && e.pending.last > e.lastAcked) || h.owes(e)) && n.now.Sub(e.lastInput) >= resendInterval {
 		e.inputDirty = true
 	}
-	if n.now.Sub(e.lastSend) >= keepAliveInterval && !e.inputDirty {
+	if n.now.Sub(e.lastSend) >= keepAliveInterval && (!e.inputDirty || e.hold) {
 		n.msg(wire.KindKeepAlive)
 		n.send(e)
 	}

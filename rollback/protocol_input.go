@@ -45,7 +45,9 @@ func (n *netcore) onInput(h handler, e *endpoint, m *wire.Message) {
 	e.ackDue = true
 	var base []byte
 	switch {
-	case start == 0:
+	case start == e.recvFrom:
+		// The first frame of a stream (0, or where it restarted after a
+		// rejoin) has no base.
 		base = nil
 	case e.recv.has(start - 1):
 		base = e.recv.get(start - 1)
@@ -97,7 +99,7 @@ func (n *netcore) onInput(h handler, e *endpoint, m *wire.Message) {
 // Input message.
 func (n *netcore) flush(fill func(*endpoint, *wire.Message)) {
 	for _, e := range n.eps {
-		if e.state != stateRunning {
+		if e.state != stateRunning || e.hold {
 			continue
 		}
 		if e.inputDirty || e.disconnectRq {
@@ -125,6 +127,10 @@ func (n *netcore) sendInput(e *endpoint, fill func(*endpoint, *wire.Message)) {
 	}
 	if count > wire.MaxFrames {
 		count = wire.MaxFrames
+	}
+	if e.sendLimit != NullFrame && first+Frame(count) > e.sendLimit {
+		// A rejoin notice the peer has not acknowledged comes first.
+		count = max(int(e.sendLimit-first), 0)
 	}
 	var base []byte
 	if first > 0 && e.pending.has(first-1) {

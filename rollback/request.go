@@ -31,6 +31,12 @@ const (
 	// AdvanceRequest asks the game to simulate one frame (Request.Frame)
 	// with Request.Inputs, one per player in handle order.
 	AdvanceRequest
+	// LoadStateRequest asks the game to restore the state in Request.State
+	// (the bytes a peer's StateSource gave for Request.Frame) as frame
+	// Request.Frame. Only a rejoining session (Config.Rejoin) asks it,
+	// once, first; a Save of the same frame follows, whose checksum must
+	// equal the host's.
+	LoadStateRequest
 )
 
 func (k RequestKind) String() string {
@@ -41,6 +47,8 @@ func (k RequestKind) String() string {
 		return "load"
 	case AdvanceRequest:
 		return "advance"
+	case LoadStateRequest:
+		return "load-state"
 	}
 	return fmt.Sprintf("RequestKind(%d)", uint8(k))
 }
@@ -53,6 +61,8 @@ type Request struct {
 	Frame Frame
 	// Inputs holds one input per player for an AdvanceRequest; nil otherwise.
 	Inputs []Input
+	// State is the encoded state of a LoadStateRequest; nil otherwise.
+	State []byte
 }
 
 func (r Request) String() string {

@@ -43,6 +43,10 @@
 // Requests are checked against the world's frame (ErrRequestOrder), and a
 // Step reports a failure with Context.Fail, which stops the Runner.
 //
+// Rejoining a P2P match (rollback.Config.Rejoin) is not supported yet: the
+// runner has no loadable encoding of a whole world, so a LoadStateRequest
+// fails with ErrRequestOrder.
+//
 // Games that do not use the world drive a session directly: see the
 // rollback package.
 package runner

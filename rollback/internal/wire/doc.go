@@ -54,6 +54,17 @@
 //	                per part: uvarint name length (at most MaxNameLen, 64),
 //	                the name, Sum: 8 bytes
 //	KeepAlive       empty
+//	Dump, State     uvarint Frame; uvarint Total (at most MaxDumpSize); uvarint Offset;
+//	                the piece: all remaining bytes (none exactly when Total is 0)
+//	DumpAck,        uvarint Frame; uvarint Total; uvarint Offset (bytes held, at most Total)
+//	StateAck
+//	RejoinRequest   empty
+//	RejoinNotice    byte Player (below MaxStatus); uvarint Frame; uvarint Frame - StartFrame
+//	RejoinNoticeAck byte Player; uvarint Frame
+//
+// The rejoin kinds (12-16) were added within version 2: builds without
+// them count them as malformed, so every peer of a match that allows
+// rejoining needs them.
 //
 // Differences are computed in int64, and zigzag(x) = uint64(x<<1) ^ uint64(x>>63).
 // Frames are in 0..MaxInt32 (StartFrame, Frame, a report's Frame), or

@@ -37,5 +37,6 @@ var (
 	errReportCount   = fmt.Errorf("%w: too many checksum reports", ErrMalformed)
 	errChecksNone    = fmt.Errorf("%w: checks flag without an ack or a report", ErrMalformed)
 	errDump          = fmt.Errorf("%w: dump piece outside its dump", ErrMalformed)
+	errRejoin        = fmt.Errorf("%w: rejoin notice out of range", ErrMalformed)
 	errPacketSize    = fmt.Errorf("%w: packet longer than %d bytes", ErrTooLarge, MaxPacketSize)
 )

@@ -30,8 +30,8 @@ const (
 	MaxNameLen = 64
 	// MaxReports is the largest number of checksum reports of an Input message.
 	MaxReports = 8
-	// MaxDumpSize is the largest desync dump a Dump message's Total may
-	// announce, in bytes.
+	// MaxDumpSize is the largest desync dump a Dump message's Total (or
+	// rejoin state a State message's Total) may announce, in bytes.
 	MaxDumpSize = 1 << 20
 )
 
@@ -40,17 +40,22 @@ type Kind uint8
 
 // The message kinds. The comment of each lists the Message fields it carries.
 const (
-	KindSyncRequest   Kind = 1 + iota // Nonce
-	KindSyncReply                     // Nonce (echo of the request's nonce)
-	KindInput                         // StartFrame, AckFrame, DisconnectRequested, Done, Status, SumAck, Reports, NumFrames, Inputs
-	KindInputAck                      // AckFrame, SumAck
-	KindQualityReport                 // Advantage, Ping
-	KindQualityReply                  // Ping (echo of the report's Ping)
-	KindPartsRequest                  // Frame
-	KindParts                         // Frame, Parts
-	KindKeepAlive                     // no body
-	KindDump                          // Frame, Total, Offset, Data: bytes Offset.. of a desync dump of Total bytes (Total 0: none)
-	KindDumpAck                       // Frame, Total, Offset: the first Offset bytes of the dump arrived
+	KindSyncRequest     Kind = 1 + iota // Nonce
+	KindSyncReply                       // Nonce (echo of the request's nonce)
+	KindInput                           // StartFrame, AckFrame, DisconnectRequested, Done, Status, SumAck, Reports, NumFrames, Inputs
+	KindInputAck                        // AckFrame, SumAck
+	KindQualityReport                   // Advantage, Ping
+	KindQualityReply                    // Ping (echo of the report's Ping)
+	KindPartsRequest                    // Frame
+	KindParts                           // Frame, Parts
+	KindKeepAlive                       // no body
+	KindDump                            // Frame, Total, Offset, Data: bytes Offset.. of a desync dump of Total bytes (Total 0: none)
+	KindDumpAck                         // Frame, Total, Offset: the first Offset bytes of the dump arrived
+	KindRejoinRequest                   // no body: a rejoining peer asks for the state of the match
+	KindState                           // Frame, Total, Offset, Data: bytes Offset.. of a rejoin state of Total bytes (as Dump)
+	KindStateAck                        // Frame, Total, Offset: the first Offset bytes of the rejoin state arrived (as DumpAck)
+	KindRejoinNotice                    // Player, Frame, StartFrame: Player rejoins at Frame; send it inputs from StartFrame
+	KindRejoinNoticeAck                 // Player, Frame: the RejoinNotice arrived
 )
 
 // String returns the name of the kind, or "Kind(n)" for an unknown one.
@@ -78,6 +83,16 @@ func (k Kind) String() string {
 		return "Dump"
 	case KindDumpAck:
 		return "DumpAck"
+	case KindRejoinRequest:
+		return "RejoinRequest"
+	case KindState:
+		return "State"
+	case KindStateAck:
+		return "StateAck"
+	case KindRejoinNotice:
+		return "RejoinNotice"
+	case KindRejoinNoticeAck:
+		return "RejoinNoticeAck"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -125,7 +140,9 @@ type Message struct {
 	// Nonce of a SyncRequest, echoed by the SyncReply.
 	Nonce uint32
 
-	// StartFrame is the frame of the first record in Inputs, >= 0.
+	// StartFrame is the frame of the first record in Inputs, >= 0. In a
+	// RejoinNotice it is the first frame of inputs the rejoining peer
+	// expects from the receiver, at most Frame.
 	StartFrame int32
 	// AckFrame is the last frame of the receiver's inputs the sender holds,
 	// -1 if none yet.
@@ -159,8 +176,12 @@ type Message struct {
 	// Ping is an opaque timestamp, echoed by the QualityReply.
 	Ping uint64
 
-	// Frame of a parts message, >= 0.
+	// Frame of a parts, dump or state message, >= 0; of a RejoinNotice
+	// (and its ack), the first frame of the rejoining player's own inputs.
 	Frame int32
+	// Player (RejoinNotice, RejoinNoticeAck) is the handle of the first
+	// player behind the rejoining peer's address, below MaxStatus.
+	Player uint8
 	// Parts holds at most MaxParts entries.
 	Parts []Part
 
@@ -242,14 +263,20 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 			dst = append(dst, p.Name...)
 			dst = binary.LittleEndian.AppendUint64(dst, p.Sum)
 		}
-	case KindDump, KindDumpAck:
+	case KindDump, KindDumpAck, KindState, KindStateAck:
 		dst = binary.AppendUvarint(dst, uint64(m.Frame))
 		dst = binary.AppendUvarint(dst, uint64(m.Total))
 		dst = binary.AppendUvarint(dst, uint64(m.Offset))
-		if m.Kind == KindDump {
+		if m.Kind == KindDump || m.Kind == KindState {
 			dst = append(dst, m.Data...)
 		}
-	case KindKeepAlive:
+	case KindRejoinNotice, KindRejoinNoticeAck:
+		dst = append(dst, m.Player)
+		dst = binary.AppendUvarint(dst, uint64(m.Frame))
+		if m.Kind == KindRejoinNotice {
+			dst = binary.AppendUvarint(dst, uint64(m.Frame-m.StartFrame))
+		}
+	case KindKeepAlive, KindRejoinRequest:
 	}
 	if n := len(dst) - start; n > MaxPacketSize {
 		return dst[:start], fmt.Errorf("%w: %v message is %d bytes, limit %d", ErrTooLarge, m.Kind, n, MaxPacketSize)
@@ -260,7 +287,15 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 // validate checks the fields Append encodes for m.Kind.
 func (m *Message) validate() error {
 	switch m.Kind {
-	case KindSyncRequest, KindSyncReply, KindQualityReport, KindQualityReply, KindKeepAlive:
+	case KindSyncRequest, KindSyncReply, KindQualityReport, KindQualityReply, KindKeepAlive, KindRejoinRequest:
+		return nil
+	case KindRejoinNotice, KindRejoinNoticeAck:
+		if m.Player >= MaxStatus || m.Frame < 0 {
+			return fmt.Errorf("%w: Player %d, Frame %d", ErrMalformed, m.Player, m.Frame)
+		}
+		if m.Kind == KindRejoinNotice && (m.StartFrame < 0 || m.StartFrame > m.Frame) {
+			return fmt.Errorf("%w: StartFrame %d outside 0..Frame %d", ErrMalformed, m.StartFrame, m.Frame)
+		}
 		return nil
 	case KindInput:
 		if m.StartFrame < 0 {
@@ -321,7 +356,7 @@ func (m *Message) validate() error {
 			}
 		}
 		return nil
-	case KindDump, KindDumpAck:
+	case KindDump, KindDumpAck, KindState, KindStateAck:
 		if m.Frame < 0 || m.Total > MaxDumpSize {
 			return fmt.Errorf("%w: Frame %d, Total %d", ErrMalformed, m.Frame, m.Total)
 		}
@@ -338,7 +373,7 @@ func (m *Message) validate() error {
 // its dump: a piece is non-empty and inside the dump, an empty dump has
 // neither offset nor data, an ack is at most the dump's size.
 func dumpRange(k Kind, total, offset uint32, n int) bool {
-	if k == KindDumpAck {
+	if k == KindDumpAck || k == KindStateAck {
 		return n == 0 && offset <= total
 	}
 	if total == 0 {
@@ -399,7 +434,7 @@ func (m *Message) Decode(b []byte) error {
 		m.Frame = r.uframe()
 	case KindParts:
 		m.decodeParts(&r)
-	case KindDump, KindDumpAck:
+	case KindDump, KindDumpAck, KindState, KindStateAck:
 		m.Frame = r.uframe()
 		total, off := r.Uvarint(), r.Uvarint()
 		if total > MaxDumpSize || off > MaxDumpSize {
@@ -407,13 +442,27 @@ func (m *Message) Decode(b []byte) error {
 			break
 		}
 		m.Total, m.Offset = uint32(total), uint32(off)
-		if m.Kind == KindDump {
+		if m.Kind == KindDump || m.Kind == KindState {
 			m.Data = r.Rest()
 		}
 		if r.Err() == nil && !dumpRange(m.Kind, m.Total, m.Offset, len(m.Data)) {
 			r.Fail(errDump)
 		}
-	case KindKeepAlive:
+	case KindRejoinNotice, KindRejoinNoticeAck:
+		m.Player = r.Byte()
+		if m.Player >= MaxStatus {
+			r.Fail(errRejoin)
+		}
+		m.Frame = r.uframe()
+		if m.Kind == KindRejoinNotice {
+			d := r.Uvarint()
+			if d > uint64(m.Frame) {
+				r.Fail(errRejoin)
+				break
+			}
+			m.StartFrame = m.Frame - int32(d)
+		}
+	case KindKeepAlive, KindRejoinRequest:
 	default:
 		return ErrUnknownKind
 	}

@@ -16,7 +16,7 @@ func equalMessage(a, b *Message) bool {
 		a.Nonce != b.Nonce || a.StartFrame != b.StartFrame || a.AckFrame != b.AckFrame ||
 		a.DisconnectRequested != b.DisconnectRequested || a.NumFrames != b.NumFrames ||
 		!bytes.Equal(a.Inputs, b.Inputs) || a.Advantage != b.Advantage || a.Ping != b.Ping ||
-		a.Frame != b.Frame || a.Done != b.Done || a.PeerDone != b.PeerDone || a.SumAck != b.SumAck ||
+		a.Frame != b.Frame || a.Player != b.Player || a.Total != b.Total || a.Offset != b.Offset || !bytes.Equal(a.Data, b.Data) || a.Done != b.Done || a.PeerDone != b.PeerDone || a.SumAck != b.SumAck ||
 		len(a.Status) != len(b.Status) || len(a.Parts) != len(b.Parts) || len(a.Reports) != len(b.Reports) {
 		return false
 	}
@@ -86,6 +86,17 @@ var goldens = []struct {
 		"02 0a 0000 01 00 00"},
 	{"DumpAck", Message{Kind: KindDumpAck, Frame: 330, Total: 1000, Offset: 1000},
 		"02 0b 0000 ca02 e807 e807"},
+	{"RejoinRequest", Message{Kind: KindRejoinRequest, Magic: 0x0102},
+		"02 0c 0201"},
+	{"State", Message{Kind: KindState, Magic: 7, Frame: 700, Total: 3000, Offset: 2999, Data: []byte{0x55}},
+		"02 0d 0700 bc05 b817 b717 55"},
+	{"StateAck", Message{Kind: KindStateAck, Frame: 700, Total: 3000, Offset: 1200},
+		"02 0e 0000 bc05 b817 b009"},
+	// Player 2 rejoins at frame 750; inputs from frame 712 (750-712 = 38).
+	{"RejoinNotice", Message{Kind: KindRejoinNotice, Magic: 3, Player: 2, Frame: 750, StartFrame: 712},
+		"02 0f 0300 02 ee05 26"},
+	{"RejoinNoticeAck", Message{Kind: KindRejoinNoticeAck, Player: 2, Frame: 750},
+		"02 10 0000 02 ee05"},
 }
 
 func TestGoldenMessages(t *testing.T) {
@@ -174,8 +185,14 @@ func boundaryMessages() []Message {
 			Message{Kind: KindDump, Frame: f, Total: MaxDumpSize, Offset: MaxDumpSize - 1, Data: []byte{1}},
 			Message{Kind: KindDump, Frame: f, Total: MaxDumpSize, Offset: MaxDumpSize - uint32(len(big)), Data: big},
 			Message{Kind: KindDumpAck, Frame: f, Total: MaxDumpSize, Offset: MaxDumpSize},
-			Message{Kind: KindDumpAck, Frame: f})
+			Message{Kind: KindDumpAck, Frame: f},
+			Message{Kind: KindState, Frame: f, Total: MaxDumpSize, Offset: MaxDumpSize - uint32(len(big)), Data: big},
+			Message{Kind: KindStateAck, Frame: f, Total: MaxDumpSize, Offset: 1},
+			Message{Kind: KindRejoinNotice, Player: MaxStatus - 1, Frame: f, StartFrame: f},
+			Message{Kind: KindRejoinNotice, Frame: f},
+			Message{Kind: KindRejoinNoticeAck, Player: 0, Frame: f})
 	}
+	out = append(out, Message{Kind: KindRejoinRequest})
 	return append(out, Message{Kind: KindKeepAlive})
 }
 
@@ -209,7 +226,11 @@ func TestAppendErrors(t *testing.T) {
 		want error
 	}{
 		{"kind 0", Message{}, ErrUnknownKind},
-		{"kind 12", Message{Kind: KindDumpAck + 1}, ErrUnknownKind},
+		{"kind 17", Message{Kind: KindRejoinNoticeAck + 1}, ErrUnknownKind},
+		{"state piece past its end", Message{Kind: KindState, Total: 3, Offset: 2, Data: []byte{1, 2}}, ErrMalformed},
+		{"rejoin player 16", Message{Kind: KindRejoinNotice, Player: MaxStatus}, ErrMalformed},
+		{"rejoin start after frame", Message{Kind: KindRejoinNotice, Frame: 5, StartFrame: 6}, ErrMalformed},
+		{"rejoin ack frame -1", Message{Kind: KindRejoinNoticeAck, Frame: -1}, ErrMalformed},
 		{"dump piece past its end", Message{Kind: KindDump, Total: 3, Offset: 2, Data: []byte{1, 2}}, ErrMalformed},
 		{"empty dump piece", Message{Kind: KindDump, Total: 3}, ErrMalformed},
 		{"dump over MaxDumpSize", Message{Kind: KindDump, Total: MaxDumpSize + 1, Data: []byte{1}}, ErrMalformed},
@@ -310,7 +331,10 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{"empty", "", ErrMalformed},
 		{"kind 0", "02 00 0000", ErrUnknownKind},
-		{"kind 12", "02 0c 0000", ErrUnknownKind},
+		{"kind 17", "02 11 0000", ErrUnknownKind},
+		{"rejoin player 16", "02 0f 0000 10 05 00", ErrMalformed},
+		{"rejoin start below 0", "02 0f 0000 01 05 06", ErrMalformed},
+		{"rejoin request with a body", "02 0c 0000 00", ErrMalformed},
 		{"dump piece past its end", "02 0a 0000 05 03 02 0102", ErrMalformed},
 		{"empty dump piece", "02 0a 0000 05 03 00", ErrMalformed},
 		{"empty dump with data", "02 0a 0000 05 00 00 01", ErrMalformed},
