@@ -50,7 +50,7 @@ type ServerCollector struct {
 	m *metrics.Server
 
 	clients, connects, disconnects, sent, received, rtt, tickDur *prometheus.Desc
-	resyncs, desyncs, desyncParts, violations, late            *prometheus.Desc
+	resyncs, desyncs, desyncParts, violations, late              *prometheus.Desc
 
 	mu  sync.Mutex
 	fig metrics.ServerFigures
