@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/rewindgo/rewind v0.0.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
