@@ -290,7 +290,7 @@ func (d *predictDemo) start(ctx context.Context) error {
 	if o.Dashboard != "" {
 		d.mx = metrics.NewServer(srv, metrics.ServerConfig{})
 		for _, pc := range d.clients {
-			d.mxPred = append(d.mxPred, metrics.NewPredict(metrics.PredictConfig{Name: fmt.Sprintf("client %d", pc.idx)}))
+			d.mxPred = append(d.mxPred, metrics.NewPredict(metrics.PredictConfig{Name: fmt.Sprintf("predicting client %d", pc.idx)}))
 		}
 		if err := serveDashboard(ctx, o.Dashboard, dashboard.Config{Title: "rewind demo predict", Server: d.mx, Predicts: d.mxPred}, d.live); err != nil {
 			return err

@@ -115,8 +115,11 @@ function plot(group, opt) {
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, w, h);
   const left = 54, bottom = h - 16, top = 6, right = w - 6;
-  let max = 0;
-  for (const s of series[group].values()) for (const v of s) if (v !== null && v > max) max = v;
+  let max = 0, span = 40; // the x axis spans at least 10 s, at most KEEP points
+  for (const s of series[group].values()) {
+    span = Math.max(span, s.length);
+    for (const v of s) if (v !== null && v > max) max = v;
+  }
   for (const l of opt.lines || []) if (l > max && max > l * 0.3) max = l;
   max = max > 0 ? max * 1.1 : 1;
   const fmt = opt.fmt || (x => x >= 100 ? x.toFixed(0) : x.toFixed(1));
@@ -127,7 +130,7 @@ function plot(group, opt) {
     g.beginPath(); g.moveTo(left, y); g.lineTo(right, y); g.stroke();
     g.fillText(fmt(max * i / 4), 4, y + 4);
   }
-  g.fillText("last " + (KEEP / 4) + " s", left, h - 3);
+  g.fillText("last " + Math.round(span / 4) + " s", left, h - 3);
   for (const l of opt.lines || []) {
     if (l > max) continue;
     const y = bottom - (bottom - top) * l / max;
@@ -145,7 +148,7 @@ function plot(group, opt) {
     let pen = false;
     s.forEach((v, k) => {
       if (v === null) { pen = false; return; }
-      const x = left + (right - left) * (k + KEEP - s.length) / (KEEP - 1);
+      const x = left + (right - left) * (k + span - s.length) / (span - 1);
       const y = bottom - (bottom - top) * v / max;
       if (pen) g.lineTo(x, y); else g.moveTo(x, y);
       pen = true;
