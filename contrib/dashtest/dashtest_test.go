@@ -185,4 +185,3 @@ func count(img image.Image, r, g, b uint8) int {
 }
 
 func near(v uint32, c uint8) bool { return v+24 >= uint32(c) && v <= uint32(c)+24 }
-
