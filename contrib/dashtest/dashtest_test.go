@@ -3,7 +3,7 @@
 // update while the match runs, and a screenshot shows them.
 //
 // It needs a Chromium binary (CI installs the chromium package); without
-// one the test is skipped. DASHBOARD_SCREENSHOT names a file to keep the
+// one the test is skipped (fails with REWIND_REQUIRE_CHROMIUM set, as in CI). DASHBOARD_SCREENSHOT names a file to keep the
 // screenshot in (default: the test's temporary directory).
 package dashtest
 
@@ -30,6 +30,9 @@ func chromium(t *testing.T) string {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}
+	}
+	if os.Getenv("REWIND_REQUIRE_CHROMIUM") != "" {
+		t.Fatal("no chromium binary, and REWIND_REQUIRE_CHROMIUM is set (CI)")
 	}
 	t.Skip("no chromium binary (apt-get install chromium)")
 	return ""
