@@ -24,6 +24,8 @@ Usage:
   rewind peer [flags]         one peer of the demo match, against peers in other processes
   rewind replay [flags] FILE  play a recording back and verify its checksums
   rewind netsim [flags]       link-conditioning UDP proxy (latency, loss, ...)
+  rewind load [flags]         thin clients against match servers (load testing)
+  rewind load serve [flags]   match servers to load, with tick duration statistics
   rewind help [command]       help for a command
 
 Run "rewind help <command>" for the flags of a command.
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = replayCommand(rest, stdout, stderr)
 	case "netsim":
 		err = netsimCommand(ctx, rest, stdout, stderr)
+	case "load":
+		err = loadCommand(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		return helpCommand(rest, stdout, stderr)
 	default:
@@ -115,6 +119,11 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 		fs, _ = replayFlags()
 	case "netsim":
 		fs, _ = netsimFlags()
+	case "load":
+		fs, _ = loadFlags()
+		if len(args) > 1 && args[1] == "serve" {
+			fs, _ = loadServeFlags()
+		}
 	default:
 		fmt.Fprintf(stderr, "rewind help: unknown command %q\n", args[0])
 		return 2
