@@ -299,7 +299,9 @@ func runLoadServe(ctx context.Context, o loadServeOptions, live io.Writer) (*ser
 		ready.Wait()
 		cpu0, t0 = cpuTime(), time.Now()
 		close(startMeasure)
-		fmt.Fprintf(live, "all matches ready; measuring for %v\n", o.Duration)
+		if ctx.Err() == nil {
+			fmt.Fprintf(live, "measuring for %v\n", o.Duration)
+		}
 		select {
 		case <-time.After(o.Duration):
 		case <-ctx.Done():
@@ -397,7 +399,7 @@ func (m *loadMatch) loop(ctx context.Context, o loadServeOptions, ready *sync.Wa
 			if late > halfBudget {
 				m.over++
 			}
-			m.clients = len(m.srv.Clients())
+			m.clients = max(m.clients, len(m.srv.Clients()))
 			select {
 			case <-stop:
 				return nil
@@ -462,9 +464,13 @@ func runLoadClients(ctx context.Context, o loadOptions, live io.Writer) (*client
 		}
 	}()
 	start := time.Now()
-	// Dial 32 at a time: a thousand handshakes at once swamp a small machine.
+	// Dial 32 at a time: a thousand handshakes at once swamp a small
+	// machine. A client dialled and connected is handed to the update loop
+	// (joined), which runs meanwhile: the server admits the first while
+	// the last are dialling.
 	sem := make(chan struct{}, 32)
 	errs := make([]error, n)
+	joined := make(chan *thinClient, n)
 	var wg sync.WaitGroup
 	for i := range clients {
 		c := &thinClient{match: i % o.Matches}
@@ -481,18 +487,26 @@ func runLoadClients(ctx context.Context, o loadOptions, live io.Writer) (*client
 			defer func() { <-sem }()
 			addr := net.JoinHostPort(host, strconv.Itoa(port+c.match))
 			if c.conn, errs[i] = dial(ctx, addr, quic.Config{TLS: tlsCfg}); errs[i] == nil {
-				errs[i] = c.rc.Connect(c.conn)
+				if errs[i] = c.rc.Connect(c.conn); errs[i] == nil {
+					joined <- c
+				}
 			}
 		})
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
+	dialled := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(dialled)
+	}()
+	defer wg.Wait() // before the deferred closes
 	wait := newPacer(ctx, 0, nil).wait
 	deadline := time.Now().Add(o.ConnectTimeout)
+	var active []*thinClient
 	update := func() (connected int) {
-		for _, c := range clients {
+		for len(joined) > 0 {
+			active = append(active, <-joined)
+		}
+		for _, c := range active {
 			c.rc.Update()
 			if c.rc.State() == replicate.Connected {
 				connected++
@@ -501,8 +515,25 @@ func runLoadClients(ctx context.Context, o loadOptions, live io.Writer) (*client
 		return connected
 	}
 	for update() < n {
+		select {
+		case <-dialled:
+			if err := errors.Join(errs...); err != nil {
+				cancel()
+				return nil, err
+			}
+		default:
+		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%d of %d clients connected after %v", update(), n, o.ConnectTimeout)
+			cancel()
+			states := map[string]int{}
+			for _, c := range active {
+				st := c.rc.State().String()
+				if err := c.rc.Err(); err != nil && states[st] == 0 {
+					st += " (" + err.Error() + ")"
+				}
+				states[st]++
+			}
+			return nil, fmt.Errorf("%d of %d clients connected after %v (%d dialled; states %v)", update(), n, o.ConnectTimeout, len(active), states)
 		}
 		if !wait(phaseConnect) {
 			return nil, ctx.Err()
