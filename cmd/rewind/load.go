@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -414,6 +415,7 @@ func (m *loadMatch) loop(ctx context.Context, o loadServeOptions, ready *sync.Wa
 
 // thinClient is one connection of "rewind load".
 type thinClient struct {
+	idx   int
 	match int
 	rc    *replicate.Client
 	conn  *quic.Conn
@@ -435,6 +437,9 @@ type clientsSummary struct {
 	EntitiesMin     int     `json:"entities_min"`
 	Resyncs         uint64  `json:"resyncs"`
 	Disconnected    int     `json:"disconnected"`
+	// BusyRetries counts the joins the server refused as busy
+	// (ServerConfig.MaxJoining), each retried as a real client would.
+	BusyRetries int `json:"busy_retries"`
 }
 
 // runLoadClients connects the thin clients, keeps them updated at 60 Hz
@@ -464,23 +469,24 @@ func runLoadClients(ctx context.Context, o loadOptions, live io.Writer) (*client
 		}
 	}()
 	start := time.Now()
-	// Dial 32 at a time: a thousand handshakes at once swamp a small
+	// Dial 8 at a time: a thousand handshakes at once swamp a small
 	// machine. A client dialled and connected is handed to the update loop
 	// (joined), which runs meanwhile: the server admits the first while
 	// the last are dialling.
-	sem := make(chan struct{}, 32)
+	sem := make(chan struct{}, 8)
 	errs := make([]error, n)
 	joined := make(chan *thinClient, n)
 	var wg sync.WaitGroup
-	for i := range clients {
-		c := &thinClient{match: i % o.Matches}
-		clients[i] = c
+	// join dials client i with a new replication client, in the
+	// background.
+	join := func(i int) error {
+		c := clients[i]
 		proto, err := demo.NewArenaProtocol()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if c.rc, err = replicate.NewClient(replicate.ClientConfig{World: ecs.New(), Protocol: proto.Protocol}); err != nil {
-			return nil, err
+			return err
 		}
 		wg.Go(func() {
 			sem <- struct{}{}
@@ -492,37 +498,46 @@ func runLoadClients(ctx context.Context, o loadOptions, live io.Writer) (*client
 				}
 			}
 		})
+		return nil
 	}
-	dialled := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(dialled)
-	}()
+	for i := range clients {
+		clients[i] = &thinClient{idx: i, match: i % o.Matches}
+		if err := join(i); err != nil {
+			return nil, err
+		}
+	}
 	defer wg.Wait() // before the deferred closes
 	wait := newPacer(ctx, 0, nil).wait
 	deadline := time.Now().Add(o.ConnectTimeout)
 	var active []*thinClient
+	busy := 0
 	update := func() (connected int) {
 		for len(joined) > 0 {
 			active = append(active, <-joined)
 		}
+		kept := active[:0]
 		for _, c := range active {
 			c.rc.Update()
-			if c.rc.State() == replicate.Connected {
+			switch err := c.rc.Err(); {
+			case c.rc.State() == replicate.Connected:
 				connected++
+			case errors.Is(err, replicate.ErrRejected) && strings.Contains(err.Error(), "server busy"):
+				// Refused while too many others join: retry, as a game's
+				// client would.
+				busy++
+				c.rc.Close()
+				c.conn.Close()
+				if join(c.idx) != nil {
+					kept = append(kept, c)
+				}
+				continue
 			}
+			kept = append(kept, c)
 		}
+		active = kept
 		return connected
 	}
 	for update() < n {
-		select {
-		case <-dialled:
-			if err := errors.Join(errs...); err != nil {
-				cancel()
-				return nil, err
-			}
-		default:
-		}
 		if time.Now().After(deadline) {
 			cancel()
 			states := map[string]int{}
@@ -533,7 +548,7 @@ func runLoadClients(ctx context.Context, o loadOptions, live io.Writer) (*client
 				}
 				states[st]++
 			}
-			return nil, fmt.Errorf("%d of %d clients connected after %v (%d dialled; states %v)", update(), n, o.ConnectTimeout, len(active), states)
+			return nil, errors.Join(fmt.Errorf("%d of %d clients connected after %v (%d dialled; states %v)", update(), n, o.ConnectTimeout, len(active), states), errors.Join(errs...))
 		}
 		if !wait(phaseConnect) {
 			return nil, ctx.Err()
@@ -549,7 +564,7 @@ func runLoadClients(ctx context.Context, o loadOptions, live io.Writer) (*client
 	}
 	t0 := time.Now()
 	for time.Since(t0) < o.Duration {
-		update()
+		_ = update() // a client refused now is retried, and counted as not connected
 		if !wait(phaseRun) {
 			break
 		}
@@ -574,6 +589,7 @@ func runLoadClients(ctx context.Context, o loadOptions, live io.Writer) (*client
 			sum.EntitiesMin = e
 		}
 	}
+	sum.BusyRetries = busy
 	sum.InPerSecClient = round3(float64(in) / el / float64(n))
 	sum.OutPerSecClient = round3(float64(out-out0) / el / float64(n))
 	if len(rtts) > 0 {
