@@ -15,6 +15,10 @@
 // Ready, ping Health periodically, watch for the Allocated state and then
 // let the game accept players; on SIGTERM (the context) or the match's
 // end, drain (finish the match or save a checkpoint) and Shutdown.
+// Match is that game for a replicate.Server: players are accepted from
+// the allocation on (Server.Serve), no longer once draining, and a match
+// that does not end within MatchConfig.FinishWithin is saved
+// (MatchConfig.Save).
 //
 // Package agonestest is a fake of the SDK's REST API that records the
 // calls, for tests of a game server's lifecycle without a cluster.
