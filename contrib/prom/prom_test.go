@@ -2,12 +2,16 @@ package prom_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/rewindgo/rewind/contrib/prom"
@@ -187,4 +191,32 @@ func ExampleNewServerCollector() {
 	reg.MustRegister(prom.NewServerCollector(m, prom.Options{}))
 	// http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	// Output:
+}
+
+// What a Prometheus server scrapes: the text exposition over HTTP.
+func TestScrapeOverHTTP(t *testing.T) {
+	mt := newMatch(t)
+	for range 3 {
+		mt.tick(t)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prom.NewServerCollector(mt.m, prom.Options{}))
+	ts := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer ts.Close()
+	resp, err := http.Get(ts.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		"rewind_server_clients 1\n",
+		`rewind_server_tick_duration_seconds_bucket{le="0.002"} 3` + "\n",
+		"rewind_server_tick_duration_seconds_count 3\n",
+		`rewind_server_sent_bytes_total{kind="updates"}`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("scrape lacks %q:\n%s", want, body)
+		}
+	}
 }
