@@ -222,7 +222,9 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 	if err := p.start(&o.demoOptions, conn, addrs, o.SpectatorAddrs, nil); err != nil {
 		return nil, err
 	}
-	if err := m.startDashboard(ctx, fmt.Sprintf("rewind peer %d", o.Handle), live); err != nil {
+	dash, stopDash := context.WithCancel(ctx) // the dashboard ends with the run
+	defer stopDash()
+	if err := m.startDashboard(dash, fmt.Sprintf("rewind peer %d", o.Handle), live); err != nil {
 		return nil, err
 	}
 	sum := o.newSummary("peer")
