@@ -110,6 +110,23 @@ func (c *Codec[T]) FixedSize() int {
 	return (c.bits + 7) / 8
 }
 
+// FieldBits returns the widths of the codes an encoding holds, in order
+// (a Vec3Field's three, a rotation's index and three components, ...), or
+// nil when sizes vary (AtRest). It makes the codec a
+// replicate.FieldLayout: replicate then sends a value as its change from
+// one the client holds, code by code, so an unchanged code costs one bit
+// and a code that moved by d about 2+log2(width)+log2(|d|) bits.
+func (c *Codec[T]) FieldBits() []int {
+	if c.vary {
+		return nil
+	}
+	var w []int
+	for _, f := range c.fields {
+		w = append(w, f.codes...)
+	}
+	return w
+}
+
 // MaxSize returns the most bytes Append appends.
 func (c *Codec[T]) MaxSize() int { return (c.bits + 7) / 8 }
 

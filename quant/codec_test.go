@@ -3,6 +3,7 @@ package quant
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -255,4 +256,44 @@ func FuzzCodecShip(f *testing.F) {
 			t.Fatalf("accepted %x as %+v, which encodes to %x", in, v, out)
 		}
 	})
+}
+
+// FieldBits lists the codes of an encoding in order, adding up to Bits;
+// a codec whose sizes vary has none.
+func TestFieldBits(t *testing.T) {
+	type body struct {
+		Pos  [3]float32
+		Rot  [4]float32
+		Dir  [2]float32
+		HP   int32
+		Live bool
+	}
+	pos := Must(NewFloat[float32](-64, 64, 1.0/512))
+	c := NewCodec(
+		Vec3Field(pos, func(b *body) *[3]float32 { return &b.Pos }),
+		RotationField(Must(NewRotation(9)), func(b *body) *[4]float32 { return &b.Rot }),
+		UnitVec2Field(Must(NewUnitVec2(10)), func(b *body) *[2]float32 { return &b.Dir }),
+		IntField(Must(NewInt(0, 100)), func(b *body) *int32 { return &b.HP }),
+		BoolField(func(b *body) *bool { return &b.Live }),
+	)
+	got := c.FieldBits()
+	want := []int{pos.Bits(), pos.Bits(), pos.Bits(), 2, 9, 9, 9, 10, 7, 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("FieldBits %v, want %v", got, want)
+	}
+	sum := 0
+	for _, w := range got {
+		sum += w
+	}
+	if sum != c.Bits() {
+		t.Fatalf("codes add up to %d bits, Bits is %d", sum, c.Bits())
+	}
+	type moving struct {
+		Rest bool
+		V    float32
+	}
+	v := NewCodec(AtRest(func(m *moving) *bool { return &m.Rest }, FloatField(pos, func(m *moving) *float32 { return &m.V })))
+	if v.FieldBits() != nil {
+		t.Fatalf("a codec of varying size has FieldBits %v", v.FieldBits())
+	}
 }

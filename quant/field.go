@@ -16,13 +16,14 @@ import (
 // UnitVecField, RotationField or AtRest; the constructors panic on a nil
 // accessor or a zero-value quantizer, as a codec is built once at setup.
 type Field[T any] struct {
-	bits int  // the most bits it writes
-	vary bool // it may write fewer (AtRest)
-	put  func(w bin.BitWriter, v *T) bin.BitWriter
-	get  func(r bin.BitReader, v *T) bin.BitReader // a bad code: r.Fail(ErrCode)
-	snap func(v *T)                                // quantize in place
-	zero func(v *T)                                // set to the zero value
-	ptrs func(v *T) []span                         // the memory it covers, for NewCodec's check
+	bits  int   // the most bits it writes
+	vary  bool  // it may write fewer (AtRest)
+	codes []int // the widths of the codes it writes, in order (not vary)
+	put   func(w bin.BitWriter, v *T) bin.BitWriter
+	get   func(r bin.BitReader, v *T) bin.BitReader // a bad code: r.Fail(ErrCode)
+	snap  func(v *T)                                // quantize in place
+	zero  func(v *T)                                // set to the zero value
+	ptrs  func(v *T) []span                         // the memory it covers, for NewCodec's check
 }
 
 // span is a byte range of a T a field covers.
@@ -47,8 +48,9 @@ func FloatField[T any, F ~float32 | ~float64](q Float[F], get func(*T) *F) Field
 		panic("quant: FloatField with a Float not made by NewFloat")
 	}
 	return Field[T]{
-		bits: q.Bits(),
-		put:  func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(*get(v)), int(q.bits)); return w },
+		bits:  q.Bits(),
+		codes: []int{q.Bits()},
+		put:   func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(*get(v)), int(q.bits)); return w },
 		get: func(r bin.BitReader, v *T) bin.BitReader {
 			c := r.ReadBits(int(q.bits))
 			f, err := q.Value(c)
@@ -73,7 +75,8 @@ func Vec3Field[T any, F ~float32 | ~float64](q Float[F], get func(*T) *[3]F) Fie
 		panic("quant: Vec3Field with a Float not made by NewFloat")
 	}
 	return Field[T]{
-		bits: 3 * q.Bits(),
+		bits:  3 * q.Bits(),
+		codes: []int{q.Bits(), q.Bits(), q.Bits()}, // one 3b-bit field is the same bits
 		put: func(w bin.BitWriter, v *T) bin.BitWriter {
 			p, b := get(v), uint(q.bits)
 			if 3*b <= 64 { // one field of three codes
@@ -135,8 +138,9 @@ func IntField[T any, I Integer](q Int, get func(*T) *I) Field[T] {
 		return int64(x)
 	}
 	return Field[T]{
-		bits: q.Bits(),
-		put:  func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(toInt(*get(v))), int(q.bits)); return w },
+		bits:  q.Bits(),
+		codes: []int{q.Bits()},
+		put:   func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(toInt(*get(v))), int(q.bits)); return w },
 		get: func(r bin.BitReader, v *T) bin.BitReader {
 			x, err := q.Value(r.ReadBits(int(q.bits)))
 			if err != nil {
@@ -155,12 +159,13 @@ func IntField[T any, I Integer](q Int, get func(*T) *I) Field[T] {
 func BoolField[T any](get func(*T) *bool) Field[T] {
 	mustAccessor(get, "BoolField")
 	return Field[T]{
-		bits: 1,
-		put:  func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBool(*get(v)); return w },
-		get:  func(r bin.BitReader, v *T) bin.BitReader { *get(v) = r.ReadBool(); return r },
-		snap: func(*T) {},
-		zero: func(v *T) { *get(v) = false },
-		ptrs: func(v *T) []span { return spanOf(get(v)) },
+		bits:  1,
+		codes: []int{1},
+		put:   func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBool(*get(v)); return w },
+		get:   func(r bin.BitReader, v *T) bin.BitReader { *get(v) = r.ReadBool(); return r },
+		snap:  func(*T) {},
+		zero:  func(v *T) { *get(v) = false },
+		ptrs:  func(v *T) []span { return spanOf(get(v)) },
 	}
 }
 
@@ -266,6 +271,7 @@ func UnitVec2Field[T any](q UnitVec2, get func(*T) *[2]float32) Field[T] {
 // a fixed number of bits for a value of A.
 type vecQuantizer[A any] interface {
 	Bits() int
+	codeWidths() []int // the codes within Bits, in write order
 	Code(A) uint64
 	Value(uint64) (A, error)
 	Quantize(A) A
@@ -276,8 +282,9 @@ type vecQuantizer[A any] interface {
 func vecField[T, A any](q vecQuantizer[A], get func(*T) *A) Field[T] {
 	n := q.Bits()
 	return Field[T]{
-		bits: n,
-		put:  func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(*get(v)), n); return w },
+		bits:  n,
+		codes: q.codeWidths(),
+		put:   func(w bin.BitWriter, v *T) bin.BitWriter { w.WriteBits(q.Code(*get(v)), n); return w },
 		get: func(r bin.BitReader, v *T) bin.BitReader {
 			x, err := q.Value(r.ReadBits(n))
 			if err != nil {

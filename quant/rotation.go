@@ -187,3 +187,6 @@ func (q Rotation) quat(c uint64) [4]float64 {
 	r[big] = math.Sqrt(clamp(1-sum, 1))
 	return r
 }
+
+// codeWidths: the index of the dropped component, then the three sent.
+func (q Rotation) codeWidths() []int { b := int(q.bits); return []int{2, b, b, b} }

@@ -128,3 +128,6 @@ func (u UnitVec) vec(c uint64) (x, y, z float64) {
 	n := math.Sqrt(float64(px*px) + float64(py*py) + float64(pz*pz))
 	return px / n, py / n, pz / n
 }
+
+// codeWidths: the two axes of the octahedral square.
+func (u UnitVec) codeWidths() []int { return []int{int(u.bits), int(u.bits)} }

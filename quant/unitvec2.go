@@ -109,3 +109,6 @@ func (u UnitVec2) vec(c uint64) (x, y float64) {
 	l := math.Sqrt(float64(x*x) + float64(y*y))
 	return x / l, y / l
 }
+
+// codeWidths: one position on the diamond.
+func (u UnitVec2) codeWidths() []int { return []int{int(u.bits)} }

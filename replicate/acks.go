@@ -200,8 +200,8 @@ func (c *serverClient) acked(seq uint32) bool {
 	return c.seq-seq <= ackWindow && c.ackBits[(seq/64)%(ackWindow/64)]&(1<<(seq%64)) != 0
 }
 
-// resolveAck moves the entity's acknowledged tick to its last send when the
-// client acknowledged that message.
+// resolveAck moves the entity's acknowledged tick to its newest send known
+// acknowledged: its last, the one before, or its pinned send.
 func (c *serverClient) resolveAck(ce *clientEnt) {
 	if ce.flags&ceSeen == 0 {
 		return
@@ -211,6 +211,26 @@ func (c *serverClient) resolveAck(ce *clientEnt) {
 	} else if ce.flags&cePrev != 0 && ce.prevTick.After(ce.ackedTick) && c.acked(ce.prevSeq) {
 		ce.ackedTick = ce.prevTick
 	}
+	if ce.flags&cePin != 0 {
+		switch {
+		case c.acked(ce.pinSeq):
+			if ce.pinTick.After(ce.ackedTick) {
+				ce.ackedTick = ce.pinTick
+			}
+			ce.flags &^= cePin // the next send is pinned
+		case c.retired(ce.pinSeq):
+			ce.flags &^= cePin // lost
+		}
+	}
+}
+
+// retired reports whether mutation message seq is no longer awaiting its
+// ack: acknowledged, or given up as lost.
+func (c *serverClient) retired(seq uint32) bool {
+	if c.recLen == 0 {
+		return true
+	}
+	return int32(seq-c.recs[c.recHead].seq) < 0
 }
 
 // resolve brings the entity's state up to date: sends in whole segments,

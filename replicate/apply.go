@@ -4,6 +4,7 @@ package replicate
 // applying them to its world, and its server-to-client entity records.
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/rewindgo/rewind/ecs"
@@ -17,6 +18,7 @@ import (
 // a deterministic cleanup, with the values that hold entity references.
 type cliRecords struct {
 	bySrv map[ecs.Entity]int32
+	byIdx map[uint32]int32 // by server entity slot (mutation blocks name slots)
 	byCli map[ecs.Entity]int32
 	ents  []cliEnt
 	free  []int32
@@ -35,6 +37,7 @@ type cliScratch struct {
 	adopt   []mapping
 	mapper  srvMapper
 	rmapper cliMapper
+	dbuf    []byte // values rebuilt from deltas
 }
 
 type updItem struct {
@@ -93,9 +96,136 @@ func (c *Client) parseBlocks(r *bin.Reader, n int, withFlag bool) {
 	}
 }
 
+// parseMutations reads the bit-packed entity blocks of a mutation message
+// of tick t (body: the bytes after its header) into c.items / c.vals
+// (wire.go: per block, the values of delta-encoded components first,
+// rebuilt from their baselines, then the absolute ones), validating every
+// value. A block names its entity by slot: the client's entity of that
+// server slot, unless it was spawned after t (the block is then for an
+// older generation, sent before it left). It reports a miss when a delta
+// names a baseline the journal does not hold for an entity the client
+// has, and an error for malformed bits.
+func (c *Client) parseMutations(body []byte, t tick.Tick) (miss bool, err error) {
+	if len(body) == 0 {
+		return false, nil // no blocks: the header alone
+	}
+	br := bin.NewBitReader(body)
+	nc := len(c.p.comps)
+	prev := int64(-1)
+	if !br.ReadBool() {
+		return false, errRange // no blocks, written otherwise than as nothing
+	}
+	for {
+		idx := prev + 1 + unzigzag64(br.ReadExpGolomb(2))
+		if idx < 0 || idx > math.MaxUint32 {
+			br.Fail(errRange)
+			break
+		}
+		prev = idx
+		ri, have := c.byIdx[uint32(idx)]
+		if have && c.ents[ri].at.After(t) {
+			have = false
+		}
+		it := updItem{first: len(c.vals)}
+		if have {
+			it.e = c.ents[ri].server
+		}
+		mask := br.ReadBits(nc)
+		abs := mask
+		if dm := mask & c.deltaMask; dm != 0 && br.ReadBool() {
+			abs &^= dm
+			age := br.ReadExpGolomb(0)
+			if age >= clientWindow {
+				br.Fail(errRange)
+			}
+			base := t - tick.Tick(age+1)
+			for m := dm; m != 0 && br.Err() == nil; m &= m - 1 {
+				id := bits.TrailingZeros64(m)
+				pc := c.p.comps[id]
+				var b []byte
+				if have {
+					var ok bool
+					if b, ok = c.jn.at(int(ri)*nc+id, base, pc.fixed); !ok {
+						miss = true
+					}
+				}
+				start := len(c.dbuf)
+				c.dbuf = readFieldDelta(&br, pc.delta, b, c.dbuf)
+				if b != nil && br.Err() == nil {
+					c.value(&br, &it, id, c.dbuf[start:])
+				}
+			}
+		}
+		for m := abs; m != 0 && br.Err() == nil; m &= m - 1 {
+			id := bits.TrailingZeros64(m)
+			n := c.p.comps[id].fixed
+			if n == 0 {
+				l := br.ReadExpGolomb(valueLenOrder)
+				if l > maxMessageValue {
+					br.Fail(errRange)
+					break
+				}
+				n = int(l)
+			}
+			start := len(c.dbuf)
+			c.dbuf = br.AppendBytes(c.dbuf, n)
+			if have && br.Err() == nil {
+				c.value(&br, &it, id, c.dbuf[start:])
+			}
+		}
+		if have {
+			c.items = append(c.items, it)
+		}
+		if !br.ReadBool() {
+			break
+		}
+	}
+	return miss, br.End()
+}
+
+// value checks one value of a mutation block and adds it to item it.
+func (c *Client) value(br *bin.BitReader, it *updItem, id int, val []byte) {
+	if err := c.comps[id].decodeCheck(val); err != nil {
+		br.Fail(err)
+		return
+	}
+	c.vals = append(c.vals, updComp{id: id, val: val})
+	it.n++
+}
+
+func unzigzag64(z uint64) int64 { return int64(z>>1) ^ -int64(z&1) }
+
+// key is the journal key of server entity se's component id (-1 when the
+// client has no record of se: nothing is recorded).
+func (c *Client) key(se ecs.Entity, id int) int {
+	i, ok := c.bySrv[se]
+	if !ok {
+		return -1
+	}
+	return int(i)*len(c.p.comps) + id
+}
+
+// journal records the delta-encoded values of item it, received for tick
+// t, as later deltas' baselines.
+func (c *Client) journal(it updItem, t tick.Tick) {
+	if c.deltaMask == 0 {
+		return
+	}
+	i, ok := c.bySrv[it.e]
+	if !ok {
+		return
+	}
+	for _, v := range c.vals[it.first : it.first+it.n] {
+		if c.deltaMask&(1<<uint(v.id)) != 0 {
+			c.jn.record(int(i)*len(c.p.comps)+v.id, t, v.val)
+		}
+	}
+}
+
 type cliEnt struct {
 	client   ecs.Entity
 	server   ecs.Entity
+	at       tick.Tick // the update that spawned it (mutations of older ticks are not its)
 	mutTick  tick.Tick // newest mutation applied
 	hasMut   bool
 	histTick tick.Tick
@@ -154,8 +284,10 @@ func (c *Client) newRecord(se, ce ecs.Entity) *cliEnt {
 		c.ents = append(c.ents, cliEnt{})
 	}
 	c.born++
+	c.jn.clearRange(int(i)*len(c.p.comps), len(c.p.comps))
 	c.ents[i] = cliEnt{client: ce, server: se, born: c.born, alive: true}
 	c.bySrv[se] = i
+	c.byIdx[se.Index()] = i
 	c.byCli[ce] = i
 	c.order = append(c.order, orderEntry{idx: i, born: c.born})
 	return &c.ents[i]
@@ -167,8 +299,12 @@ func (c *Client) dropRecord(se ecs.Entity) {
 		return
 	}
 	r := &c.ents[i]
+	c.jn.clearRange(int(i)*len(c.p.comps), len(c.p.comps))
 	delete(c.byCli, r.client)
 	delete(c.bySrv, se)
+	if j, ok := c.byIdx[se.Index()]; ok && j == i {
+		delete(c.byIdx, se.Index())
+	}
 	r.alive = false
 	c.free = append(c.free, i)
 	c.forget(r, -1)
@@ -253,6 +389,7 @@ func (c *Client) applyUpdate(body []byte) error {
 		for _, v := range c.vals[it.first : it.first+it.n] {
 			c.comps[v.id].remove(rec.client, t)
 			c.forget(rec, v.id)
+			c.jn.clear(c.key(it.e, v.id))
 		}
 		// Mutations older than this update are stale for the entity (the
 		// update carries every value the server had not seen acknowledged).
@@ -280,7 +417,7 @@ func (c *Client) applyUpdate(body []byte) error {
 			c.stats.Adopted++
 		}
 		rec := c.newRecord(it.e, ce)
-		rec.mutTick, rec.hasMut = t, true
+		rec.mutTick, rec.hasMut, rec.at = t, true, t
 		c.moved = append(c.moved, it.e)
 		if h := c.hooks.Spawn; h != nil {
 			h(ce, t)
@@ -294,6 +431,7 @@ func (c *Client) applyUpdate(body []byte) error {
 		for _, v := range c.vals[it.first : it.first+it.n] {
 			c.write(rec, v.id, t, ValueInserted, v.val)
 		}
+		c.journal(it, t)
 		rec.once = it.once
 		rec.mutTick, rec.hasMut = t, true
 		rec.confirm(t)
@@ -341,12 +479,15 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		c.hold(required, ch, msg)
 		return
 	}
-	c.items, c.vals = c.items[:0], c.vals[:0]
-	for r.Len() > 0 {
-		c.parseBlocks(&r, 1, false)
-	}
-	if r.Err() != nil {
+	c.items, c.vals, c.dbuf = c.items[:0], c.vals[:0], c.dbuf[:0]
+	miss, err := c.parseMutations(r.Rest(), t)
+	if err != nil {
 		c.stats.Malformed++
+		return
+	}
+	if miss {
+		// Not acknowledged: the server resends its entities, absolute.
+		c.stats.DeltaMisses++
 		return
 	}
 	for _, it := range c.items {
@@ -354,6 +495,7 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		if !ok {
 			continue // despawned (or hidden) since
 		}
+		c.journal(it, t)
 		if rec.hasMut && !t.After(rec.mutTick) {
 			// Older than what the entity has: not written, but still the
 			// server's values at t, which a value hook (prediction) takes.

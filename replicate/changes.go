@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/tick"
 )
 
@@ -72,6 +73,16 @@ type encodings struct {
 	blockBuf   []byte
 	compTicks  []tick.Tick // per entity slot and component: server tick of the last change
 	cacheStamp tick.Tick
+	// deltaMask: the components whose mutations carry the delta flag
+	// (component.delta; the protocol's, whatever ServerConfig.NoDeltas).
+	deltaMask uint64
+	// jn holds the values of delta-encoded components of the last ticks
+	// (journal.go), keyed by entity slot and component: the baselines.
+	jn journal
+	// bits writes block bodies; segW this tick's segments into segBuf.
+	bits   bin.BitWriter
+	segW   bin.BitWriter
+	segBuf []byte
 }
 
 // begin starts the encodings of tick t: what earlier ticks encoded is
@@ -118,6 +129,7 @@ func (s *Server) structural(t tick.Tick) {
 		if se.listed && se.e == e && !s.replicatedNow(e) {
 			s.despawnedNow = append(s.despawnedNow, e)
 			s.unlist(idx)
+			s.jn.clearRange(idx*len(s.comps), len(s.comps))
 		}
 	}
 	for _, e := range s.touched {
@@ -135,6 +147,7 @@ func (s *Server) structural(t tick.Tick) {
 			if se.listed { // an older generation still listed: it is gone
 				s.despawnedNow = append(s.despawnedNow, se.e)
 				s.unlist(idx)
+				s.jn.clearRange(idx*len(s.comps), len(s.comps))
 			}
 			s.listEnt(idx, e, mask, once)
 			s.growTicks(idx)
@@ -148,6 +161,9 @@ func (s *Server) structural(t tick.Tick) {
 		ins, rem := mask&^se.mask, se.mask&^mask
 		onceNew := once != se.once
 		se.mask, se.once = mask, once
+		for m := rem; m != 0; m &= m - 1 {
+			s.jn.clear(idx*len(s.comps) + bits.TrailingZeros64(m))
+		}
 		if ins|rem != 0 || onceNew {
 			se.ins, se.rem, se.onceNew = ins, rem, onceNew
 			s.structNow = append(s.structNow, uint32(idx))
@@ -300,7 +316,12 @@ func (s *Server) value(idx, id int) []byte {
 // appendComponents appends the component mask and the values of the
 // components in mask (length-prefixed only for variable-size codecs).
 func (s *Server) appendComponents(dst []byte, idx int, mask uint64) []byte {
-	dst = binary.AppendUvarint(dst, mask)
+	return s.appendValues(binary.AppendUvarint(dst, mask), idx, mask)
+}
+
+// appendValues appends the values of the components in mask, in id order
+// (length-prefixed only for variable-size codecs).
+func (s *Server) appendValues(dst []byte, idx int, mask uint64) []byte {
 	for m := mask; m != 0; m &= m - 1 {
 		id := bits.TrailingZeros64(m)
 		v := s.value(idx, id)
@@ -312,15 +333,102 @@ func (s *Server) appendComponents(dst []byte, idx int, mask uint64) []byte {
 	return dst
 }
 
-// block returns entity idx's mutation block (entity and the values in mask),
-// built once per tick and mask and shared by every client.
-func (s *Server) block(idx int, mask uint64) []byte {
+// block returns the body of entity idx's mutation block (the values in
+// mask) and its length in bits, built once per tick, mask and baseline and
+// shared by every client: with base, the values of delta-encoded
+// components travel as their change from their values at tick base where
+// the journal holds those (else the body is absolute).
+func (s *Server) block(idx int, mask uint64, base tick.Tick, useBase bool) ([]byte, int) {
 	se := &s.ents[idx]
-	if se.blkStamp != s.cacheStamp || se.blkMask != mask {
-		off := len(s.blockBuf)
-		s.blockBuf = appendEntity(s.blockBuf, se.e)
-		s.blockBuf = s.appendComponents(s.blockBuf, idx, mask)
-		se.blkStamp, se.blkMask, se.blkOff, se.blkLen = s.cacheStamp, mask, uint32(off), uint32(len(s.blockBuf)-off)
+	if !useBase || s.cfg.NoDeltas || mask&s.deltaMask == 0 || s.tick.Sub(base) > deltaMaxAge || !base.Before(s.tick) {
+		useBase, base = false, 0
 	}
-	return s.blockBuf[se.blkOff : se.blkOff+se.blkLen]
+	if se.blkStamp != s.cacheStamp || se.blkMask != mask || se.blkBase != base || se.blkDelta != useBase {
+		off := len(s.blockBuf)
+		var nb int
+		s.blockBuf, nb = s.appendBody(s.blockBuf, idx, mask, base, useBase)
+		se.blkStamp, se.blkMask, se.blkOff, se.blkLen, se.blkBits = s.cacheStamp, mask, uint32(off), uint32(len(s.blockBuf)-off), uint32(nb)
+		se.blkBase, se.blkDelta = base, useBase
+	}
+	return s.blockBuf[se.blkOff : se.blkOff+se.blkLen], int(se.blkBits)
+}
+
+// appendBody appends the bit-packed body of entity idx's mutation block
+// with the values in mask, padded to a byte, and returns its length in
+// bits: the mask, then deltas from the values at tick base (useBase) when
+// the journal holds every one of them, then the absolute values (the form
+// is in wire.go).
+func (s *Server) appendBody(dst []byte, idx int, mask uint64, base tick.Tick, useBase bool) ([]byte, int) {
+	nc := len(s.comps)
+	w := &s.bits
+	w.Reset(dst)
+	start := w.Len()
+	w.WriteBits(mask, nc)
+	abs := mask
+	if dm := mask & s.deltaMask; dm != 0 {
+		if useBase {
+			oldest := s.tick - deltaMaxAge
+			for m := dm; m != 0; m &= m - 1 {
+				id := bits.TrailingZeros64(m)
+				if _, et, ok := s.jn.atTick(idx*nc+id, base, s.p.comps[id].fixed); !ok || et.Before(oldest) {
+					useBase = false
+					break
+				}
+			}
+		}
+		w.WriteBool(useBase)
+		if useBase {
+			abs &^= dm
+			w.WriteExpGolomb(uint64(s.tick.Sub(base)-1), 0)
+			for m := dm; m != 0; m &= m - 1 {
+				id := bits.TrailingZeros64(m)
+				c := s.p.comps[id]
+				b, _ := s.jn.at(idx*nc+id, base, c.fixed)
+				appendFieldDelta(w, c.delta, b, s.value(idx, id))
+			}
+		}
+	}
+	for m := abs; m != 0; m &= m - 1 {
+		id := bits.TrailingZeros64(m)
+		v := s.value(idx, id)
+		if s.p.comps[id].fixed == 0 {
+			w.WriteExpGolomb(uint64(len(v)), valueLenOrder)
+		}
+		w.WriteBitsFrom(v, 8*len(v))
+	}
+	n := w.Len() - start
+	return w.Finish(), n
+}
+
+// valueLenOrder is the exponential-Golomb order of a variable-size value's
+// length in a mutation block.
+const valueLenOrder = 4
+
+// recordValues notes in the journal this tick's values of the delta-encoded
+// components that changed (and go out: not held back, not Once), the
+// baselines of later deltas.
+func (s *Server) recordValues(t tick.Tick) {
+	// Every change is recorded, with clients or not: a baseline is the
+	// newest entry at or before its tick, so a change left out would make
+	// an older value pass for it.
+	if s.deltaMask == 0 {
+		return
+	}
+	nc := len(s.comps)
+	for _, list := range [...][]uint32{s.changedNow, s.spawnedNow, s.structNow} {
+		for _, idx := range list {
+			i := int(idx)
+			se := &s.ents[i]
+			if !se.listed {
+				continue
+			}
+			ticks := s.compTicks[i*nc : (i+1)*nc]
+			for m := se.mask &^ se.once &^ se.held & s.deltaMask; m != 0; m &= m - 1 {
+				id := bits.TrailingZeros64(m)
+				if ticks[id] == t {
+					s.jn.record(i*nc+id, t, s.value(i, id))
+				}
+			}
+		}
+	}
 }

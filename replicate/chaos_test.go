@@ -185,8 +185,9 @@ func chaos(t *testing.T, seed uint64, cfg chaosConfig) {
 // whole shared segments (which the other client takes whole with it).
 func TestHiddenEntityNeverSent(t *testing.T) {
 	tp := newProto(t)
-	h := newHarness(t, tp, replicate.ServerConfig{})
-	ents := spawnMany(h, 150)
+	// Absolute values, so the hidden entity's value would show in the bytes.
+	h := newHarness(t, tp, replicate.ServerConfig{NoDeltas: true})
+	ents := spawnMany(h, 600)
 	h.connect(nil)
 	peer := h.connect(nil)
 	h.converge(3, nil)
@@ -201,7 +202,7 @@ func TestHiddenEntityNeverSent(t *testing.T) {
 		v := 777777.25 + float64(tick)
 		binary.LittleEndian.PutUint64(mark[:], math.Float64bits(v))
 		_ = pos.Set(secret, Position{X: v})
-		for i := 0; i < 60; i++ { // about three segments
+		for i := 0; i < 300; i++ { // about three segments of deltas
 			e := ents[(tick*7+i*2)%len(ents)]
 			if e != secret {
 				_ = pos.Set(e, Position{X: float64(tick*100 + i)})
@@ -210,7 +211,7 @@ func TestHiddenEntityNeverSent(t *testing.T) {
 		h.now = h.now.Add(time.Second / 60)
 		h.srv.Send()
 		for _, m := range h.srvEnds[1].outbox {
-			if bytes.Contains(m.data, mark[:]) {
+			if containsBits(m.data, mark[:]) {
 				t.Fatalf("tick %d: the hidden entity's value went to the client it is hidden from", tick)
 			}
 		}
@@ -333,11 +334,32 @@ func TestLostValueCarriedByNewerSend(t *testing.T) {
 // lossWorld: a harness with n replicated entities and one connected,
 // caught-up client.
 func lossWorld(t *testing.T, n int) (*harness, []ecs.Entity) {
-	h := newHarness(t, newProto(t), replicate.ServerConfig{})
+	// Absolute values: the tests find a message by the bytes of a value
+	// in it (dropCarrying), which a delta does not show.
+	h := newHarness(t, newProto(t), replicate.ServerConfig{NoDeltas: true})
 	ents := spawnMany(h, n)
 	h.connect(nil)
 	h.converge(3, nil)
 	return h, ents
+}
+
+// containsBits reports whether msg holds the bytes of mark at any bit
+// offset (mutation blocks are bit-packed: a value starts anywhere).
+func containsBits(msg, mark []byte) bool {
+	shifted := make([]byte, len(msg))
+	for sh := range uint(8) {
+		for i := range msg {
+			b := msg[i] >> sh
+			if i+1 < len(msg) && sh > 0 {
+				b |= msg[i+1] << (8 - sh)
+			}
+			shifted[i] = b
+		}
+		if bytes.Contains(shifted, mark) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropCarrying loses the first k unreliable messages that carry the
@@ -347,7 +369,7 @@ func dropCarrying(v uint32, k int, dropped *int) *netHooks {
 	var mark [4]byte
 	binary.LittleEndian.PutUint32(mark[:], v)
 	return &netHooks{drop: func(_ transport.Channel, m []byte) bool {
-		if *dropped < k && bytes.Contains(m, mark[:]) {
+		if *dropped < k && containsBits(m, mark[:]) {
 			*dropped++
 			return true
 		}

@@ -89,6 +89,10 @@ type ClientCounters struct {
 	Resyncs        uint64
 	ResyncKinds    ResyncCounts
 	ResyncRequests uint64
+	// DeltaMisses counts the mutation messages dropped (not acknowledged,
+	// so resent absolute) because a delta in them named a baseline the
+	// client no longer held.
+	DeltaMisses uint64
 }
 
 // Client receives a server's replication into its World: it spawns an
@@ -105,6 +109,11 @@ type Client struct {
 	rep   *ecs.Store[Replicated]
 	// onceTypes are the components replicated Once by type (WithMode).
 	onceTypes uint64
+	// deltaMask: the components whose mutations may be deltas
+	// (component.delta); jn the values received in the last ticks, their
+	// baselines, keyed by record index and component (journal.go).
+	deltaMask uint64
+	jn        journal
 
 	cliConn    // connection, state, events and counters
 	cliOrder   // ordering: applied updates, held messages, acks, ticks
@@ -158,7 +167,7 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	}
 	p.freeze()
 	c := &Client{cfg: cfg, w: cfg.World, p: p, log: cfg.Logger}
-	c.bySrv, c.byCli = map[ecs.Entity]int32{}, map[ecs.Entity]int32{}
+	c.bySrv, c.byCli, c.byIdx = map[ecs.Entity]int32{}, map[ecs.Entity]int32{}, map[uint32]int32{}
 	c.refs.byRef = map[ecs.Entity][]refEntry{}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
@@ -168,7 +177,11 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		if pc.mode == Once {
 			c.onceTypes |= 1 << uint(i)
 		}
+		if pc.delta != nil {
+			c.deltaMask |= 1 << uint(i)
+		}
 	}
+	c.jn = newJournal(clientWindow)
 	c.rep = ecs.Register[Replicated](c.w)
 	c.resources()
 	c.inboxes = make([]msgQueue, len(p.msgs))

@@ -82,6 +82,17 @@ type ServerConfig struct {
 	// updates and is never held back. As with Priority, clients then take
 	// no whole segments. 0: no budget.
 	BudgetPerTick int
+	// NoDeltas sends every mutation absolute. By default a mutation of a
+	// component with a fixed-size encoding (plain data, WithWireForm, a
+	// FixedSizer codec such as quant.Codec) is sent as its fieldwise
+	// change from the value the client acknowledged (delta.go,
+	// journal.go): an unchanged field costs one bit. The server keeps the
+	// values of the last 64 ticks for this, one copy for all clients
+	// (at most 32 MiB), and nothing more per client; a client, those it
+	// received in the last 96 ticks (at most 32 MiB). A baseline older
+	// than 56 ticks (about a second at 60 Hz) is not used: the value goes
+	// absolute.
+	NoDeltas bool
 	// NoTickTracking stops sending an (empty) mutation message on ticks
 	// without mutations. Clients then cannot tell when all data of a tick
 	// has arrived (Client.TickComplete), which client prediction needs.

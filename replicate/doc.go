@@ -51,7 +51,9 @@
 //     (ExampleCheckpoints); StateChecksum, Server.Checksum and
 //     Client.Checksum, compared per Part for desync detection
 //     (ServerConfig.ChecksumInterval); resyncs (Server.Resync,
-//     ResyncEntities, ResyncRNG: ExampleServer_ResyncRNG).
+//     ResyncEntities, ResyncRNG: ExampleServer_ResyncRNG); a desync down
+//     to the entity and field: Client.CaptureAtReports with snapshot.Dumps
+//     on both sides, compared with snapshot.DiffDumps or "rewind diff".
 //   - Transports: anything that is a transport.MessageConn: the in-memory
 //     network of package transport (tests, Example) or transport/quic.
 //

@@ -2,6 +2,7 @@ package replicate_test
 
 import (
 	"bytes"
+	"encoding/hex"
 	"testing"
 
 	"github.com/rewindgo/rewind/ecs"
@@ -35,13 +36,29 @@ func FuzzClientReceive(f *testing.F) {
 	f.Add([]byte{10, 1, 0})                                        // a second welcome
 	f.Add([]byte{12, 6, 0, 1, 0, 1, 0, 0, 0})                      // a despawn
 	f.Add([]byte{15, 29, 0, 12, 5, 0, 0, 0, 1, 3, 1, 1, 1, 0, 16}) // the first part of an update
+	// Mutations of the harness's moves (absolute, then deltas of age 1),
+	// and one of tick 6 whose delta's baseline is the client's tick 5.
+	for _, m := range []string{
+		"0d030101000193fd010000000000000000",
+		"0d040202000193fb000000000000e03f",
+		"0d050303000193d700000000000000",
+		"0d060404000193d700000000000000",
+		"0d0604040001931700000000000000", // a baseline older than the client's journal
+	} {
+		b, _ := hex.DecodeString(m)
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tp := newProto(t)
 		h := newHarness(t, tp, replicate.ServerConfig{})
-		spawnRep(h.sw, Position{}, 1)
+		e := spawnRep(h.sw, Position{}, 1)
 		c := h.connect(nil)
 		h.exchange()
 		h.exchange()
+		for i := range 3 { // the client's journal holds ticks 3 to 5
+			_ = ecs.StoreOf[Position](h.sw).Set(e, Position{X: float64(i), Y: 2})
+			h.exchange()
+		}
 		h.cliEnds[0].inbox = append(h.cliEnds[0].inbox, pipeMsg{ch: transport.Unreliable, data: b}, pipeMsg{ch: transport.ReliableOrdered, data: b})
 		c.Update()
 		_ = tp.notice.ReceiveFromServer(c)

@@ -5,6 +5,9 @@ package replicate
 
 import (
 	"math"
+	"math/bits"
+
+	"github.com/rewindgo/rewind/internal/bin"
 
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
@@ -22,7 +25,7 @@ const maxPacketsPerTick = 255
 // entities it owes from earlier ticks: timed-out sends (resent with their
 // latest values) and entities held back by their priority.
 func (s *Server) startMutations(c *serverClient, t tick.Tick) {
-	c.nPkts, c.spent = 0, 0
+	c.nPkts, c.spent, c.open = 0, 0, false
 	c.maxPkt = min(maxMutationPacket, c.conn.MaxUnreliableSize())
 	resend, deferred := c.takeResends(), c.takeDeferred()
 	for _, idx := range resend {
@@ -73,7 +76,8 @@ func (s *Server) visit(c *serverClient, ce *clientEnt, i int, t tick.Tick, force
 		}
 		ce.acc = 0
 	}
-	if s.writeBlock(c, i, m, t, c.maxPkt) {
+	// A resend is absolute: its loss may be the client's missing baseline.
+	if s.writeBlock(c, i, m, t, c.maxPkt, ce.ackedTick, !forced) {
 		c.sent(ce, t)
 		return
 	}
@@ -105,41 +109,88 @@ func (s *Server) priority(c *serverClient, se *srvEnt) float32 {
 	return p
 }
 
+// startPacket closes the client's open mutation message (if any) and
+// opens a new one of tick t: its header, then the bit-packed entity blocks
+// that writeBlock, takeWhole and fillSegment add (c.bw, c.prev).
 func (s *Server) startPacket(c *serverClient, t tick.Tick) {
+	c.closePacket()
 	if c.nPkts == len(c.pkts) {
 		c.pkts = append(c.pkts, make([]byte, 0, maxMutationPacket))
 	}
 	// Index and count are patched in finishPackets.
-	c.pkts[c.nPkts] = appendMutationHeader(c.pkts[c.nPkts][:0], t, uint32(t.Sub(c.entUpdate)), c.seq)
+	c.bw.Reset(appendMutationHeader(c.pkts[c.nPkts][:0], t, uint32(t.Sub(c.entUpdate)), c.seq))
+	c.prev, c.open = -1, true
 	c.nPkts++
 	s.record(c, t)
 	c.ackBits[(c.seq/64)%(ackWindow/64)] &^= 1 << (c.seq % 64)
 	c.seq++
 }
 
+// closePacket ends the open mutation message: the bit that ends its
+// blocks, and padding to a byte (nothing after a header alone).
+func (c *serverClient) closePacket() {
+	if !c.open {
+		return
+	}
+	if c.prev >= 0 { // a message without blocks ends with its header
+		c.bw.WriteBool(false)
+	}
+	c.pkts[c.nPkts-1] = c.bw.Finish()
+	c.open = false
+}
+
+// packetBytes is the size the open message would have with n more bits.
+func (c *serverClient) packetBytes(n int) int { return (c.bw.Len() + n + 1 + 7) / 8 }
+
+// headBits is the size of an entity block's head after the block of
+// entity slot prev (-1: the first of its message): the bit that says a
+// block follows, and the slot's zig-zagged distance from the next slot
+// in exponential-Golomb code of order 2.
+func headBits(prev int64, idx uint32) int {
+	x := zigzag64(int64(idx)-prev-1)>>2 + 1
+	return 1 + 2*bits.Len64(x) - 1 + 2
+}
+
+// writeHead writes an entity block's head (headBits).
+func writeHead(w *bin.BitWriter, prev int64, idx uint32) {
+	w.WriteBool(true)
+	w.WriteExpGolomb(zigzag64(int64(idx)-prev-1), 2)
+}
+
+func zigzag64(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
+// appendBlock adds entity slot idx's block, its head and the body bits
+// (nb of them), to the open message.
+func (c *serverClient) appendBlock(idx uint32, body []byte, nb int) {
+	writeHead(&c.bw, c.prev, idx)
+	c.bw.WriteBitsFrom(body, nb)
+	c.prev = int64(idx)
+}
+
 // writeBlock writes entity idx's pending components into the current
-// packet, starting a new packet when it does not fit. It reports false when
+// packet (deltas from their values at base, if useBase and the journal
+// has them), starting a new packet when it does not fit. It reports false when
 // no more packets may be sent this tick.
-func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, maxPkt int) bool {
+func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, maxPkt int, base tick.Tick, useBase bool) bool {
 	if c.nPkts == 0 {
 		s.startPacket(c, t)
 	}
 	s.ringFree(c, 1)
-	p := &c.pkts[c.nPkts-1]
-	block := s.block(idx, m)
-	if b := s.cfg.BudgetPerTick; b > 0 && c.spent > 0 && c.spent+len(block) > b {
+	body, nb := s.block(idx, m, base, useBase)
+	cost := headBits(c.prev, uint32(idx)) + nb
+	if b := s.cfg.BudgetPerTick; b > 0 && c.spent > 0 && c.spent+cost > 8*b {
 		return false // over the budget: it waits for the next tick
 	}
-	if len(*p)+len(block) > maxPkt && c.cur.n > 0 {
+	if c.packetBytes(cost) > maxPkt && c.cur.n > 0 {
 		// Does not fit: start a new packet.
 		if c.nPkts == maxPacketsPerTick {
 			return false
 		}
 		s.startPacket(c, t)
-		p = &c.pkts[c.nPkts-1]
+		cost = headBits(c.prev, uint32(idx)) + nb
 	}
-	*p = append(*p, block...)
-	c.spent += len(block)
+	c.appendBlock(uint32(idx), body, nb)
+	c.spent += cost
 	c.entRing[c.entEnd&(len(c.entRing)-1)] = uint32(idx)
 	c.entEnd++
 	c.cur.n++
@@ -150,6 +201,7 @@ func (s *Server) writeBlock(c *serverClient, idx int, m uint64, t tick.Tick, max
 // them: unreliable, or reliable-unordered for a single entity too large for
 // a datagram.
 func (s *Server) finishPackets(c *serverClient) {
+	c.closePacket()
 	maxU := c.conn.MaxUnreliableSize()
 	for i := 0; i < c.nPkts; i++ {
 		b := c.pkts[i]
@@ -187,6 +239,10 @@ func (c *serverClient) sent(ce *clientEnt, t tick.Tick) {
 // sentIn records in the entity's state that it went out at tick t in
 // message seq; the previous send stays known (its late ack still counts).
 func (c *serverClient) sentIn(ce *clientEnt, t tick.Tick, seq uint32) {
+	if ce.flags&cePin == 0 {
+		ce.pinTick, ce.pinSeq = t, seq
+		ce.flags |= cePin
+	}
 	if ce.flags&ceSeen != 0 {
 		ce.prevTick, ce.prevSeq = ce.sentTick, ce.sentSeq
 		ce.flags |= cePrev

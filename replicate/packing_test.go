@@ -10,7 +10,7 @@ import (
 
 func TestMutationsSplitAcrossMessages(t *testing.T) {
 	tp := newProto(t)
-	h := newHarness(t, tp, replicate.ServerConfig{})
+	h := newHarness(t, tp, replicate.ServerConfig{NoDeltas: true}) // absolute: 300 values need 5 messages
 	ents := spawnMany(h, 300)
 	c := h.connect(nil)
 	h.converge(3, nil)

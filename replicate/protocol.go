@@ -138,6 +138,10 @@ type component struct {
 	mode  Mode
 	every int // WithSendEvery, 0 or more than 1
 	tag   string
+	// delta is the bit widths of the fields of the component's encoding
+	// (delta.go), nil when its mutations are always absolute (varying
+	// sizes, or Once).
+	delta []int
 	bind  func(w *ecs.World) boundComponent
 	isMap bool
 	rng   bool // RNG state: in the scope of an RNG-only resync
@@ -291,6 +295,9 @@ func Component[T any](p *Protocol, opts ...ComponentOption) (ComponentIndex, err
 		spec.codecTag += fmt.Sprintf(":every%d", spec.every) // clients sum it or not: both sides must agree
 	}
 	c := &component{id: len(p.comps), name: typename.Of(t), typ: t, mode: spec.mode, every: spec.every, tag: spec.codecTag, fixed: fixed, rng: spec.rng}
+	if spec.mode == OnChange {
+		c.delta = fieldBitsOf(codec, fixed)
+	}
 	_, c.isMap = any((*T)(nil)).(ecs.MapEntitieser)
 	c.bind = func(w *ecs.World) boundComponent {
 		return &typedComponent[T]{c: c, s: ecs.Register[T](w), codec: codec}

@@ -32,6 +32,10 @@ type segmenter struct {
 	// back goes out at raiseSettle.
 	raised      bool
 	raiseSettle tick.Tick
+	// sharedBase is the baseline of this tick's shared blocks
+	// (hasSharedBase: they are deltas; chooseSharedBase).
+	sharedBase    tick.Tick
+	hasSharedBase bool
 }
 
 // raise notes that an entity's priority rose to 1 or more: the values it
@@ -46,12 +50,15 @@ func (sg *segmenter) wholeAllowed(acked tick.Tick) bool {
 }
 
 // segment is a run of n consecutive entities of this tick's shared list
-// (from first) whose shared blocks lie side by side in
-// blockBuf[off : off+size] and fit one mutation message. A client that
-// takes all of them gets the segment's bytes in one copy.
+// (from first) whose blocks, laid out as in a message of their own, take
+// bits bits of segBuf from byte off, and fit one mutation message; last
+// is the slot of its last entity. A client that takes all of them gets
+// the segment's bits in one copy.
 type segment struct {
-	first, n  int
-	off, size uint32
+	first, n int
+	off      uint32
+	bits     int
+	last     int64
 	// others is the latest change tick of the entities' other live
 	// components (hasOthers: there is one).
 	hasOthers bool
@@ -70,6 +77,7 @@ const clientGroup = 8
 // client, and notes each entity's segment in its history.
 func (s *Server) segmentChanged() {
 	s.segs, s.shared, s.unshared = s.segs[:0], s.shared[:0], s.unshared[:0]
+	s.chooseSharedBase(s.tick)
 	limit := maxMutationPacket
 	for _, c := range s.order {
 		if c.active {
@@ -77,7 +85,12 @@ func (s *Server) segmentChanged() {
 		}
 	}
 	limit -= mutateHeaderMax
-	seg := segment{off: uint32(len(s.blockBuf))}
+	// Segments are laid out in segBuf as the bit-packed blocks of a
+	// message (heads with the distances between slots, then bodies),
+	// each starting on a byte.
+	sw := &s.segW
+	sw.Reset(s.segBuf[:0])
+	seg := segment{last: -1}
 	for _, idx := range s.changedNow {
 		i := int(idx)
 		se := &s.ents[i]
@@ -99,27 +112,41 @@ func (s *Server) segmentChanged() {
 			continue
 		}
 		off := len(s.blockBuf)
-		s.blockBuf = appendEntity(s.blockBuf, se.e)
-		s.blockBuf = s.appendComponents(s.blockBuf, i, m0)
-		se.shOff, se.shLen = uint32(off), uint32(len(s.blockBuf)-off)
+		var nb int
+		s.blockBuf, nb = s.appendBody(s.blockBuf, i, m0, s.sharedBase, s.hasSharedBase)
+		se.shOff, se.shLen, se.shBits = uint32(off), uint32(len(s.blockBuf)-off), uint32(nb)
 		// Visits later this tick that need the same block reuse it.
-		se.blkStamp, se.blkMask, se.blkOff, se.blkLen = s.cacheStamp, m0, se.shOff, se.shLen
-		if seg.n > 0 && int(seg.size)+int(se.shLen) > limit {
-			s.segs = append(s.segs, seg)
-			seg = segment{first: len(s.shared), off: uint32(off)}
+		se.blkStamp, se.blkMask, se.blkOff, se.blkLen, se.blkBits = s.cacheStamp, m0, se.shOff, se.shLen, se.shBits
+		se.blkBase, se.blkDelta = s.sharedBase, s.hasSharedBase
+		if seg.n > 0 && (seg.bits+headBits(seg.last, idx)+nb+1+7)/8 > limit {
+			s.endSegment(&seg)
+			seg = segment{first: len(s.shared), last: -1}
 		}
+		if seg.n == 0 {
+			seg.off = uint32(len(sw.Finish()))
+		}
+		h := sw.Len()
+		writeHead(sw, seg.last, idx)
+		sw.WriteBitsFrom(s.blockBuf[se.shOff:], nb)
+		seg.bits += sw.Len() - h
+		seg.last = int64(idx)
 		se.seg = int32(len(s.segs))
 		se.hist[1], se.hist[0] = se.hist[0], histEntry{tick: s.tick, seg: se.seg + 1}
 		s.shared = append(s.shared, idx)
 		seg.n++
-		seg.size += se.shLen
 		if se.hasOthers && (!seg.hasOthers || se.others.After(seg.others)) {
 			seg.others, seg.hasOthers = se.others, true
 		}
 	}
 	if seg.n > 0 {
-		s.segs = append(s.segs, seg)
+		s.endSegment(&seg)
 	}
+	s.segBuf = sw.Finish()
+}
+
+// endSegment adds seg to the tick's segments.
+func (s *Server) endSegment(seg *segment) {
+	s.segs = append(s.segs, *seg)
 }
 
 // mutateChanged adds the entities that changed this tick to every client's
@@ -186,6 +213,61 @@ func (s *Server) mutateChanged(t tick.Tick) {
 	}
 }
 
+// upToDate reports whether the client may take whole segments at tick t:
+// nothing lost or deferred since the last tick it acknowledged fully
+// (acked, which it returns), and no priority raise unsettled.
+func (s *Server) upToDate(c *serverClient, t tick.Tick) (acked tick.Tick, ok bool) {
+	acked = t - 1
+	if c.recLen > 0 {
+		acked = c.recs[c.recHead].tick - 1
+	}
+	if c.dirty && !c.settle.After(acked) {
+		c.dirty = false
+	}
+	return acked, !c.dirty && s.wholeAllowed(acked)
+}
+
+// chooseSharedBase chooses the baseline of tick t's shared blocks: the
+// oldest tick that every up-to-date client acknowledged fully, at most
+// deltaMaxAge ticks back. Such a client holds every entity's values at
+// that tick (each change went out at its tick and was acknowledged), if
+// the values of its last lost message were resent by then (else it is
+// not deltaOK: it takes no shared block this tick, and gets its own
+// deltas from its acknowledged ticks, visit), of the entities spawned on
+// it by then (clientEnt.spawnTick; spawnedBy for whole segments).
+func (s *Server) chooseSharedBase(t tick.Tick) {
+	s.sharedBase, s.hasSharedBase = 0, false
+	for _, c := range s.order {
+		c.deltaOK = false
+	}
+	if s.deltaMask == 0 || s.cfg.NoDeltas || !s.sharedBlocks() {
+		return
+	}
+	oldest := t - deltaMaxAge
+	for _, c := range s.order {
+		if !c.active {
+			continue
+		}
+		if acked, ok := s.upToDate(c, t); ok && !acked.Before(oldest) && (!s.hasSharedBase || acked.Before(s.sharedBase)) {
+			s.sharedBase, s.hasSharedBase = acked, true
+		}
+	}
+	if !s.hasSharedBase || !s.sharedBase.Before(t) {
+		s.sharedBase, s.hasSharedBase = 0, false
+		return
+	}
+	for _, c := range s.order {
+		if !c.active {
+			continue
+		}
+		acked, ok := s.upToDate(c, t)
+		// The values a lost message carried reached the client at its
+		// last irregularity's settle tick: a baseline before that may
+		// predate them.
+		c.deltaOK = ok && !acked.Before(s.sharedBase) && !c.settle.After(s.sharedBase)
+	}
+}
+
 // wholeTick records the segments a client took whole at tick: segment j
 // (bit j of mask) went out in message base + (the number of lower bits set).
 type wholeTick struct {
@@ -212,21 +294,16 @@ func (c *serverClient) tookWhole(t tick.Tick, j int) bool {
 // tick. Each such segment becomes one message. The client remembers which
 // segments of the tick it took and their sequence numbers (whole).
 func (s *Server) takeWhole(c *serverClient, t tick.Tick) {
-	acked := t - 1
-	if c.recLen > 0 {
-		acked = c.recs[c.recHead].tick - 1
-	}
-	if c.dirty && !c.settle.After(acked) {
-		c.dirty = false
-	}
+	acked, ok := s.upToDate(c, t)
 	var mask uint32
-	if !c.dirty && s.wholeAllowed(acked) {
+	if ok && (!s.hasSharedBase || c.deltaOK) {
 		all := c.spawned == len(s.list) && len(c.newSpawns) == 0
 		room := maxPacketsPerTick - c.nPkts
 		need := 0
 		for j := 0; j < len(s.segs) && j < maxWhole && room > 0; j++ {
 			sg := &s.segs[j]
-			if sg.hasOthers && sg.others.After(acked) || !all && !s.allShown(c, sg) {
+			if sg.hasOthers && sg.others.After(acked) || !all && !s.allShown(c, sg) ||
+				s.hasSharedBase && c.lastSpawn.After(s.sharedBase) && !s.spawnedBy(c, sg, s.sharedBase) {
 				continue
 			}
 			mask |= 1 << uint(j)
@@ -241,8 +318,8 @@ func (s *Server) takeWhole(c *serverClient, t tick.Tick) {
 	for m := mask; m != 0; m &= m - 1 {
 		sg := &s.segs[bits.TrailingZeros32(m)]
 		s.startPacket(c, t)
-		p := &c.pkts[c.nPkts-1]
-		*p = append(*p, s.blockBuf[sg.off:sg.off+sg.size]...)
+		c.bw.WriteBitsFrom(s.segBuf[sg.off:], sg.bits)
+		c.prev = sg.last
 		r := c.entRing
 		for _, idx := range s.shared[sg.first : sg.first+sg.n] {
 			r[c.entEnd&(len(r)-1)] = idx
@@ -264,12 +341,30 @@ func (s *Server) allShown(c *serverClient, sg *segment) bool {
 	return true
 }
 
+// spawnedBy reports whether every entity of the segment was spawned on
+// the client at or before tick b.
+func (s *Server) spawnedBy(c *serverClient, sg *segment, b tick.Tick) bool {
+	for _, idx := range s.shared[sg.first : sg.first+sg.n] {
+		if s.ce(c, int(idx)).spawnTick.After(b) {
+			return false
+		}
+	}
+	return true
+}
+
 // take puts the entity's shared block into the client's message of the
 // entity's segment when the client owes exactly the components that changed
 // this tick. Otherwise it reports false and leaves the entity to visit (it
 // may have resolved the entity's ack, which visit does first anyway).
 func (s *Server) take(c *serverClient, ce *clientEnt, se *srvEnt, idx uint32, gen uint32, t tick.Tick) bool {
 	if ce.flags&(ceSpawned|ceDeferred) != ceSpawned || ce.gen != gen {
+		return false
+	}
+	if s.hasSharedBase && (!c.deltaOK || ce.spawnTick.After(s.sharedBase)) ||
+		!s.hasSharedBase && se.mask&s.deltaMask != 0 && !s.cfg.NoDeltas {
+		// The shared block is a delta this client may lack the baseline
+		// of, or absolute where the client's own delta is smaller:
+		// visit sends it the client's own block.
 		return false
 	}
 	s.resolve(c, ce, int(idx))
@@ -303,14 +398,15 @@ func (s *Server) fillSegment(c *serverClient) {
 	}
 	sg := &s.segs[c.seg-1]
 	c.seg = 0
-	p := &c.pkts[c.nPkts-1]
 	if c.cur.n == sg.n {
-		*p = append(*p, s.blockBuf[sg.off:sg.off+sg.size]...)
+		c.bw.WriteBitsFrom(s.segBuf[sg.off:], sg.bits)
+		c.prev = sg.last
 		return
 	}
 	for k := c.cur.first; k < c.cur.first+c.cur.n; k++ {
-		se := &s.ents[c.entRing[k&(len(c.entRing)-1)]]
-		*p = append(*p, s.blockBuf[se.shOff:se.shOff+se.shLen]...)
+		idx := c.entRing[k&(len(c.entRing)-1)]
+		se := &s.ents[idx]
+		c.appendBlock(idx, s.blockBuf[se.shOff:], int(se.shBits))
 	}
 }
 

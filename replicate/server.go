@@ -216,7 +216,11 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		if c.mode == Once {
 			s.onceTypes |= 1 << uint(i)
 		}
+		if c.delta != nil {
+			s.deltaMask |= 1 << uint(i)
+		}
 	}
+	s.jn = newJournal(deltaWindow)
 	s.rules = p.bindRules(s.w)
 	s.bindResources()
 	s.rep = ecs.Register[Replicated](s.w)
@@ -368,6 +372,7 @@ func (s *Server) SendTick(t tick.Tick) error {
 	s.structural(t)
 	s.valueChanges(t)
 	s.encodings.begin(t)
+	s.recordValues(t)
 	for i := 0; i < len(s.order); i++ {
 		c := s.order[i]
 		c.active = false

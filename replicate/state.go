@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 )
@@ -32,9 +33,13 @@ type srvEnt struct {
 	blkStamp       tick.Tick
 	blkMask        uint64
 	blkOff, blkLen uint32
+	blkBits        uint32    // the block body's length in bits (blkLen bytes hold them)
+	blkBase        tick.Tick // the block's baseline (blkDelta: it has one)
+	blkDelta       bool
 	// This tick's shared block (the components that changed this tick), its
 	// segment, and the latest change tick of its other live components.
 	shOff, shLen uint32
+	shBits       uint32
 	seg          int32
 	others       tick.Tick
 	hasOthers    bool
@@ -54,12 +59,20 @@ type histEntry struct {
 	seg  int32
 }
 
-// clientEnt is a client's view of one entity slot (32 bytes).
+// clientEnt is a client's view of one entity slot (44 bytes).
 type clientEnt struct {
 	gen       uint32
 	ackedTick tick.Tick
 	sentTick  tick.Tick
-	sentSeq   uint32
+	spawnTick tick.Tick // its last spawn on the client (shared delta blocks need it before their baseline)
+	// pinTick and pinSeq are the first send after the last one
+	// resolved, kept until its ack or loss is known: with a send every
+	// tick and acks a round trip later, the last two sends are never
+	// the acknowledged ones, and ackedTick (the baseline of deltas)
+	// would stop moving.
+	pinTick tick.Tick
+	pinSeq  uint32
+	sentSeq uint32
 	// prevTick and prevSeq are the send before the last: its late ack still
 	// counts (a resend after a timeout must not make the first send's ack
 	// worthless, or a queue that delays acks keeps everything resending).
@@ -76,6 +89,7 @@ const (
 	ceDeferred = 4
 	ceSeen     = 8  // sentSeq valid
 	cePrev     = 16 // prevSeq valid
+	cePin      = 32 // pinSeq valid
 )
 
 // serverClient is the server's state of one connection, in parts by
@@ -131,8 +145,18 @@ type clientSend struct {
 	grp       *slotGroup // the group holding the client's entity states
 	col       int        // the client's column in grp
 	maxPkt    int        // the largest mutation message on its conn
-	spent     int        // entity block bytes written this tick (ServerConfig.BudgetPerTick)
+	// deltaOK: the client holds every shown entity's values at this
+	// tick's shared baseline, so it may take shared delta blocks
+	// (chooseSharedBase); lastSpawn is the tick of its last spawn.
+	deltaOK   bool
+	lastSpawn tick.Tick
+	spent     int // entity block bits written this tick (ServerConfig.BudgetPerTick)
 	pkts      [][]byte
+	// bw writes the open message, the last of pkts (open: there is one);
+	// prev is the entity slot of its last block (-1: none yet).
+	bw   bin.BitWriter
+	prev int64
+	open bool
 }
 
 // clientLink is a client's identity, connection and admission. Its

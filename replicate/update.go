@@ -14,6 +14,7 @@ func (s *Server) spawnOn(c *serverClient, idx int, t tick.Tick) {
 	se := &s.ents[idx]
 	ce := s.syncGen(c, idx)
 	c.markSpawned(ce, idx)
+	c.lastSpawn, ce.spawnTick = t, t
 	ce.ackedTick, ce.sentTick = t, t
 	if ce, ok := c.claims.take(se.e); ok {
 		c.secMap = appendEntity(c.secMap, se.e)

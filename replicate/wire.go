@@ -33,7 +33,7 @@ import (
 //
 // The first byte of every message is its kind. Client to server:
 //
-//	1 Hello      uvarint wire version (4); protocol hash: 8 bytes;
+//	1 Hello      uvarint wire version (6); protocol hash: 8 bytes;
 //	             string token (at most 1024 bytes). ReliableOrdered, first.
 //	2 Acks       uvarint n (at most 1024); n × uvarint sequence number of a
 //	             Mutations message received. ReliableOrdered.
@@ -82,9 +82,10 @@ import (
 //	             tick: it needs none); uvarint sequence number
 //	             (one per message, from 0, wrapping at 32 bits); byte index
 //	             and byte count of the message among the tick's (index <
-//	             count); then entity blocks to the end, each an entity and
-//	             a component block. Unreliable, or ReliableUnordered when
-//	             one entity's block is larger than a datagram.
+//	             count); then, unless it has no entity block, the
+//	             bit-packed entity blocks (below) to the end. Unreliable,
+//	             or ReliableUnordered when one entity's block is larger
+//	             than a datagram.
 //	14 ServerMsg uvarint message type id; uvarint update tick the client
 //	             applies first (0: deliver at once, Independent types);
 //	             the payload to the end. On the type's channel.
@@ -109,6 +110,38 @@ import (
 // exactly the codec's size for plain-data components (fixed size, no
 // prefix), otherwise a string of at most 1 MiB. Its writer is
 // Server.appendComponents; its reader Client.parseBlocks.
+//
+// The entity blocks of a mutation message are bit-packed (package
+// internal/bin's bit order: least significant bit first, the last byte
+// padded with zero bits; one accepted form only). Each block starts with
+// a 1 bit, and a 0 bit ends them. Then:
+//
+//   - the entity's slot (its server index), as the zig-zag form of its
+//     distance from the slot after the previous block's (after -1 for the
+//     first) in exponential-Golomb code of order 2: ascending slots cost
+//     3 to 7 bits. No generation: the block is for the client's entity of
+//     that slot unless that one was spawned by an update after the
+//     message's tick (the block is then for an older one: skipped).
+//   - the mask of the components present, one bit per registered
+//     component.
+//   - when the mask holds a delta-encoded component (a fixed-size
+//     encoding and mode OnChange: component.delta), one bit, 1 if the
+//     block's delta-encoded values are deltas; if so, the baseline's age
+//     a-1 in exponential-Golomb code of order 0 (the baseline is the tick
+//     a before the message's, 1 <= a < 96, the client's journal window)
+//     and each delta-encoded present component's field delta, in
+//     ascending id order (delta.go: per field, one bit for unchanged,
+//     else the length and low bits of the zig-zagged difference).
+//   - the values not sent as deltas, in ascending id order, as 8-bit
+//     fields: a fixed-size value's bytes; a varying one's length in
+//     exponential-Golomb code of order 4 (at most 1 MiB), then its bytes.
+//
+// A delta rebuilds the encoding of the value from the baseline, the value
+// of that component the client received for the newest tick at or before
+// the baseline's (journal.go); a client without it drops the message
+// unacknowledged (ClientCounters.DeltaMisses), so the server resends its
+// entities, absolute. The writers are Server.appendBody (a block's body,
+// shared by clients) and writeHead; the reader Client.parseMutations.
 //
 // A rejection is no message: the server closes the connection with the
 // reason "reject/<code> <text>" (rejectReason), codes 1 protocol mismatch,
@@ -141,7 +174,8 @@ const (
 	// 3: updates end with the resource section.
 	// 4: partial and RNG-only resyncs, resync requests.
 	// 5: insertions carry the components Once by rule (checksums).
-	wireVersion = 5
+	// 6: mutation blocks carry deltas against acknowledged baselines.
+	wireVersion = 6
 	maxTokenLen = 1024
 	maxAcks     = 1024
 	// maxEntitiesPerMessage bounds each section of an update.

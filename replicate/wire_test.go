@@ -116,8 +116,8 @@ func TestWireGolden(t *testing.T) {
 
 	const hash = "f3b2d01ae7ce8acb" // the protocol hash, little-endian
 	want := []wireMsg{
-		// Hello: version 5, protocol hash, token "tk".
-		{"client kind 1", transport.ReliableOrdered, "01" + "05" + hash + "02746b"},
+		// Hello: version 6, protocol hash, token "tk".
+		{"client kind 1", transport.ReliableOrdered, "01" + "06" + hash + "02746b"},
 		// Welcome: client id 1, server tick 0.
 		{"server kind 10", transport.ReliableOrdered, "0a" + "01" + "00"},
 		// Update of tick 1: no mappings, despawns or removals; two
@@ -132,9 +132,17 @@ func TestWireGolden(t *testing.T) {
 		{"server kind 13", transport.Unreliable, "0d" + "01" + "00" + "00" + "0001"},
 		// Acks: one, sequence 0.
 		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "00"},
-		// Mutations of tick 2, needing tick 1 (delta 1), sequence 1: entity
-		// (0, 1) mask 1, WirePos 5, 6.
-		{"server kind 13", transport.Unreliable, "0d" + "02" + "01" + "01" + "0001" + "0001" + "01" + "05000600"},
+		// Mutations of tick 2, needing tick 1 (delta 1), sequence 1, then
+		// its bit-packed blocks, least significant bit first. 1: a block
+		// follows; 100: the exponential-Golomb code of order 2 of 0, the
+		// slot's distance from the slot after none (slot 0); 10: mask 1
+		// (of two components), WirePos; 1: deltas; 1: age 1 (the code of
+		// 0); WirePos 5, 6 as a delta from the value of tick 1 (1, -2),
+		// its two 16-bit fields in exponential-Golomb code of order 3 of
+		// z-1 (z the zig-zagged difference): X: 1 (changed), 1111 (+4:
+		// z = 8, 7 is 1 then 111); Y: 1, 010111 (+8: z = 16, 15 is 01 0
+		// then 111); 0: no more blocks; padding. d3 bf 0e.
+		{"server kind 13", transport.Unreliable, "0d" + "02" + "01" + "01" + "0001" + "d3bf0e"},
 		// ServerMsg: type 1 (WireDown), after the update of tick 1, N 7.
 		{"server kind 14", transport.ReliableOrdered, "0e" + "01" + "01" + "07"},
 		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "01"},
@@ -233,10 +241,11 @@ func TestWireGoldenReject(t *testing.T) {
 	if err := c.Connect(ce); err != nil {
 		t.Fatal(err)
 	}
-	// A hello of wire version 6 on a second connection.
+	// A hello of wire version 5 (an old client: absolute mutations only)
+	// on a second connection.
 	se3, ce3 := newPipe()
 	h.srv.AddConn(se3)
-	_ = ce3.Send(transport.ReliableOrdered, []byte{1, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	_ = ce3.Send(transport.ReliableOrdered, []byte{1, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	ce.flow(nil)
 	ce3.flow(nil)
 	h.srv.Send()
@@ -247,7 +256,7 @@ func TestWireGoldenReject(t *testing.T) {
 		{se, fmt.Sprintf("reject/1 protocol mismatch: client %016x, server %016x; server registers "+
 			"component github.com/rewindgo/rewind/replicate_test.WirePos, component github.com/rewindgo/rewind/replicate_test.WireName, "+
 			"message github.com/rewindgo/rewind/replicate_test.WireUp, message github.com/rewindgo/rewind/replicate_test.WireDown", other.Hash(), wp.p.Hash())},
-		{se3, "reject/4 wire version 6, server speaks 5"},
+		{se3, "reject/4 wire version 5, server speaks 6"},
 	} {
 		if got := tc.p.err.(*transport.CloseError).Reason; got != tc.want {
 			t.Errorf("close reason %q, want %q", got, tc.want)

@@ -134,6 +134,16 @@ type Config struct {
 	// (the default). Reporting checksums with parts lets the
 	// EventDesyncDetected event name the types that differ.
 	DesyncInterval int
+	// DesyncDumpBytes, above 0, makes peers exchange desync dumps: after
+	// an EventDesyncDetected that names the differing types, each peer
+	// sends the other its dump of those types at that frame (from the
+	// session's DumpSource, which rollback/runner sets with its
+	// Config.Dumps), at most DesyncDumpBytes bytes (and at most 1 MiB; a
+	// larger dump is not sent), and EventDesyncDump carries both; once per
+	// peer, for the first desync with it (later ones are usually its
+	// consequences). Opt-in:
+	// default 0 (off). Both peers need it for the exchange to complete.
+	DesyncDumpBytes int
 	// EndFrame, when positive, is the length of the match in frames: the
 	// session simulates frames 0..EndFrame-1 and then stays at frame
 	// EndFrame (AdvanceFrame no longer needs local inputs nor advances, but
@@ -238,6 +248,9 @@ func (c Config) resolve() (resolved, error) {
 	}
 	if d.FPS < 1 || d.FPS > 1000 {
 		return r, invalid("FPS %d: want 1..1000", d.FPS)
+	}
+	if d.DesyncDumpBytes < 0 || d.DesyncDumpBytes > 1<<20 {
+		return r, invalid("DesyncDumpBytes %d: want 0 (off) up to 1 MiB", d.DesyncDumpBytes)
 	}
 	if d.DesyncInterval < 0 {
 		return r, invalid("DesyncInterval %d: want 0 (off) or a positive interval", d.DesyncInterval)

@@ -58,7 +58,12 @@
 //     frame); each (peer, frame) is compared once, so each
 //     differing checked frame raises exactly one event per peer, whatever
 //     the loss, duplication or reordering. Lockstep sessions save the
-//     check frames too, so detection works there as well.
+//     check frames too, so detection works there as well. With
+//     Config.DesyncDumpBytes the peers then exchange their dumps of the
+//     differing types at the first desynced frame (SetDumpSource; the
+//     runner supplies them) and EventDesyncDump carries both, so that the
+//     entities and fields that differ can be shown (rollback/runner's
+//     DiffDumpEvent).
 //   - The confirmed frame is the agreed frame: inputs known here and, for
 //     remote players, known to every other peer too (from the gossiped
 //     connection statuses). A disconnect is agreed at the lowest last frame

@@ -148,6 +148,11 @@ type epSums struct {
 	sumAckDue bool
 	// exchanges are the parts exchanges in flight (at most maxExchanges).
 	exchanges []exchange
+	// dumps are the desync dump exchanges in flight (at most
+	// maxExchanges; p2p_dump.go).
+	dumps []dumpXfer
+	// dumped: a dump exchange with the peer was started (one per peer).
+	dumped bool
 }
 
 // sumAck is the SumAck of the next message to e: the newest of its

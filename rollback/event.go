@@ -42,10 +42,17 @@ const (
 	// more than its buffer holds; it catches up at CatchupSpeed and the host
 	// resends what did not fit.
 	EventTooFarBehind
+	// EventDesyncDump follows an EventDesyncDetected that named types when
+	// Config.DesyncDumpBytes is set: LocalDump is this peer's dump of
+	// those types at Frame (sent to Addr unless over the bound),
+	// RemoteDump Addr's (nil when it did not arrive within 10 s, was over
+	// the bound, or the peer had none).
+	// rollback/runner.DiffDumpEvent decodes and compares them.
+	EventDesyncDump
 )
 
 var eventNames = [...]string{"", "synchronizing", "synchronized", "running", "network-interrupted",
-	"network-resumed", "disconnected", "wait-recommendation", "desync-detected", "version-mismatch", "too-far-behind"}
+	"network-resumed", "disconnected", "wait-recommendation", "desync-detected", "version-mismatch", "too-far-behind", "desync-dump"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) && k != 0 {
@@ -66,10 +73,12 @@ type Event struct {
 	Timeout time.Duration
 	// SkipFrames: EventWaitRecommendation.
 	SkipFrames int
-	// Frame, Local, Remote, Types: EventDesyncDetected.
+	// Frame, Local, Remote, Types: EventDesyncDetected, EventDesyncDump.
 	Frame         Frame
 	Local, Remote uint64
 	Types         []string
+	// LocalDump, RemoteDump: EventDesyncDump (bytes of the DumpSource).
+	LocalDump, RemoteDump []byte
 	// Version: the peer's protocol version (EventVersionMismatch).
 	Version uint8
 	// Reason explains an EventDisconnected.
@@ -86,6 +95,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("wait recommendation: %d frames", e.SkipFrames)
 	case EventDesyncDetected:
 		return fmt.Sprintf("desync with %v at frame %d: local %#x remote %#x, types %v", e.Addr, e.Frame, e.Local, e.Remote, e.Types)
+	case EventDesyncDump:
+		return fmt.Sprintf("desync dumps with %v at frame %d: local %d bytes, remote %d bytes, types %v", e.Addr, e.Frame, len(e.LocalDump), len(e.RemoteDump), e.Types)
 	case EventVersionMismatch:
 		return fmt.Sprintf("version mismatch with %v: peer speaks version %d", e.Addr, e.Version)
 	case EventDisconnected:

@@ -70,6 +70,8 @@ type P2PSession struct {
 	peers  []*endpoint
 	specs  []*endpoint
 	specOf []PlayerHandle // handle of specs[i]
+	// dumpSrc gives this peer's desync dumps (SetDumpSource).
+	dumpSrc DumpSource
 
 	// running: every peer is synchronized; closed: Close was called.
 	running bool
@@ -275,6 +277,7 @@ func (s *P2PSession) Poll() {
 		s.confirmedWork(s.agreed)
 	}
 	s.checkParts()
+	s.checkDumps()
 	s.net.flush(s.fill)
 }
 

@@ -34,7 +34,7 @@ func (s *P2PSession) localDone() bool {
 		if e.state != stateRunning {
 			continue
 		}
-		if (len(s.local) > 0 && e.lastAcked < end-1) || e.sumAcked < s.lastReport || len(e.exchanges) > 0 {
+		if (len(s.local) > 0 && e.lastAcked < end-1) || e.sumAcked < s.lastReport || len(e.exchanges) > 0 || len(e.dumps) > 0 {
 			return false
 		}
 	}

@@ -19,6 +19,8 @@ func (s *P2PSession) onMessage(e *endpoint, m *wire.Message) {
 		if parts, ok := s.sums.getParts(Frame(m.Frame)); ok {
 			s.sendParts(e, Frame(m.Frame), parts)
 		}
+	case wire.KindDump, wire.KindDumpAck:
+		s.onDump(e, m)
 	case wire.KindParts:
 		i := e.exchange(Frame(m.Frame))
 		if i < 0 {
@@ -103,6 +105,9 @@ func (s *P2PSession) checkParts() {
 func (s *P2PSession) endExchange(e *endpoint, i int, types []string) {
 	x := e.exchanges[i]
 	s.desyncEvent(e, x.frame, x.local, x.remote, types)
+	if types != nil {
+		s.startDump(e, x.frame, x.local, x.remote, types)
+	}
 	e.exchanges = slices.Delete(e.exchanges, i, i+1)
 }
 

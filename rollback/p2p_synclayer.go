@@ -138,6 +138,7 @@ func (s *P2PSession) AdvanceFrame() ([]Request, error) {
 		s.timeSync()
 	}
 	s.checkParts()
+	s.checkDumps()
 	s.net.flush(s.fill)
 	return s.reqs, nil
 }

@@ -46,6 +46,25 @@
 // type's package path and name. Diff compares two frames' parts and names the
 // types that differ, which is what a desync report shows.
 //
+// # Dumps: desyncs down to the entity and field
+//
+// A checksum says that two states differ and its Parts say in which
+// types; a Dump says where. Registry.Dump captures the registered types
+// (or those a desync named) entity by entity: copy types as their
+// canonical bytes with the field layout of their canonical form (paths
+// such as ".Pos.X", kinds, sizes), clone and codec types as their own
+// encodings. DiffDumps compares two dumps of the same frame (two peers,
+// a server and a client, a first simulation and a re-simulation) and
+// lists each differing field of each entity with both values, entities
+// present on one side only, and resources. Dumps keeps the dumps of the
+// last few frames, because a desync is found some frames after the state
+// it concerns. Dumps travel as files (WriteDumpFile, ReadDumpFile: a
+// versioned encoding, bounded to DefaultDumpMaxBytes when read, malformed
+// input refused with ErrDumpFormat); "rewind diff A B" prints the
+// differences. Dumping is opt-in: it encodes the world (rollback/runner's
+// Config.Dumps does it on checked frames only, and by default only for
+// SyncTest).
+//
 // # Determinism
 //
 // Floating-point values are checksummed bit for bit: a game whose floats

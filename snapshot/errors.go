@@ -16,6 +16,11 @@ var (
 	ErrFrameNotHeld = errors.New("snapshot: frame not held")
 	// ErrDecode: a Codec type failed to decode its own saved bytes.
 	ErrDecode = errors.New("snapshot: decoding a saved value failed")
+	// ErrDumpTooLarge: a Dump would exceed DumpOptions.MaxBytes, or a
+	// dump's encoding exceeds the decoder's bound.
+	ErrDumpTooLarge = errors.New("snapshot: dump too large")
+	// ErrDumpFormat: bytes that are not a valid dump encoding.
+	ErrDumpFormat = errors.New("snapshot: malformed dump")
 	// ErrInvalidDepth: a ring depth below 1.
 	ErrInvalidDepth = errors.New("snapshot: ring depth must be at least 1")
 )

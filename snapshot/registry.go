@@ -22,6 +22,9 @@ type Registry struct {
 	names   map[string]bool
 	entHash *column.Plain[ecs.Entity]
 	d       xxh64.Digest
+	// dumpOpts and dumpBudget: the options of the running DumpInto.
+	dumpOpts   DumpOptions
+	dumpBudget int
 }
 
 // saver saves, loads and checksums one registered type.

@@ -72,6 +72,10 @@ type cloneValues[T Cloner[T]] struct {
 }
 
 func (*cloneValues[T]) name() string { return "clone" }
+
+// noChecksum reports a type registered with NoChecksum (dumps leave its
+// values out).
+func (v *cloneValues[T]) noChecksum() bool { return !v.checksum }
 func (*cloneValues[T]) save(b *valueBuf[T], src []T) error {
 	b.vals = resizeClear(b.vals, len(src))
 	for i := range src {

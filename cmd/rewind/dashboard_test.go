@@ -73,7 +73,8 @@ func runWithDashboard(t *testing.T, args []string, check func(map[string]any) bo
 
 // The server demo's dashboard shows its clients while it runs.
 func TestServerDemoDashboard(t *testing.T) {
-	t.Parallel()
+	// Not parallel: real-time load beside the timing-sensitive demo tests
+	// would starve their loops (a stall taken for a network interruption).
 	runWithDashboard(t, []string{"demo", "server", "--clients", "2", "--entities", "20", "--ticks", "120", "--latency", "5ms", "--drain", "100ms"},
 		func(v map[string]any) bool {
 			s, _ := v["server"].(map[string]any)
@@ -84,7 +85,8 @@ func TestServerDemoDashboard(t *testing.T) {
 
 // The P2P demo's dashboard shows every peer's session.
 func TestP2PDemoDashboard(t *testing.T) {
-	t.Parallel()
+	// Not parallel: real-time load beside the timing-sensitive demo tests
+	// would starve their loops (a stall taken for a network interruption).
 	runWithDashboard(t, []string{"demo", "--peers", "2", "--frames", "120", "--latency", "5ms", "--jitter", "0", "--loss", "0"},
 		func(v map[string]any) bool {
 			ss, _ := v["sessions"].([]any)

@@ -32,6 +32,12 @@ type demoOptions struct {
 	Timeout time.Duration
 	// StatsEvery is the live statistics period (0: none).
 	StatsEvery time.Duration
+	// DumpDir, when set, is where each peer writes its dump of the
+	// differing types at a desynced frame (for "rewind diff").
+	DumpDir string
+	// Corrupt, above 0, is the frame at which the last peer corrupts one
+	// field of one entity: a deliberate desync.
+	Corrupt int
 	// Dashboard is the address of the live dashboard ("": none).
 	Dashboard string
 }
@@ -53,6 +59,8 @@ func demoFlags() (*flag.FlagSet, *demoOptions) {
 	fs.IntVar(&o.InputDelay, "input-delay", 2, "input delay in frames")
 	fs.IntVar(&o.DesyncInterval, "desync-interval", 30, "frames between desync checks (0: off)")
 	fs.StringVar(&o.Record, "record", "", "record peer 0's match to `FILE` (play it with rewind replay)")
+	fs.StringVar(&o.DumpDir, "dump-dir", "", "on a desync, each peer writes its state of the differing types at that frame to a file in `DIR` (compare two with rewind diff)")
+	fs.IntVar(&o.Corrupt, "corrupt", 0, "deliberate desync: the last peer moves player 0 one unit further at this `frame` (0: off); try it with --dump-dir")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout (live stats go to stderr)")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "abort a match that takes longer (0: 3x its length plus 30s)")
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")

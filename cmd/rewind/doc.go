@@ -8,6 +8,8 @@
 //	rewind peer [flags]         one peer of the demo match per process (two terminals, two machines)
 //	rewind replay [flags] FILE  play a recording back and verify its checksums
 //	rewind netsim [flags]       put any UDP program behind bad network conditions
+//	rewind vet [packages]       check simulation code for non-determinism
+//	rewind diff A B             compare two desync dumps entity by entity, field by field
 //	rewind load [flags]         thin clients against match servers (load testing)
 //	rewind load serve [flags]   match servers to load, with tick duration statistics
 //	rewind help [command]       print help
@@ -28,6 +30,23 @@
 // --help). --record FILE records peer 0's match; rewind replay FILE plays
 // it back (all --frames frames) and checks every recorded checksum, and
 // refuses a damaged file (a CRC-32C per block).
+//
+// diff compares two desync dumps (snapshot.Dump files): with --dump-dir,
+// demo and peer keep dumps of the checked frames (runner.Config.Dumps)
+// and each peer writes its state of the differing types at its first
+// desync to DIR/desync-f<frame>-peer<i>.rwdump (listed in the summary,
+// dump_files in --json); diff prints which entities and which fields
+// differ with both values (and B-A for numbers), and exits with status 1
+// when they differ. demo --corrupt F is a deliberate desync to try it on:
+// the last peer moves player 0 one unit further at frame F.
+//
+// vet runs the determinism analyzer (package cmd/internal/simcheck) on
+// the packages, through go vet with this program as the vet tool: every
+// runner.Step, predict sim and //rewind:sim function, and what it calls in
+// the same module, is checked for map iteration, wall-clock time, global
+// random generators, goroutines, channels, unsafe, pointer addresses and
+// package-level writes (-float: notes on float x*y+z, which may fuse into
+// FMA). It exits with status 1 when there are findings.
 //
 // peer plays one peer of the demo p2p match in this process: --listen is
 // its UDP address, --handle its player, --remote the other peers' addresses

@@ -24,6 +24,8 @@ Usage:
   rewind peer [flags]         one peer of the demo match, against peers in other processes
   rewind replay [flags] FILE  play a recording back and verify its checksums
   rewind netsim [flags]       link-conditioning UDP proxy (latency, loss, ...)
+  rewind vet [packages]       check simulation code for non-determinism
+  rewind diff A B             compare two desync dumps entity by entity, field by field
   rewind load [flags]         thin clients against match servers (load testing)
   rewind load serve [flags]   match servers to load, with tick duration statistics
   rewind help [command]       help for a command
@@ -37,6 +39,9 @@ Run "rewind help <command>" for the flags of a command.
 var errFailed = errors.New("failed")
 
 func main() {
+	if isVetTool(os.Args[1:]) { // "rewind vet" runs go vet with this program
+		vetTool()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -60,6 +65,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = replayCommand(rest, stdout, stderr)
 	case "netsim":
 		err = netsimCommand(ctx, rest, stdout, stderr)
+	case "vet":
+		err = vetCommand(ctx, rest, stdout, stderr)
+	case "diff":
+		err = diffCommand(rest, stdout, stderr)
 	case "load":
 		err = loadCommand(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
@@ -119,6 +128,10 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 		fs, _ = replayFlags()
 	case "netsim":
 		fs, _ = netsimFlags()
+	case "vet":
+		fs, _ = vetFlags()
+	case "diff":
+		fs, _ = diffFlags()
 	case "load":
 		fs, _ = loadFlags()
 		if len(args) > 1 && args[1] == "serve" {

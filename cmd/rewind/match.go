@@ -82,7 +82,7 @@ func runDemo(ctx context.Context, o demoOptions, live io.Writer) (*demoSummary, 
 func (o *demoOptions) newSummary(mode string) *demoSummary {
 	return &demoSummary{
 		Mode: mode, Frames: o.Frames, Peers: o.Peers, Spectators: o.Spectators,
-		Events: map[string]int{}, Record: o.Record, Running: true,
+		Events: map[string]int{}, Record: o.Record, Running: true, dumpDir: o.DumpDir,
 		running: map[string]bool{}, answered: map[string]map[netip.AddrPort]bool{},
 		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss, Dup: o.Dup},
 	}
@@ -213,6 +213,9 @@ func (p *demoPeer) start(o *demoOptions, conn transport.PacketConn, addrs, specs
 		NumPlayers: o.Peers, InputDelay: o.InputDelay, DesyncInterval: o.DesyncInterval,
 		MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(p.idx) + 1, EndFrame: o.Frames,
 	}
+	if o.DumpDir != "" {
+		cfg.DesyncDumpBytes = 256 << 10 // the peers exchange their dumps too
+	}
 	for j := range o.Peers {
 		pl := rollback.Player{Handle: rollback.PlayerHandle(j), Kind: rollback.Local}
 		if j != p.idx {
@@ -239,10 +242,26 @@ func (p *demoPeer) start(o *demoOptions, conn transport.PacketConn, addrs, specs
 	if p.game, err = demo.New(gcfg); err != nil {
 		return err
 	}
-	p.run, err = p.game.NewRunner(p.sess, runner.Config{
+	rcfg := runner.Config{
 		ChecksumAll: true,
 		Confirmed:   func(f rollback.Frame, sum uint64) { p.sums = append(p.sums, frameSum{f, sum}) },
-	})
+	}
+	if o.DumpDir != "" {
+		// Dumps of the last 8 checked frames: a desync is found a round
+		// trip after its frame, well within 8 desync intervals.
+		rcfg.Dumps, rcfg.DumpLabel = 8, fmt.Sprintf("peer %d", p.idx)
+	}
+	if o.Corrupt > 0 && p.idx == o.Peers-1 {
+		// A deliberate desync (--corrupt): the last peer moves player 0
+		// one unit further at that frame, in every simulation of it.
+		rcfg.Step = func(ctx *runner.Context) {
+			p.game.Step(ctx)
+			if ctx.Frame == rollback.Frame(o.Corrupt) {
+				p.game.Corrupt()
+			}
+		}
+	}
+	p.run, err = p.game.NewRunner(p.sess, rcfg)
 	return err
 }
 

@@ -55,6 +55,7 @@ func peerFlags() (*flag.FlagSet, *peerOptions, *[3]string) {
 	fs.IntVar(&o.InputDelay, "input-delay", 2, "input delay in frames")
 	fs.IntVar(&o.DesyncInterval, "desync-interval", 30, "frames between desync checks (0: off)")
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout (live stats go to stderr)")
+	fs.StringVar(&o.DumpDir, "dump-dir", "", "on a desync, write this peer's state of the differing types at that frame to a file in `DIR` (compare it with the other peer's with rewind diff)")
 	fs.DurationVar(&o.Drain, "drain", time.Second, "how long to keep answering the other peers after finishing")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "give up after this long (0: 3x the match plus 30s)")
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")

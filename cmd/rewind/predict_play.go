@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/rewindgo/rewind/cmd/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 )

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"github.com/rewindgo/rewind/cmd/rewind/internal/shooter"
+	"github.com/rewindgo/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/tick"
 	"io"
 	"slices"

@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/rewindgo/rewind/cmd/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/lagcomp"
 	"github.com/rewindgo/rewind/ops/dashboard"
 	"github.com/rewindgo/rewind/ops/metrics"

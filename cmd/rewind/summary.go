@@ -7,12 +7,15 @@ import (
 	"maps"
 	"math"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/rewindgo/rewind/rollback"
 	"github.com/rewindgo/rewind/rollback/runner"
+	"github.com/rewindgo/rewind/snapshot"
 )
 
 // demoSummary is the result of a demo match (the JSON printed with --json).
@@ -57,6 +60,12 @@ type demoSummary struct {
 	Interrupted        bool           `json:"interrupted,omitempty"`
 	DesyncEvents       []string       `json:"desync_events,omitempty"`
 	DisconnectEvents   []string       `json:"disconnect_events,omitempty"`
+	// DumpFiles are the desync dumps written (--dump-dir), for rewind diff.
+	DumpFiles []string `json:"dump_files,omitempty"`
+	// DesyncFields are the differences the peers' exchanged dumps show
+	// (--dump-dir): "peer 0 vs 127.0.0.1:7001 at frame 330: Type entity
+	// 0v1 .X: here != there".
+	DesyncFields []string `json:"desync_fields,omitempty"`
 	// Running: every peer's session synchronized with every other and
 	// started the match; NeverAnswered names the remotes a peer never heard
 	// from when the match did not start.
@@ -79,6 +88,8 @@ type demoSummary struct {
 	// handshake.
 	running  map[string]bool
 	answered map[string]map[netip.AddrPort]bool
+	// dumpDir is where desync dumps go ("" for none).
+	dumpDir string
 }
 
 type frameSum struct {
@@ -130,6 +141,12 @@ func (s *demoSummary) print(w io.Writer) {
 	fmt.Fprintf(w, "confirmed checksums: %s; desyncs %d\n", s.checksumVerdict(), s.Desyncs)
 	for _, d := range s.DesyncEvents {
 		fmt.Fprintf(w, "  %s\n", d)
+	}
+	for _, d := range s.DesyncFields {
+		fmt.Fprintf(w, "  %s\n", d)
+	}
+	if len(s.DumpFiles) > 0 {
+		fmt.Fprintf(w, "desync dumps (compare two with rewind diff A B): %s\n", strings.Join(s.DumpFiles, " "))
 	}
 	if s.Record != "" {
 		fmt.Fprintf(w, "recorded peer 0's match to %s\n", s.Record)
@@ -236,6 +253,7 @@ func (s *demoSummary) event(live io.Writer, who string, ev rollback.Event, run *
 	switch ev.Kind {
 	case rollback.EventDesyncDetected:
 		s.DesyncEvents = append(s.DesyncEvents, who+": "+ev.String())
+		s.writeDump(live, who, ev, run)
 	case rollback.EventDisconnected:
 		name := ev.Addr.String()
 		if n, ok := names[ev.Addr]; ok {
@@ -264,6 +282,9 @@ func (s *demoSummary) event(live io.Writer, who string, ev rollback.Event, run *
 		s.answered[who][ev.Addr] = true
 		return
 	case rollback.EventWaitRecommendation:
+		return
+	case rollback.EventDesyncDump:
+		s.dumpEvent(live, who, ev, names)
 		return
 	case rollback.EventRunning:
 		s.running[who] = true
@@ -411,4 +432,56 @@ func report(w io.Writer, asJSON bool, sum summaryReport) error {
 		return errFailed
 	}
 	return nil
+}
+
+// writeDump writes who's dump of the differing types of its first desync
+// event to a file in the dump directory (nothing without one, or when the
+// runner no longer holds the frame).
+func (s *demoSummary) writeDump(live io.Writer, who string, ev rollback.Event, run *runner.Runner) {
+	if s.dumpDir == "" {
+		return
+	}
+	tag := "-" + strings.ReplaceAll(who, " ", "") + ".rwdump"
+	for _, f := range s.DumpFiles {
+		if strings.HasSuffix(f, tag) {
+			return // the first desync of each peer is the one to examine
+		}
+	}
+	path := filepath.Join(s.dumpDir, fmt.Sprintf("desync-f%d%s", ev.Frame, tag))
+	d, ok := run.Dump(ev.Frame, ev.Types)
+	if !ok {
+		fmt.Fprintf(live, "%s: no dump of frame %d is held any more\n", who, ev.Frame)
+		return
+	}
+	err := os.MkdirAll(s.dumpDir, 0o755)
+	if err == nil {
+		err = snapshot.WriteDumpFile(path, d)
+	}
+	if err != nil {
+		fmt.Fprintf(live, "%s: writing the desync dump: %v\n", who, err)
+		return
+	}
+	s.DumpFiles = append(s.DumpFiles, path)
+	fmt.Fprintf(live, "%s: wrote its state at frame %d to %s (compare with the other side's: rewind diff)\n", who, ev.Frame, path)
+}
+
+// dumpEvent records (and prints) what an EventDesyncDump's two dumps show.
+func (s *demoSummary) dumpEvent(live io.Writer, who string, ev rollback.Event, names map[netip.AddrPort]string) {
+	other := ev.Addr.String()
+	if n, ok := names[ev.Addr]; ok {
+		other = n
+	}
+	dd, err := runner.DiffDumpEvent(ev, 10)
+	if err != nil {
+		fmt.Fprintf(live, "%s: desync dumps with %s at frame %d: %v\n", who, other, ev.Frame, err)
+		return
+	}
+	for _, d := range dd.Diffs {
+		line := fmt.Sprintf("%s vs %s at frame %d: %s (here != there)", who, other, ev.Frame, d)
+		s.DesyncFields = append(s.DesyncFields, line)
+		fmt.Fprintln(live, line)
+	}
+	if dd.Total > len(dd.Diffs) {
+		fmt.Fprintf(live, "%s vs %s at frame %d: %d more differences\n", who, other, ev.Frame, dd.Total-len(dd.Diffs))
+	}
 }

@@ -311,6 +311,15 @@ func (r *Reader) LenBytes(max int) []byte {
 	return r.Bytes(int(n))
 }
 
+// Peek returns the unread bytes without reading them (nil after an
+// error).
+func (r *Reader) Peek() []byte {
+	if r.err != nil {
+		return nil
+	}
+	return r.b[r.off:]
+}
+
 // Rest reads every unread byte (aliased as by Bytes; nil after an error).
 func (r *Reader) Rest() []byte { return r.Bytes(r.Len()) }
 

@@ -116,6 +116,37 @@ func (w *BitWriter) WriteExpGolomb(v uint64, k uint) {
 	w.WriteBits(v, int(k))
 }
 
+// WriteBitsFrom writes the first n bits of src (bit-packed as a
+// BitWriter writes them: a string of bits laid out before, such as one
+// entity's block). It panics if src holds fewer than n bits.
+func (w *BitWriter) WriteBitsFrom(src []byte, n int) {
+	if n > 8*len(src) || n < 0 {
+		panic("bin: WriteBitsFrom beyond its source")
+	}
+	if w.n%8 == 0 { // byte-aligned: flush the pending bytes, then copy
+		for w.n > 0 {
+			w.b = append(w.b, byte(w.acc))
+			w.acc >>= 8
+			w.n -= 8
+		}
+		whole := n / 8
+		w.b = append(w.b, src[:whole]...)
+		if r := n % 8; r > 0 {
+			w.WriteBits(uint64(src[whole]), r)
+		}
+		return
+	}
+	for ; n >= 64; n -= 64 {
+		w.WriteBits(binary.LittleEndian.Uint64(src), 64)
+		src = src[8:]
+	}
+	var v uint64
+	for i := 0; 8*i < n; i++ {
+		v |= uint64(src[i]) << (8 * i)
+	}
+	w.WriteBits(v, n)
+}
+
 // Len returns the length in bits of the slice so far (the bytes it was
 // given included) plus the pending bits.
 func (w *BitWriter) Len() int { return 8*len(w.b) + int(w.n) }
@@ -139,17 +170,18 @@ func (w *BitWriter) Finish() []byte {
 // so a decoder reads every field and checks End once. Reading past the
 // end is ErrTruncated; nothing here panics on any input or allocates.
 type BitReader struct {
-	b   []byte
-	acc uint64 // unread bits of the bytes taken from b, fewer than 64
-	n   uint
-	err error
+	b    []byte
+	size int    // len of the slice given to NewBitReader or Reset
+	acc  uint64 // unread bits of the bytes taken from b, fewer than 64
+	n    uint
+	err  error
 }
 
 // NewBitReader returns a reader of b.
-func NewBitReader(b []byte) BitReader { return BitReader{b: b} }
+func NewBitReader(b []byte) BitReader { return BitReader{b: b, size: len(b)} }
 
 // Reset makes r read b, clearing its error.
-func (r *BitReader) Reset(b []byte) { *r = BitReader{b: b} }
+func (r *BitReader) Reset(b []byte) { *r = BitReader{b: b, size: len(b)} }
 
 // Err returns the first error, or nil.
 func (r *BitReader) Err() error { return r.err }
@@ -227,6 +259,23 @@ func (r *BitReader) readWide(n int) uint64 {
 	return lo | hi<<32
 }
 
+// AppendBytes reads n whole bytes (8-bit fields, at any bit position)
+// and appends them to dst. Past the end it appends nothing and records
+// ErrTruncated.
+func (r *BitReader) AppendBytes(dst []byte, n int) []byte {
+	if n < 0 || 8*n > r.Remaining() {
+		r.Fail(ErrTruncated)
+		return dst
+	}
+	for ; n >= 8; n -= 8 {
+		dst = binary.LittleEndian.AppendUint64(dst, r.ReadBits(64))
+	}
+	for ; n > 0; n-- {
+		dst = append(dst, byte(r.ReadBits(8)))
+	}
+	return dst
+}
+
 // ReadBool reads one bit.
 func (r *BitReader) ReadBool() bool { return r.ReadBits(1) == 1 }
 
@@ -269,6 +318,21 @@ func (r *BitReader) ReadExpGolomb(k uint) uint64 {
 		return 0
 	}
 	return hi<<k | lo
+}
+
+// Align skips to the next byte boundary, the skipped bits being padding
+// that must be zero (ErrPadding), and returns the number of bytes read
+// since NewBitReader or Reset: where a byte-aligned form that follows a
+// bit-packed part starts (0 after an error).
+func (r *BitReader) Align() int {
+	if r.err != nil {
+		return 0
+	}
+	if pad := int(r.n % 8); pad != 0 && r.ReadBits(pad) != 0 {
+		r.Fail(ErrPadding)
+		return 0
+	}
+	return r.size - len(r.b) - int(r.n/8)
 }
 
 // End returns the first error; else ErrTrailing if a whole unread byte

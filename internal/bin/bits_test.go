@@ -302,3 +302,44 @@ func TestBitWriterLen(t *testing.T) {
 		t.Fatalf("Remaining %d", r.Remaining())
 	}
 }
+
+// WriteBitsFrom copies a bit string laid out before into any bit
+// position, and AppendBytes reads whole bytes from any bit position: both
+// agree with writing and reading the same fields one by one.
+func TestBitStringsAtAnyOffset(t *testing.T) {
+	src := NewBitWriter(nil)
+	for i := range 37 {
+		src.WriteBits(uint64(i*2654435761), i%13+1)
+	}
+	nbits := src.Len()
+	str := src.Finish()
+	for lead := range 17 {
+		w := NewBitWriter(nil)
+		w.WriteBits(0x1ffff, lead)
+		w.WriteBitsFrom(str, nbits)
+		w.WriteBits(0xab, 8)
+		w.WriteBits(0xcd, 8)
+		out := w.Finish()
+		r := NewBitReader(out)
+		if got := r.ReadBits(lead); got != 0x1ffff&(1<<lead-1) {
+			t.Fatalf("lead %d: %x", lead, got)
+		}
+		for i := range 37 {
+			n := i%13 + 1
+			if got, want := r.ReadBits(n), uint64(i*2654435761)&(1<<n-1); got != want {
+				t.Fatalf("lead %d field %d: %x, want %x", lead, i, got, want)
+			}
+		}
+		if got := r.AppendBytes(nil, 2); string(got) != "\xab\xcd" {
+			t.Fatalf("lead %d: AppendBytes %x", lead, got)
+		}
+		if err := r.End(); err != nil {
+			t.Fatalf("lead %d: %v", lead, err)
+		}
+	}
+	r := NewBitReader([]byte{1, 2})
+	r.ReadBits(3)
+	if got := r.AppendBytes(nil, 2); len(got) != 0 || r.Err() != ErrTruncated {
+		t.Fatalf("AppendBytes past the end: %x, %v", got, r.Err())
+	}
+}

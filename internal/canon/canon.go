@@ -22,7 +22,26 @@ type Form struct {
 	// they are (a bool byte other than 0 or 1 must be refused).
 	Direct bool
 	fields []field
+	layout []Field
 }
+
+// Field describes one primitive field of a canonical form, in order: a
+// value's canonical bytes are its fields' bytes one after another.
+type Field struct {
+	// Path is the field's path within the type: ".Pos.X", "[2]", "" for
+	// a type that is itself a number. The halves of a complex number are
+	// ".real" and ".imag".
+	Path string
+	// Kind is the field's kind (a complex half is a float of half its size;
+	// an ecs.Entity is a Uint64).
+	Kind reflect.Kind
+	// Size is the field's size in the canonical form (platform-sized ints: 8).
+	Size int
+}
+
+// Layout returns the fields of the form in canonical order. The slice is
+// shared: do not modify it.
+func (l *Form) Layout() []Field { return l.layout }
 
 type field struct {
 	off    uintptr
@@ -62,6 +81,37 @@ func Of(t reflect.Type) (*Form, error) {
 }
 
 func (l *Form) walk(t reflect.Type, off uintptr, path string) error {
+	return l.walkAt(t, off, path, len(path))
+}
+
+// walkAt walks t at offset off; path[root:] is the field's path within
+// the top type.
+func (l *Form) walkAt(t reflect.Type, off uintptr, path string, root int) error {
+	n := len(l.fields)
+	if err := l.walkKind(t, off, path, root); err != nil {
+		return err
+	}
+	switch t.Kind() {
+	case reflect.Array, reflect.Struct:
+	case reflect.Complex64, reflect.Complex128:
+		k, h := reflect.Float32, int(t.Size()/2)
+		if h == 8 {
+			k = reflect.Float64
+		}
+		l.layout = append(l.layout, Field{Path: path[root:] + ".real", Kind: k, Size: h}, Field{Path: path[root:] + ".imag", Kind: k, Size: h})
+	default:
+		if len(l.fields) > n {
+			size := int(l.fields[n].size)
+			if l.fields[n].widen {
+				size = 8
+			}
+			l.layout = append(l.layout, Field{Path: path[root:], Kind: t.Kind(), Size: size})
+		}
+	}
+	return nil
+}
+
+func (l *Form) walkKind(t reflect.Type, off uintptr, path string, root int) error {
 	switch t.Kind() {
 	case reflect.Bool:
 		l.fields = append(l.fields, field{off: off, size: 1, isBool: true})
@@ -77,14 +127,14 @@ func (l *Form) walk(t reflect.Type, off uintptr, path string) error {
 		l.fields = append(l.fields, field{off: off, size: h}, field{off: off + uintptr(h), size: h})
 	case reflect.Array:
 		for i := range t.Len() {
-			if err := l.walk(t.Elem(), off+uintptr(i)*t.Elem().Size(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := l.walkAt(t.Elem(), off+uintptr(i)*t.Elem().Size(), fmt.Sprintf("%s[%d]", path, i), root); err != nil {
 				return err
 			}
 		}
 	case reflect.Struct:
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if err := l.walk(f.Type, off+f.Offset, path+"."+f.Name); err != nil {
+			if err := l.walkAt(f.Type, off+f.Offset, path+"."+f.Name, root); err != nil {
 				return err
 			}
 		}

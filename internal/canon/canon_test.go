@@ -55,3 +55,40 @@ func TestDirectAndRefusal(t *testing.T) {
 		t.Fatalf("slice field: %v", err)
 	}
 }
+
+func TestLayout(t *testing.T) {
+	type inner struct {
+		A int8
+		B [2]uint16
+	}
+	type outer struct {
+		X  float64
+		In inner
+		N  int
+		OK bool
+		C  complex64
+	}
+	f, err := Of(reflect.TypeFor[outer]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Field{
+		{".X", reflect.Float64, 8}, {".In.A", reflect.Int8, 1}, {".In.B[0]", reflect.Uint16, 2},
+		{".In.B[1]", reflect.Uint16, 2}, {".N", reflect.Int, 8}, {".OK", reflect.Bool, 1},
+		{".C.real", reflect.Float32, 4}, {".C.imag", reflect.Float32, 4},
+	}
+	if !reflect.DeepEqual(f.Layout(), want) {
+		t.Fatalf("layout %+v\nwant   %+v", f.Layout(), want)
+	}
+	sum := 0
+	for _, fl := range f.Layout() {
+		sum += fl.Size
+	}
+	if sum != f.Encoded {
+		t.Fatalf("field sizes sum to %d, Encoded %d", sum, f.Encoded)
+	}
+	g, _ := Of(reflect.TypeFor[uint32]())
+	if l := g.Layout(); len(l) != 1 || l[0].Path != "" || l[0].Kind != reflect.Uint32 {
+		t.Fatalf("layout of uint32: %+v", l)
+	}
+}

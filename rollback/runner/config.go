@@ -52,4 +52,30 @@ type Config struct {
 	// for the session's confirmed frames. Step fires effects with the
 	// frame it simulates (tick.Tick(ctx.Frame)).
 	Effects []effect.Follower
+	// Dumps, above 0, keeps dumps (snapshot.Dump: each entity's values in
+	// canonical form with the types' field layouts) of the world at the
+	// last Dumps frames the session wants a checksum of (its checked
+	// frames; ChecksumAll does not add to them), so that a desync can be
+	// examined down to the entity and field: after an
+	// EventDesyncDetected of frame f, Runner.Dump(f, ev.Types) is this
+	// side's state of the differing types, to write to a file
+	// (snapshot.WriteDumpFile) and compare with the other side's
+	// ("rewind diff", snapshot.DiffDumps). A P2P session compares its
+	// checked frames (every DesyncInterval) some frames after saving them:
+	// Dumps covers Dumps*DesyncInterval frames. It costs one canonical
+	// encoding of the world per checked frame (and per re-save of one in
+	// a rollback). Default 0 (off), except for a session that
+	// ChecksDeterminism (SyncTest): the session's snapshot depth + 2,
+	// and a mismatch RunFrame returns is then a *DesyncError with the
+	// differing fields. Negative turns dumps off.
+	Dumps int
+	// With a P2P session whose rollback.Config.DesyncDumpBytes is set, the
+	// Runner is the session's DumpSource: the peers exchange their dumps
+	// and EventDesyncDump carries both (DiffDumpEvent compares them).
+	//
+	// DumpLabel labels this side's dumps ("peer 1"). Default "local".
+	DumpLabel string
+	// DumpMaxBytes bounds one dump's value bytes (snapshot.DumpOptions.MaxBytes;
+	// default snapshot.DefaultDumpMaxBytes). A dump over it is not kept.
+	DumpMaxBytes int
 }

@@ -24,6 +24,17 @@
 // frame): two peers that compare these compare their simulations frame by
 // frame.
 //
+// Desyncs down to the entity and field: with Config.Dumps the Runner keeps
+// snapshot dumps of the session's checked frames, so that after an
+// EventDesyncDetected of frame f, Dump(f, ev.Types) is this peer's state of
+// the differing types; written to a file (snapshot.WriteDumpFile) on each
+// peer, two dumps compare with "rewind diff" (snapshot.DiffDumps) and show
+// which entities and fields differ, with both values. With a P2P session
+// whose rollback.Config.DesyncDumpBytes is set the peers also exchange the
+// dumps, and DiffDumpEvent compares the two of an EventDesyncDump. With a SyncTest
+// session dumps are on by default and a mismatch is a *DesyncError listing
+// the differing fields of the first simulation and the re-simulation.
+//
 // To end a match, set rollback.Config.EndFrame to its length N and call
 // Update (or RunFrame) until Finished: the world then stands at frame N,
 // Confirmed has been called for every state 0..N, and every peer has

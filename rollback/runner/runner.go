@@ -70,6 +70,8 @@ type Runner struct {
 	// saved is the newest frame saved or loaded since the world's last
 	// Load: the newest state the ring holds for the world's history.
 	saved rollback.Frame
+	// dumps of the checked frames (Config.Dumps), nil when off
+	dumps *snapshot.Dumps
 }
 
 // New returns a Runner.
@@ -106,9 +108,30 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.Session.ChecksDeterminism() {
 		cfg.World.SetChecks(true)
+		if cfg.Dumps == 0 {
+			cfg.Dumps = depth + 2
+		}
 	}
-	return &Runner{cfg: cfg, ring: ring, clock: clock, ctx: Context{World: cfg.World},
-		final: rollback.NullFrame, saved: rollback.NullFrame}, nil
+	r := &Runner{cfg: cfg, ring: ring, clock: clock, ctx: Context{World: cfg.World},
+		final: rollback.NullFrame, saved: rollback.NullFrame}
+	if cfg.Dumps > 0 {
+		if cfg.DumpLabel == "" {
+			cfg.DumpLabel = "local"
+		}
+		r.dumps = snapshot.NewDumps(cfg.Registry, cfg.Dumps, snapshot.DumpOptions{Label: cfg.DumpLabel, MaxBytes: cfg.DumpMaxBytes})
+		if ds, ok := cfg.Session.(interface{ SetDumpSource(rollback.DumpSource) }); ok {
+			// A P2P session with DesyncDumpBytes exchanges these.
+			ds.SetDumpSource(func(f rollback.Frame, types []string) []byte {
+				d, ok := r.Dump(f, types)
+				if !ok {
+					return nil
+				}
+				b, _ := d.MarshalBinary()
+				return b
+			})
+		}
+	}
+	return r, nil
 }
 
 // Session returns the session the Runner drives.
@@ -170,13 +193,78 @@ func (r *Runner) RunFrame() error {
 		return nil
 	}
 	if err != nil {
-		return err
+		return r.explain(err)
 	}
 	if err := r.Handle(reqs); err != nil {
 		return err
 	}
 	r.confirm()
 	return nil
+}
+
+// Dump returns this side's dump of frame f (Config.Dumps) restricted to
+// the named types (checksum Part names, as EventDesyncDetected.Types
+// lists them; all types when empty), or false when f is not held. The
+// result is a copy: it stays valid.
+func (r *Runner) Dump(f rollback.Frame, types []string) (*snapshot.Dump, bool) {
+	if r.dumps == nil || f < 0 {
+		return nil, false
+	}
+	d, ok := r.dumps.At(tick.Tick(f))
+	if !ok {
+		return nil, false
+	}
+	return d.Only(types).Clone(), true
+}
+
+// DumpDiff is the comparison of the two dumps of an EventDesyncDump.
+type DumpDiff struct {
+	// Local and Remote are this peer's dump and the other's.
+	Local, Remote *snapshot.Dump
+	// Diffs are the first differences (at most the max given); Total
+	// counts them all.
+	Diffs []snapshot.FieldDiff
+	Total int
+}
+
+// DiffDumpEvent decodes the dumps of an EventDesyncDump (a P2P session
+// with rollback.Config.DesyncDumpBytes, driven by a Runner with
+// Config.Dumps on both peers) and compares them: which entities and
+// fields differ, with both values. At most max differences are listed
+// (all for max <= 0). It fails with ErrNoDump when a dump is missing (the
+// peer's did not arrive, or either was too large) and with
+// snapshot.ErrDumpFormat when one does not decode.
+func DiffDumpEvent(ev rollback.Event, max int) (*DumpDiff, error) {
+	if ev.Kind != rollback.EventDesyncDump || len(ev.LocalDump) == 0 || len(ev.RemoteDump) == 0 {
+		return nil, fmt.Errorf("%w: %v", ErrNoDump, ev)
+	}
+	dd := &DumpDiff{Local: new(snapshot.Dump), Remote: new(snapshot.Dump)}
+	if err := dd.Local.UnmarshalBinary(ev.LocalDump); err != nil {
+		return nil, err
+	}
+	if err := dd.Remote.UnmarshalBinary(ev.RemoteDump); err != nil {
+		return nil, err
+	}
+	dd.Diffs, dd.Total = snapshot.DiffDumps(dd.Local, dd.Remote, max)
+	return dd, nil
+}
+
+// explain turns a SyncTest mismatch into a *DesyncError when both
+// simulations of the frame were dumped.
+func (r *Runner) explain(err error) error {
+	var mm *rollback.MismatchError
+	if r.dumps == nil || !errors.As(err, &mm) || mm.Frame < 0 {
+		return err
+	}
+	first, ok1 := r.dumps.FirstAt(tick.Tick(mm.Frame))
+	again, ok2 := r.dumps.At(tick.Tick(mm.Frame))
+	if !ok1 || !ok2 {
+		return err
+	}
+	de := &DesyncError{Mismatch: mm, First: first.Only(mm.Types).Clone(), Again: again.Only(mm.Types).Clone()}
+	de.First.Label, de.Again.Label = "first simulation", "re-simulation"
+	de.Diffs, de.Total = snapshot.DiffDumps(de.First, de.Again, 32)
+	return de
 }
 
 // confirm reports the newly final checksums and frees the snapshots before
@@ -240,6 +328,11 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 			sum, err := r.ring.SaveChecksum(t)
 			if err != nil {
 				return err
+			}
+			if r.dumps != nil && report {
+				// A dump over DumpMaxBytes is not kept; the desync is
+				// still reported by its checksums.
+				_ = r.dumps.Capture(t)
 			}
 			if report {
 				_, parts, _ := r.ring.Checksum(t) // snapshot.Part is rollback.Part

@@ -36,5 +36,6 @@ var (
 	errNameLen       = fmt.Errorf("%w: part name too long", ErrMalformed)
 	errReportCount   = fmt.Errorf("%w: too many checksum reports", ErrMalformed)
 	errChecksNone    = fmt.Errorf("%w: checks flag without an ack or a report", ErrMalformed)
+	errDump          = fmt.Errorf("%w: dump piece outside its dump", ErrMalformed)
 	errPacketSize    = fmt.Errorf("%w: packet longer than %d bytes", ErrTooLarge, MaxPacketSize)
 )

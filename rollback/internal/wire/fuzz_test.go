@@ -26,7 +26,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(long)
 	f.Add([]byte{1, 7, 0, 0})
 	f.Add([]byte{3, 1, 0, 0})
-	f.Add([]byte{2, 0x0a, 0, 0})
+	f.Add([]byte{2, 0x0c, 0, 0})
+	f.Add([]byte{2, 0x0a, 0, 0, 5, 3, 1, 9})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var m Message
 		err := m.Decode(b)

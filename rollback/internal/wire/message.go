@@ -30,6 +30,9 @@ const (
 	MaxNameLen = 64
 	// MaxReports is the largest number of checksum reports of an Input message.
 	MaxReports = 8
+	// MaxDumpSize is the largest desync dump a Dump message's Total may
+	// announce, in bytes.
+	MaxDumpSize = 1 << 20
 )
 
 // Kind is the type of a message, byte 1 of the header.
@@ -46,6 +49,8 @@ const (
 	KindPartsRequest                  // Frame
 	KindParts                         // Frame, Parts
 	KindKeepAlive                     // no body
+	KindDump                          // Frame, Total, Offset, Data: bytes Offset.. of a desync dump of Total bytes (Total 0: none)
+	KindDumpAck                       // Frame, Total, Offset: the first Offset bytes of the dump arrived
 )
 
 // String returns the name of the kind, or "Kind(n)" for an unknown one.
@@ -69,6 +74,10 @@ func (k Kind) String() string {
 		return "Parts"
 	case KindKeepAlive:
 		return "KeepAlive"
+	case KindDump:
+		return "Dump"
+	case KindDumpAck:
+		return "DumpAck"
 	}
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
@@ -154,6 +163,15 @@ type Message struct {
 	Frame int32
 	// Parts holds at most MaxParts entries.
 	Parts []Part
+
+	// Total is the size of a desync dump (Dump, DumpAck), 0..MaxDumpSize.
+	Total uint32
+	// Offset is where Data starts in the dump (Dump: < Total unless Total
+	// is 0), or how many bytes of it arrived (DumpAck: <= Total).
+	Offset uint32
+	// Data (Dump) is a piece of the dump: at least one byte unless Total is
+	// 0, ending at most at Total. After Decode it aliases the packet.
+	Data []byte
 }
 
 // Append appends the encoding of m to dst and returns the extended slice.
@@ -223,6 +241,13 @@ func (m *Message) Append(dst []byte) ([]byte, error) {
 			dst = binary.AppendUvarint(dst, uint64(len(p.Name)))
 			dst = append(dst, p.Name...)
 			dst = binary.LittleEndian.AppendUint64(dst, p.Sum)
+		}
+	case KindDump, KindDumpAck:
+		dst = binary.AppendUvarint(dst, uint64(m.Frame))
+		dst = binary.AppendUvarint(dst, uint64(m.Total))
+		dst = binary.AppendUvarint(dst, uint64(m.Offset))
+		if m.Kind == KindDump {
+			dst = append(dst, m.Data...)
 		}
 	case KindKeepAlive:
 	}
@@ -296,9 +321,30 @@ func (m *Message) validate() error {
 			}
 		}
 		return nil
+	case KindDump, KindDumpAck:
+		if m.Frame < 0 || m.Total > MaxDumpSize {
+			return fmt.Errorf("%w: Frame %d, Total %d", ErrMalformed, m.Frame, m.Total)
+		}
+		if !dumpRange(m.Kind, m.Total, m.Offset, len(m.Data)) {
+			return fmt.Errorf("%w: %v Offset %d, %d bytes of data, Total %d", ErrMalformed, m.Kind, m.Offset, len(m.Data), m.Total)
+		}
+		return nil
 	default:
 		return fmt.Errorf("%w: %v", ErrUnknownKind, m.Kind)
 	}
+}
+
+// dumpRange reports whether a Dump's piece (or a DumpAck's offset) fits
+// its dump: a piece is non-empty and inside the dump, an empty dump has
+// neither offset nor data, an ack is at most the dump's size.
+func dumpRange(k Kind, total, offset uint32, n int) bool {
+	if k == KindDumpAck {
+		return n == 0 && offset <= total
+	}
+	if total == 0 {
+		return offset == 0 && n == 0
+	}
+	return n > 0 && offset < total && uint64(offset)+uint64(n) <= uint64(total)
 }
 
 // Decode resets m and decodes the packet b into it. Inputs and part names
@@ -353,6 +399,20 @@ func (m *Message) Decode(b []byte) error {
 		m.Frame = r.uframe()
 	case KindParts:
 		m.decodeParts(&r)
+	case KindDump, KindDumpAck:
+		m.Frame = r.uframe()
+		total, off := r.Uvarint(), r.Uvarint()
+		if total > MaxDumpSize || off > MaxDumpSize {
+			r.Fail(errDump)
+			break
+		}
+		m.Total, m.Offset = uint32(total), uint32(off)
+		if m.Kind == KindDump {
+			m.Data = r.Rest()
+		}
+		if r.Err() == nil && !dumpRange(m.Kind, m.Total, m.Offset, len(m.Data)) {
+			r.Fail(errDump)
+		}
 	case KindKeepAlive:
 	default:
 		return ErrUnknownKind

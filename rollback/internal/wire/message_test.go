@@ -78,6 +78,14 @@ var goldens = []struct {
 		"02 08 0080 02 02 03 656373 0100000000000000 00 ffffffffffffffff"},
 	{"KeepAlive", Message{Kind: KindKeepAlive, Magic: 0xffff},
 		"02 09 ffff"},
+	// A Dump's data runs to the end of the packet: a shorter piece of the
+	// same dump is valid too, so the golden piece is one byte long.
+	{"Dump", Message{Kind: KindDump, Magic: 7, Frame: 330, Total: 1000, Offset: 999, Data: []byte{0xaa}},
+		"02 0a 0700 ca02 e807 e707 aa"},
+	{"Dump none", Message{Kind: KindDump, Frame: 1},
+		"02 0a 0000 01 00 00"},
+	{"DumpAck", Message{Kind: KindDumpAck, Frame: 330, Total: 1000, Offset: 1000},
+		"02 0b 0000 ca02 e807 e807"},
 }
 
 func TestGoldenMessages(t *testing.T) {
@@ -159,6 +167,15 @@ func boundaryMessages() []Message {
 			Message{Kind: KindParts, Frame: f, Parts: names(16, MaxNameLen)},
 			Message{Kind: KindParts, Frame: f, Parts: names(MaxParts, 0)})
 	}
+	big := bytes.Repeat([]byte{7}, MaxPacketSize-HeaderSize-5-4-4)
+	for _, f := range []int32{0, math.MaxInt32} {
+		out = append(out,
+			Message{Kind: KindDump, Frame: f},
+			Message{Kind: KindDump, Frame: f, Total: MaxDumpSize, Offset: MaxDumpSize - 1, Data: []byte{1}},
+			Message{Kind: KindDump, Frame: f, Total: MaxDumpSize, Offset: MaxDumpSize - uint32(len(big)), Data: big},
+			Message{Kind: KindDumpAck, Frame: f, Total: MaxDumpSize, Offset: MaxDumpSize},
+			Message{Kind: KindDumpAck, Frame: f})
+	}
 	return append(out, Message{Kind: KindKeepAlive})
 }
 
@@ -192,7 +209,11 @@ func TestAppendErrors(t *testing.T) {
 		want error
 	}{
 		{"kind 0", Message{}, ErrUnknownKind},
-		{"kind 10", Message{Kind: KindKeepAlive + 1}, ErrUnknownKind},
+		{"kind 12", Message{Kind: KindDumpAck + 1}, ErrUnknownKind},
+		{"dump piece past its end", Message{Kind: KindDump, Total: 3, Offset: 2, Data: []byte{1, 2}}, ErrMalformed},
+		{"empty dump piece", Message{Kind: KindDump, Total: 3}, ErrMalformed},
+		{"dump over MaxDumpSize", Message{Kind: KindDump, Total: MaxDumpSize + 1, Data: []byte{1}}, ErrMalformed},
+		{"dump ack past the end", Message{Kind: KindDumpAck, Total: 3, Offset: 4}, ErrMalformed},
 		{"start -1", Message{Kind: KindInput, StartFrame: -1}, ErrMalformed},
 		{"ack -2", Message{Kind: KindInput, AckFrame: -2}, ErrMalformed},
 		{"17 statuses", Message{Kind: KindInput, Status: tooMany}, ErrMalformed},
@@ -289,7 +310,13 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{"empty", "", ErrMalformed},
 		{"kind 0", "02 00 0000", ErrUnknownKind},
-		{"kind 10", "02 0a 0000", ErrUnknownKind},
+		{"kind 12", "02 0c 0000", ErrUnknownKind},
+		{"dump piece past its end", "02 0a 0000 05 03 02 0102", ErrMalformed},
+		{"empty dump piece", "02 0a 0000 05 03 00", ErrMalformed},
+		{"empty dump with data", "02 0a 0000 05 00 00 01", ErrMalformed},
+		{"dump over MaxDumpSize", "02 0a 0000 05 8180c000 00 01", ErrMalformed},
+		{"dump ack past the end", "02 0b 0000 05 03 04", ErrMalformed},
+		{"dump ack with data", "02 0b 0000 05 03 03 00", ErrMalformed},
 		{"kind 255", "02 ff 0000 00", ErrUnknownKind},
 		{"too large", hex.EncodeToString(long), ErrTooLarge},
 		{"non-minimal varint", "02 04 0000 8000 00", ErrMalformed},

@@ -234,6 +234,19 @@ func randomPoint(r *rng.Rand) fixed.Vec2 {
 	}
 }
 
+// Corrupt moves player 0 one unit to the right, outside the simulation's
+// rules: called by one peer only (rewind demo --corrupt), it is a
+// deliberate desync of one field of one entity, for the desync dumps and
+// "rewind diff" to find.
+func (g *Game) Corrupt() {
+	for e, row := range g.qPlayers.All() {
+		if row.A.Handle == 0 {
+			g.pos.Ptr(e).X = g.pos.Ptr(e).X.Add(fixed.FromInt(1))
+			return
+		}
+	}
+}
+
 // Config returns the game's configuration.
 func (g *Game) Config() Config { return g.cfg }
 

@@ -211,3 +211,64 @@ func TestNewProtocol(t *testing.T) {
 		t.Fatalf("%v, %v", p, err)
 	}
 }
+
+// TestSetEffects: with SetEffects, every bullet the client fires is
+// reported with its key and body, once per simulation of its tick (no
+// rollbacks here: once), the same bullets the server fires.
+func TestSetEffects(t *testing.T) {
+	s := NewServer()
+	e, _ := s.AddShip(5)
+	cw := ecs.New()
+	tl := predict.New(cw, 0, predict.Config{Window: 64})
+	c, err := NewClient(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce := cw.Spawn()
+	b0, _ := ecs.StoreOf[Body](s.World()).Get(e)
+	_ = ecs.Register[Ship](cw).Set(ce, Ship{Player: 5})
+	_ = c.Body().Store().Set(ce, b0)
+	shots := map[predict.SpawnKey]int{}
+	c.SetEffects(func(tk tick.Tick, key predict.SpawnKey, b Body) {
+		if key != BulletKey(5, tk) {
+			t.Errorf("tick %v: shot key %+v", tk, key)
+		}
+		shots[key]++
+	}, nil)
+	for f := tick.Tick(1); f <= 100; f++ {
+		in := func(p uint64) Stick { return Bot(3, p, f) }
+		if err := s.Step(f, in); err != nil {
+			t.Fatal(err)
+		}
+		tl.Step(func(t tick.Tick) { c.Step(t, in) })
+	}
+	if len(shots) == 0 || len(shots) != int(s.Fired()) {
+		t.Fatalf("%d shots reported, the server fired %d", len(shots), s.Fired())
+	}
+	for k, n := range shots {
+		if n != 1 {
+			t.Errorf("shot %+v reported %d times", k, n)
+		}
+	}
+}
+
+// TestRemoveShip: a player who leaves loses the ship; the others keep
+// theirs, in order.
+func TestRemoveShip(t *testing.T) {
+	s := NewServer()
+	a, _ := s.AddShip(1)
+	b, _ := s.AddShip(2)
+	c, _ := s.AddShip(3)
+	if !s.RemoveShip(2) || s.RemoveShip(2) || s.RemoveShip(9) {
+		t.Fatal("RemoveShip: want true for a ship, then false")
+	}
+	if got := s.Ships(); len(got) != 2 || got[0] != a || got[1] != c {
+		t.Fatalf("ships %v, want [%v %v]", got, a, c)
+	}
+	if s.World().Alive(b) {
+		t.Fatal("the removed ship is still in the World")
+	}
+	if err := s.Step(1, func(uint64) Stick { return Stick{Buttons: Fire} }); err != nil {
+		t.Fatal(err)
+	}
+}

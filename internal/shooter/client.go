@@ -49,6 +49,20 @@ type Client struct {
 	shown   func(c lagcomp.Claim, t tick.Tick, dst []Target) []Target
 	targets []Target
 	scans   []ScanResult
+
+	// Presentation effects (SetEffects).
+	onShot func(t tick.Tick, key predict.SpawnKey, b Body)
+	onScan func(t tick.Tick, r ScanResult)
+}
+
+// SetEffects makes Step report what a game presents as effects: shot is
+// called for each bullet spawned (its key and body), scan for each
+// hit-scan of the own player (SetScanner), in every simulation of their
+// tick, re-simulations included, which is what an effect.Tracker's Fire
+// needs to play an effect once and cancel it when a rollback no longer
+// fires it. Either may be nil.
+func (c *Client) SetEffects(shot func(t tick.Tick, key predict.SpawnKey, b Body), scan func(t tick.Tick, r ScanResult)) {
+	c.onShot, c.onScan = shot, scan
 }
 
 // SetScanner makes the client judge its own player's hit-scans: player
@@ -121,7 +135,8 @@ func (c *Client) Bullet() *predict.Component[Bullet] { return c.bullet }
 // adding ships once every client is connected.
 //
 // With SetScanner, the own player's hit-scans of tick t are judged after
-// the ships have moved, in the first simulation of t.
+// the ships have moved, in the first simulation of t (Scans), and with
+// SetEffects in every simulation of t for the scan effect.
 func (c *Client) Step(t tick.Tick, input func(player uint64) Stick) {
 	c.expired, c.shots = c.expired[:0], c.shots[:0]
 	for e, r := range c.bullets.All() {
@@ -147,14 +162,20 @@ func (c *Client) Step(t tick.Tick, input func(player uint64) Stick) {
 			}
 		}
 	}
-	if c.shown != nil && !c.tl.InRollback() {
+	if c.shown != nil && (!c.tl.InRollback() || c.onScan != nil) {
 		for _, r := range c.ships.All() {
 			if r.B.Player != c.player {
 				continue
 			}
 			if in := input(c.player); Scans(in, t) {
 				c.targets = c.shown(in.Seen.Claim(t), t, c.targets[:0])
-				c.scans = append(c.scans, HitScan(c.player, t, *r.A, c.targets))
+				res := HitScan(c.player, t, *r.A, c.targets)
+				if !c.tl.InRollback() {
+					c.scans = append(c.scans, res)
+				}
+				if c.onScan != nil {
+					c.onScan(t, res)
+				}
 			}
 		}
 	}
@@ -172,6 +193,9 @@ func (c *Client) Step(t tick.Tick, input func(player uint64) Stick) {
 			c.body.Store().Set(e, s.body),
 			c.bullet.Store().Set(e, Bullet{Player: s.player, Born: uint32(t)}),
 		))
+		if c.onShot != nil {
+			c.onShot(t, BulletKey(s.player, t), s.body)
+		}
 	}
 }
 

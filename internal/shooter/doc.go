@@ -1,5 +1,7 @@
 // Package shooter is the small server-authoritative game of
-// "rewind demo predict": each client steers a ship with a Stick input and
+// "rewind demo predict" and of the Ebitengine arena (examples/arena,
+// which imports it across the module boundary: Go's internal rule goes
+// by import path): each client steers a ship with a Stick input and
 // fires bullets; the server simulates the authoritative World and
 // replicates it, each client predicts it with package predict.
 //

@@ -78,6 +78,19 @@ func (s *Server) AddShip(player uint64) (ecs.Entity, error) {
 	return e, nil
 }
 
+// RemoveShip despawns player's ship (its player left); its bullets in
+// flight expire as usual. It reports whether there was one.
+func (s *Server) RemoveShip(player uint64) bool {
+	for i, e := range s.ships {
+		if sh, _ := s.ship.Get(e); sh.Player == player {
+			_ = s.w.Despawn(e)
+			s.ships = slices.Delete(s.ships, i, i+1)
+			return true
+		}
+	}
+	return false
+}
+
 // Ships returns the ships in the order they were added.
 func (s *Server) Ships() []ecs.Entity { return s.ships }
 

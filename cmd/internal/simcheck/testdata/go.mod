@@ -1,0 +1,3 @@
+module github.com/rewindgo/rewind
+
+go 1.26
