@@ -38,6 +38,8 @@ type demoOptions struct {
 	// Corrupt, above 0, is the frame at which the last peer corrupts one
 	// field of one entity: a deliberate desync.
 	Corrupt int
+	// Dashboard is the address of the live dashboard ("": none).
+	Dashboard string
 }
 
 func demoFlags() (*flag.FlagSet, *demoOptions) {
@@ -62,6 +64,7 @@ func demoFlags() (*flag.FlagSet, *demoOptions) {
 	fs.BoolVar(&o.JSON, "json", false, "print the summary as one JSON object on stdout (live stats go to stderr)")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "abort a match that takes longer (0: 3x its length plus 30s)")
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")
+	dashboardFlag(fs, &o.Dashboard)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: rewind demo [p2p] [flags]
 

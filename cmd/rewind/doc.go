@@ -10,6 +10,8 @@
 //	rewind netsim [flags]       put any UDP program behind bad network conditions
 //	rewind vet [packages]       check simulation code for non-determinism
 //	rewind diff A B             compare two desync dumps entity by entity, field by field
+//	rewind load [flags]         thin clients against match servers (load testing)
+//	rewind load serve [flags]   match servers to load, with tick duration statistics
 //	rewind help [command]       print help
 //
 // demo p2p runs every peer (and optional spectators) in one process, each
@@ -101,4 +103,19 @@
 //
 // netsim forwards datagrams from --listen to --target and the replies back,
 // applying the link conditions in both directions, until interrupted.
+//
+// --dashboard ADDR (demo p2p, demo server, demo predict, peer, load serve)
+// serves a live dashboard of the match (package ops/dashboard) on ADDR
+// while it runs, and prints its address: the server's tick durations,
+// each client's round-trip time and bandwidth, rollbacks, the last
+// desyncs and resyncs.
+//
+// load serve runs --matches arena match servers in one process, each on
+// its own port (--listen, then the next ports), and measures each tick's
+// work and how late it ended once --wait clients are connected to every
+// match; --procs 1 confines them to one core. load connects --clients
+// thin clients to each (protocol only: they apply and acknowledge
+// updates and simulate nothing) and reports bytes per second, round-trip
+// times, resyncs and disconnections. ARCHITECTURE.md ("Operations")
+// gives the figures they measured and how.
 package main

@@ -26,6 +26,8 @@ Usage:
   rewind netsim [flags]       link-conditioning UDP proxy (latency, loss, ...)
   rewind vet [packages]       check simulation code for non-determinism
   rewind diff A B             compare two desync dumps entity by entity, field by field
+  rewind load [flags]         thin clients against match servers (load testing)
+  rewind load serve [flags]   match servers to load, with tick duration statistics
   rewind help [command]       help for a command
 
 Run "rewind help <command>" for the flags of a command.
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = vetCommand(ctx, rest, stdout, stderr)
 	case "diff":
 		err = diffCommand(rest, stdout, stderr)
+	case "load":
+		err = loadCommand(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		return helpCommand(rest, stdout, stderr)
 	default:
@@ -128,6 +132,11 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 		fs, _ = vetFlags()
 	case "diff":
 		fs, _ = diffFlags()
+	case "load":
+		fs, _ = loadFlags()
+		if len(args) > 1 && args[1] == "serve" {
+			fs, _ = loadServeFlags()
+		}
 	default:
 		fmt.Fprintf(stderr, "rewind help: unknown command %q\n", args[0])
 		return 2

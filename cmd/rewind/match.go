@@ -49,6 +49,7 @@ type match struct {
 	specs   []*demoSpectator
 	proxies []*transport.Proxy
 	rec     *os.File
+	ops     *matchOps // the --dashboard's recorders (nil: none)
 }
 
 // runDemo plays a match as configured and returns its summary. Live
@@ -58,6 +59,10 @@ func runDemo(ctx context.Context, o demoOptions, live io.Writer) (*demoSummary, 
 	defer cancel() // closes every socket and proxy
 	m, err := newMatch(ctx, o)
 	if err != nil {
+		m.close()
+		return nil, err
+	}
+	if err := m.startDashboard(ctx, "rewind demo p2p", live); err != nil {
 		m.close()
 		return nil, err
 	}
@@ -325,6 +330,7 @@ func (m *match) loop(ctx context.Context, sum *demoSummary, live io.Writer, step
 			return 0, err
 		}
 		last = now
+		m.ops.sample()
 		switch {
 		case over:
 			return time.Since(start), nil

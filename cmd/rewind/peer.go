@@ -59,6 +59,7 @@ func peerFlags() (*flag.FlagSet, *peerOptions, *[3]string) {
 	fs.DurationVar(&o.Drain, "drain", time.Second, "how long to keep answering the other peers after finishing")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "give up after this long (0: 3x the match plus 30s)")
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")
+	dashboardFlag(fs, &o.Dashboard)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: rewind peer [flags]
 
@@ -220,6 +221,11 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 	// o.Remotes skips this peer's handle; start wants an entry for every one.
 	addrs := slices.Insert(slices.Clone(o.Remotes), o.Handle, netip.AddrPort{})
 	if err := p.start(&o.demoOptions, conn, addrs, o.SpectatorAddrs, nil); err != nil {
+		return nil, err
+	}
+	dash, stopDash := context.WithCancel(ctx) // the dashboard ends with the run
+	defer stopDash()
+	if err := m.startDashboard(dash, fmt.Sprintf("rewind peer %d", o.Handle), live); err != nil {
 		return nil, err
 	}
 	sum := o.newSummary("peer")

@@ -102,6 +102,7 @@ func (d *predictDemo) allConfirmed() bool {
 // that stepped.
 func (d *predictDemo) step() error {
 	d.tick++
+	t0 := time.Now()
 	var simErr error
 	err := d.frame.Frame(d.tick, func(t tick.Tick, input func(replicate.ClientID) shooter.Stick) {
 		simErr = d.game.Step(t, func(p uint64) shooter.Stick { return input(replicate.ClientID(p)) })
@@ -118,7 +119,9 @@ func (d *predictDemo) step() error {
 	}
 	d.states[d.tick] = st
 	delete(d.states, d.tick-predictStates)
-	for _, ev := range d.srv.Events() {
+	evs := d.srv.Events()
+	d.sample(t0, evs)
+	for _, ev := range evs {
 		if ev.Kind != replicate.ClientConnected {
 			d.events = append(d.events, fmt.Sprintf("server: client %d %v: %s", ev.Client, ev.Kind, ev.Reason))
 		}
@@ -136,6 +139,9 @@ func (d *predictDemo) step() error {
 				continue
 			}
 			d.events = append(d.events, fmt.Sprintf("client %d: %s %s", pc.idx, clientEventName(ev.Kind), ev.Reason))
+		}
+		if d.mx != nil {
+			d.mxPred[pc.idx].Sample(pc.tl)
 		}
 		d.settle(pc)
 		if n == 0 {

@@ -10,6 +10,8 @@ import (
 	"github.com/rewindgo/rewind/ecs"
 	"github.com/rewindgo/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/lagcomp"
+	"github.com/rewindgo/rewind/ops/dashboard"
+	"github.com/rewindgo/rewind/ops/metrics"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/predict/input"
 	"github.com/rewindgo/rewind/predict/interp"
@@ -39,6 +41,8 @@ type predictOptions struct {
 	MaxDrain       time.Duration
 	ConnectTimeout time.Duration
 	StatsEvery     time.Duration
+	// Dashboard is the address of the live dashboard ("": none).
+	Dashboard string
 }
 
 // Settings of the prediction demo.
@@ -79,6 +83,7 @@ func predictFlags() (*flag.FlagSet, *predictOptions) {
 	fs.DurationVar(&o.MaxDrain, "max-drain", 5*time.Second, "how long the server keeps ticking at most for the clients to confirm the last tick")
 	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", 20*time.Second, "how long the clients may take to connect")
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")
+	dashboardFlag(fs, &o.Dashboard)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: rewind demo predict [flags]
 
@@ -233,7 +238,10 @@ type predictDemo struct {
 	states   map[tick.Tick]map[ecs.Entity]shooter.Entity // the server's entities at the end of each tick
 	runStart time.Time
 	events   []string
-	prev     []predictRates // the counters at the previous live statistics
+	prev     []predictRates     // the counters at the previous live statistics
+	mx       *metrics.Server    // the --dashboard's recorders (nil: none)
+	mxPred   []*metrics.Predict // one per client
+	live     io.Writer          // where the dashboard's address is printed
 }
 
 // predictRates are the counters the live statistics turn into rates.
@@ -242,7 +250,7 @@ type predictRates struct{ down, input uint64 }
 // runPredictDemo runs a prediction demo as configured and returns its
 // summary. Live statistics go to live.
 func runPredictDemo(ctx context.Context, o predictOptions, live io.Writer) (*predictSummary, error) {
-	d := &predictDemo{o: o, states: map[tick.Tick]map[ecs.Entity]shooter.Entity{}}
+	d := &predictDemo{o: o, states: map[tick.Tick]map[ecs.Entity]shooter.Entity{}, live: live}
 	sum := &predictSummary{Mode: "predict", Clients: o.Clients, Ticks: o.Ticks, Others: o.Others, InputDelay: o.InputDelay,
 		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss}}
 	return runRig(ctx, d, sum, live)
@@ -276,6 +284,15 @@ func (d *predictDemo) start(ctx context.Context) error {
 	}
 	for _, pc := range d.clients {
 		if err := d.newClient(pc); err != nil {
+			return err
+		}
+	}
+	if o.Dashboard != "" {
+		d.mx = metrics.NewServer(srv, metrics.ServerConfig{})
+		for _, pc := range d.clients {
+			d.mxPred = append(d.mxPred, metrics.NewPredict(metrics.PredictConfig{Name: fmt.Sprintf("predicting client %d", pc.idx)}))
+		}
+		if err := serveDashboard(ctx, o.Dashboard, dashboard.Config{Title: "rewind demo predict", Server: d.mx, Predicts: d.mxPred}, d.live); err != nil {
 			return err
 		}
 	}

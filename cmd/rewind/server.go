@@ -9,6 +9,8 @@ import (
 
 	"github.com/rewindgo/rewind/cmd/rewind/internal/demo"
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/ops/dashboard"
+	"github.com/rewindgo/rewind/ops/metrics"
 	"github.com/rewindgo/rewind/replicate"
 )
 
@@ -36,6 +38,8 @@ type serverOptions struct {
 	// Disrupt cuts client 0 off (its proxy drops every datagram both
 	// ways) for this long, a third into the run (0: never).
 	Disrupt time.Duration
+	// Dashboard is the address of the live dashboard ("": none).
+	Dashboard string
 	// ResyncAfter is the clients' ClientConfig.ResyncAfterSilence: a
 	// client that received nothing for this long asks for a resync when
 	// traffic resumes (0: never).
@@ -78,6 +82,7 @@ func serverFlags() (*flag.FlagSet, *serverOptions) {
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period, on stderr (0: off)")
 	fs.DurationVar(&o.Disrupt, "disrupt", 0, "cut client 0 off for this long, a third into the run (0: never)")
 	fs.DurationVar(&o.ResyncAfter, "resync-after", time.Second, "a client that received nothing for this long asks for a resync (0: never)")
+	dashboardFlag(fs, &o.Dashboard)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: rewind demo server [flags]
 
@@ -178,8 +183,10 @@ type serverDemo struct {
 	echoes    []demo.Echo                     // broadcast by the server, in order
 	pingsSeen map[replicate.ClientID][]uint32 // received by the server, per client
 	events    []string
-	resyncs   []string  // the reasons of the resyncs sent, in order
-	clock     loopClock // the clients' clock
+	resyncs   []string        // the reasons of the resyncs sent, in order
+	clock     loopClock       // the clients' clock
+	mx        *metrics.Server // the --dashboard's recorder (nil: none)
+	live      io.Writer       // where the dashboard's address is printed
 }
 
 // loopClock is the clients' clock (ClientConfig.Now): wall time, except
@@ -219,7 +226,7 @@ func (c *loopClock) now() time.Time {
 // runServerDemo runs a server demo as configured and returns its summary.
 // Live statistics and notable events go to live.
 func runServerDemo(ctx context.Context, o serverOptions, live io.Writer) (*serverSummary, error) {
-	d := &serverDemo{o: o, pingsSeen: map[replicate.ClientID][]uint32{}}
+	d := &serverDemo{o: o, pingsSeen: map[replicate.ClientID][]uint32{}, live: live}
 	sum := &serverSummary{
 		Mode: "server", Ticks: o.Ticks, Priority: o.Priority, Clients: o.Clients, TargetEntities: o.Entities,
 		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss, Dup: o.Dup},
@@ -249,6 +256,12 @@ func (d *serverDemo) start(ctx context.Context) error {
 	d.prioritize()
 	if err := d.listen(ctx, srv); err != nil {
 		return err
+	}
+	if o.Dashboard != "" {
+		d.mx = metrics.NewServer(srv, metrics.ServerConfig{})
+		if err := serveDashboard(ctx, o.Dashboard, dashboard.Config{Title: "rewind demo server", Server: d.mx}, d.live); err != nil {
+			return err
+		}
 	}
 	proxies, err := d.proxies(ctx, o.Clients, d.link(), o.Seed)
 	if err != nil {
@@ -370,6 +383,7 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 // phase replicates the values after the step with the echoes.
 func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 	d.clock.advance()
+	t0 := time.Now()
 	if sim && d.o.PingEvery > 0 {
 		for _, dc := range d.clients {
 			if (k+dc.idx*7)%d.o.PingEvery != 0 || dc.rc.State() != replicate.Connected {
@@ -407,7 +421,12 @@ func (d *serverDemo) tick(live io.Writer, sim bool, k int) error {
 	}
 	d.srv.Send() // the send phase, with the tick after the last
 	d.ticks++
-	for _, ev := range d.srv.Events() {
+	evs := d.srv.Events()
+	if d.mx != nil {
+		d.mx.Sample(sinceTick(t0))
+		d.mx.Events(evs)
+	}
+	for _, ev := range evs {
 		if ev.Kind == replicate.ClientResync {
 			d.resyncs = append(d.resyncs, fmt.Sprintf("%s (%v): %s", d.label(ev.Client), ev.Resync, ev.Reason))
 		}
