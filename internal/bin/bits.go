@@ -41,22 +41,22 @@ func (w *BitWriter) Reset(dst []byte) { *w = BitWriter{b: dst} }
 // them are ignored). It panics if n is out of range: widths are the
 // caller's constants, not input.
 func (w *BitWriter) WriteBits(v uint64, n int) {
-	m := uint(n)
-	if m > 64 {
-		panic("bin: WriteBits width out of range")
-	}
-	v = v << (64 - m) >> (64 - m) // (m 0: v << 64 is 0)
-	if w.n+m < 64 {               // the inlined case: the accumulator does not fill
-		w.acc |= v << w.n
+	if m := uint(n); m < 64 && w.n+m < 64 { // the inlined case: the accumulator does not fill
+		w.acc |= v << (64 - m) >> (64 - m) << w.n // (m 0: v << 64 is 0)
 		w.n += m
 		return
 	}
-	w.flush(v, m)
+	w.flush(v, uint(n))
 }
 
 // flush writes an m-bit field that fills the accumulator: its 8 bytes
 // are appended, and the field's remaining bits start the next.
+//go:noinline
 func (w *BitWriter) flush(v uint64, m uint) {
+	if m > 64 {
+		panic("bin: WriteBits width out of range")
+	}
+	v = v << (64 - m) >> (64 - m)
 	used := 64 - w.n // bits of v that fit
 	w.b = binary.LittleEndian.AppendUint64(w.b, w.acc|v<<w.n)
 	w.acc = v >> used // (used 64: 0)
