@@ -51,6 +51,7 @@ func (w *BitWriter) WriteBits(v uint64, n int) {
 
 // flush writes an m-bit field that fills the accumulator: its 8 bytes
 // are appended, and the field's remaining bits start the next.
+//
 //go:noinline
 func (w *BitWriter) flush(v uint64, m uint) {
 	if m > 64 {
