@@ -370,9 +370,19 @@ type Cube struct {
 // encoding (every cube's full value every tick it changes, with a 4-byte
 // entity id), the measuring stick for later bandwidth work.
 func BenchmarkCubes(b *testing.B) {
-	kbps, naive, _ := cubes(b, nil, nil)
+	kbps, naive, _ := cubes(b, nil, nil, true)
 	b.ReportMetric(kbps, "kbit/s")
 	b.ReportMetric(naive, "naive-kbit/s")
+}
+
+// BenchmarkCubesAtRest is the scene with every cube at rest: what a
+// client costs while nothing moves (the goal: at most 16 kbit/s; what
+// remains is the tick-tracking message of each tick). Its naive form
+// sends every cube every tick (4 + 28 bytes).
+func BenchmarkCubesAtRest(b *testing.B) {
+	kbps, _, _ := cubes(b, nil, nil, false)
+	b.ReportMetric(kbps, "kbit/s")
+	b.ReportMetric(901*(4+28)*8*60.0/1000, "naive-kbit/s")
 }
 
 // BenchmarkCubesQuantized is BenchmarkCubes with the cubes quantized
@@ -388,7 +398,7 @@ func BenchmarkCubesQuantized(b *testing.B) {
 		quant.Vec3Field(pos, func(c *Cube) *[3]float32 { return &c.Pos }),
 		quant.RotationField(quant.Must(quant.NewRotation(9)), func(c *Cube) *[4]float32 { return &c.Rot }),
 	)
-	kbps, naive, maxErr := cubes(b, replicate.WithCodec[Cube](codec, "cube/q1"), codec.Quantize)
+	kbps, naive, maxErr := cubes(b, replicate.WithCodec[Cube](codec, "cube/q1"), codec.Quantize, true)
 	b.ReportMetric(kbps, "kbit/s")
 	b.ReportMetric(naive, "naive-kbit/s")
 	b.ReportMetric(maxErr, "drift-from-unquantized")
@@ -396,11 +406,12 @@ func BenchmarkCubesQuantized(b *testing.B) {
 }
 
 // cubes runs the scene b.N times; opt is the Cube component's extra
-// option, quantize (if not nil) snaps the server's values after each move.
+// option, quantize (if not nil) snaps the server's values after each move,
+// kick: cubes are kicked into motion (else all rest).
 // It returns the payload kbit/s, the naive kbit/s and the largest
 // distance (on one axis) of a client's position from the unquantized
 // motion's.
-func cubes(b *testing.B, opt replicate.ComponentOption, quantize func(*Cube)) (kbps, naive, maxErr float64) {
+func cubes(b *testing.B, opt replicate.ComponentOption, quantize func(*Cube), kick bool) (kbps, naive, maxErr float64) {
 	for i := 0; i < b.N; i++ {
 		p := replicate.NewProtocol()
 		opts := []replicate.ComponentOption{replicate.WithOwnRule()}
@@ -440,7 +451,7 @@ func cubes(b *testing.B, opt replicate.ComponentOption, quantize func(*Cube)) (k
 		for t := 0; t < ticks+10; t++ {
 			// About 1 cube in 30 is kicked each second; a kick lasts 1-3 s.
 			for k := range moving {
-				if moving[k] == 0 && rnd.IntN(60*30) == 0 {
+				if kick && moving[k] == 0 && rnd.IntN(60*30) == 0 {
 					moving[k] = 60 + rnd.IntN(120)
 				}
 				if moving[k] > 0 {
