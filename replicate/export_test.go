@@ -24,3 +24,21 @@ func UpdatePartBytes(c *Client) int { return len(c.parts.buf) }
 func AppendChecksumReport(dst []byte, t tick.Tick, sum uint64) []byte {
 	return appendChecksumReport(dst, t, sum, nil)
 }
+
+// JournalBytes returns the bytes of values s's journal holds (the delta
+// baselines of every client).
+func JournalBytes(s *Server) int { return s.jn.bytes }
+
+// ClientJournal returns the bytes of values c's journal holds and how many
+// entity components have a baseline there.
+func ClientJournal(c *Client) (bytes, keys int) {
+	for k := range c.jn.heads {
+		if _, ok := c.jn.newest(k); ok {
+			keys++
+		}
+	}
+	return c.jn.bytes, keys
+}
+
+// JournalBound is the most bytes a journal holds.
+const JournalBound = journalMaxBytes
