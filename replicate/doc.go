@@ -41,7 +41,9 @@
 //     it), SetPriority (per entity), FilterResource, MapClientEntity,
 //     Events, Stats (ConnectionStats: where the bytes go). Entities marked
 //     Replicated are replicated. A quant.Codec (package quant) given to
-//     WithCodec quantizes a component.
+//     WithCodec quantizes a component; WithSendEvery sends slow data
+//     every n ticks; mutations go as deltas from what each client
+//     acknowledged unless ServerConfig.NoDeltas (Example_bandwidth).
 //   - Client: ClientConfig, NewClient, Client.Connect, then Update each
 //     frame; ClientEntity and ServerEntity map ids, TickComplete says when
 //     a tick is whole, Stats (ClientCounters). Hooks (SetHooks,
@@ -58,7 +60,8 @@
 //     network of package transport (tests, Example) or transport/quic.
 //
 // The examples: Example (connect and replicate one entity), Example_frame
-// (a whole server and client frame with messages both ways), ExampleRule,
+// (a whole server and client frame with messages both ways),
+// Example_bandwidth (quantization, a byte budget and deltas), ExampleRule,
 // ExampleReplicateResource, ExampleCheckpoints, ExampleServer_ResyncRNG and
 // ExampleClient_HoldChecksums.
 //
@@ -69,6 +72,11 @@
 //     resent with its latest value.
 //   - Values are encoded once per tick and shared by every client; a
 //     client that keeps up costs the server little more than a copy.
+//   - A delta names its baseline, a value the client received; a client
+//     that no longer holds it drops the message unacknowledged
+//     (ClientCounters.DeltaMisses) and gets the values again, absolute.
+//     The baselines cost the server one copy of each changed value for
+//     64 ticks (at most 32 MiB), whatever the number of clients.
 //   - Everything a client sends is validated and bounded (quotas per tick,
 //     violations counted, a misbehaving client disconnected); the memory
 //     the server keeps per client is bounded (ConnectionStats.RetainedBytes).
