@@ -17,6 +17,8 @@ import (
 	_ "boxgame.local/nodisplay" // a message instead of a panic without a display
 	"github.com/hajimehoshi/ebiten/v2"
 
+	"github.com/rewindgo/rewind/ops/dashboard"
+	"github.com/rewindgo/rewind/ops/metrics"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 	"github.com/rewindgo/rewind/transport/quic"
@@ -88,6 +90,15 @@ func runServer(ctx context.Context, o serverOptions, stdout, stderr io.Writer) i
 		return 1
 	}
 	fmt.Fprintf(stderr, "arena: serving on %v (QUIC); Ctrl-C stops\n", ln.Addr())
+	if o.Dashboard != "" {
+		s.mx = metrics.NewServer(s.srv, metrics.ServerConfig{})
+		a, _, err := dashboard.Serve(ctx, o.Dashboard, dashboard.New(dashboard.Config{Title: "arena server", Server: s.mx}))
+		if err != nil {
+			fmt.Fprintf(stderr, "arena: --dashboard: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "arena: dashboard on http://%v/\n", a)
+	}
 	s.serve(ctx, ln)
 	start := time.Now()
 	next, status := start, start.Add(10*time.Second)

@@ -20,6 +20,9 @@ type serverOptions struct {
 	Timeout time.Duration
 	JSON    bool
 	Verbose bool
+	// Dashboard is the address of a live dashboard of the server's
+	// figures per client (package ops/dashboard; "": none).
+	Dashboard string
 }
 
 // clientOptions are the settings of "arena client".
@@ -73,6 +76,7 @@ func parseServer(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "with --ticks: give up after this long")
 	fs.BoolVar(&o.JSON, "json", false, "print a JSON summary on stdout at the end")
 	fs.BoolVar(&o.Verbose, "v", false, "log players joining and leaving to stderr")
+	fs.StringVar(&o.Dashboard, "dashboard", "", "serve a live dashboard of the server's figures on this HTTP `address` (e.g. :8080)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

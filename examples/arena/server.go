@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rewindgo/rewind/internal/shooter"
+	"github.com/rewindgo/rewind/ops/metrics"
 	"github.com/rewindgo/rewind/predict"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
@@ -35,6 +36,7 @@ type server struct {
 	tick   tick.Tick
 	served chan error
 
+	mx        *metrics.Server             // the --dashboard's recorder (nil: none)
 	scansSent int                         // the verdicts sent so far
 	players   map[replicate.ClientID]bool // connected players with a ship
 	joined    int                         // players that ever connected
@@ -75,6 +77,7 @@ func (s *server) serve(ctx context.Context, ln transport.MessageListener) {
 // send; then the tick's truth (every truthEvery ticks), the verdicts of
 // new scans, and ships for players who joined or left.
 func (s *server) step() error {
+	t0 := time.Now()
 	s.tick++
 	var simErr error
 	err := s.frame.Frame(s.tick, func(t tick.Tick, input func(replicate.ClientID) shooter.Stick) {
@@ -100,7 +103,12 @@ func (s *server) step() error {
 	s.scansSent = len(s.game.Scans())
 	// Ships change after the truth: a ship added now exists from the next
 	// tick on, as the clients receive it.
-	for _, ev := range s.srv.Events() {
+	evs := s.srv.Events()
+	if s.mx != nil {
+		s.mx.Sample(time.Since(t0))
+		s.mx.Events(evs)
+	}
+	for _, ev := range evs {
 		switch ev.Kind {
 		case replicate.ClientConnected:
 			if _, err := s.game.AddShip(uint64(ev.Client)); err != nil {
