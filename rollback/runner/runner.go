@@ -131,7 +131,37 @@ func New(cfg Config) (*Runner, error) {
 			})
 		}
 	}
+	if ss, ok := cfg.Session.(interface{ SetStateSource(rollback.StateSource) }); ok && cfg.Registry.Encodable() == nil {
+		// A P2P session that lets peers rejoin (rollback.Config.RejoinBytes)
+		// sends them states from the ring.
+		ss.SetStateSource(r.StateSource)
+	}
 	return r, nil
+}
+
+// StateSource is the rollback.StateSource a Runner gives its P2P session
+// (New sets it when the Registry is encodable, see
+// snapshot.Registry.Encodable): the ring's frame f in its exact byte form
+// (snapshot.Ring.Encode) with the checksum it was saved with. It serves
+// only frames the ring holds with a checksum: the checked frames
+// (rollback.Config.DesyncInterval), or every frame with ChecksumAll. A
+// rejoin's host picks a recent final frame and asks again while the answer
+// is false, so with DesyncInterval 10 a rejoin waits at most about 10
+// frames for a checked one; a match with neither DesyncInterval nor
+// ChecksumAll cannot be rejoined through a Runner.
+func (r *Runner) StateSource(f rollback.Frame) (state []byte, sum uint64, ok bool) {
+	if f < 0 {
+		return nil, 0, false
+	}
+	sum, _, ok = r.ring.Checksum(tick.Tick(f))
+	if !ok {
+		return nil, 0, false
+	}
+	state, err := r.ring.Encode(tick.Tick(f), nil)
+	if err != nil {
+		return nil, 0, false
+	}
+	return state, sum, true
 }
 
 // Session returns the session the Runner drives.
@@ -352,6 +382,22 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 			r.frame = q.Frame
 			r.saved = q.Frame
 			r.loads++
+		case rollback.LoadStateRequest:
+			// A rejoining session's first request: the host's state of
+			// q.Frame, loaded exactly (same entities, same checksum); a
+			// Save of q.Frame follows, whose checksum the session compares
+			// with the host's.
+			if err := r.ring.LoadEncoded(tick.Tick(q.Frame), q.State); err != nil {
+				return fmt.Errorf("runner: load-state of frame %d: %w", q.Frame, err)
+			}
+			for _, e := range r.cfg.Effects {
+				e.Rewind(tick.Tick(q.Frame))
+			}
+			r.rewinding = false
+			r.frame, r.saved = q.Frame, q.Frame
+			// Frames before q.Frame were never simulated here: Confirmed
+			// starts at q.Frame.
+			r.final = max(r.final, q.Frame-1)
 		case rollback.AdvanceRequest:
 			if q.Frame != r.frame {
 				return fmt.Errorf("%w: advance of frame %d while the world is at frame %d", ErrRequestOrder, q.Frame, r.frame)
