@@ -69,11 +69,11 @@
 // its snapshot ring's frames in their exact byte form (snapshot.Ring.Encode)
 // and loads a LoadStateRequest's state with snapshot.Ring.LoadEncoded (same
 // entity ids, same checksum); its world's types must be registered with
-// Copy or Codec (a Clone type has no exact byte form).
+// Copy or Codec (a Clone type has no exact byte form). The command
+// "rewind peer --rejoin" restarts a peer of the demo match that way.
 //
-// Limits: every peer the rejoiner lists must be
-// reachable, because it asks for the state only once every handshake
-// completed: that is how it knows every peer accepts its return (a peer
+// Limits: every peer the rejoiner lists must be reachable, because it
+// asks for the state only once every handshake completed: that is how it knows every peer accepts its return (a peer
 // that disconnected it on purpose, with DisconnectPlayer or for
 // malformed traffic, ignores its handshake, and a host must not readmit
 // a player another peer refuses); so a peer that left for good blocks

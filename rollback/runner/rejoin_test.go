@@ -222,6 +222,27 @@ func TestLoadStateRequest(t *testing.T) {
 	if err := rb.Handle([]rollback.Request{{Kind: rollback.LoadStateRequest, Frame: 40, State: state}}); err != nil {
 		t.Fatal(err)
 	}
+	// Without ChecksumAll: a frame saved with no checksum is not served,
+	// and the saves after the request compute one.
+	if _, _, ok := rb.StateSource(40); ok {
+		t.Fatal("frame 40 served by rb, which did not checksum it")
+	}
+	if err := rb.Handle([]rollback.Request{{Kind: rollback.SaveRequest, Frame: 40}}); err != nil {
+		t.Fatal(err)
+	}
+	again, sum2, ok := rb.StateSource(40)
+	if !ok || sum2 != sum || string(again) != string(state) {
+		t.Fatalf("frame 40 re-saved by rb: served %v, sum %#x (want %#x), same bytes %v", ok, sum2, sum, string(again) == string(state))
+	}
+	if err := rb.Handle([]rollback.Request{{Kind: rollback.SaveRequest, Frame: 40}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := rb.StateSource(40); ok {
+		t.Fatal("saves still checksummed after a state was served")
+	}
+	if err := rb.Handle([]rollback.Request{{Kind: rollback.LoadStateRequest, Frame: 40, State: state}}); err != nil {
+		t.Fatal(err)
+	}
 	if rb.Frame() != 40 {
 		t.Fatalf("frame %d after the load, want 40", rb.Frame())
 	}

@@ -72,6 +72,9 @@ type Runner struct {
 	saved rollback.Frame
 	// dumps of the checked frames (Config.Dumps), nil when off
 	dumps *snapshot.Dumps
+	// sumForRejoin: a state was asked for (StateSource) whose frame was
+	// saved without a checksum: saves compute one until a state is served.
+	sumForRejoin bool
 }
 
 // New returns a Runner.
@@ -143,24 +146,26 @@ func New(cfg Config) (*Runner, error) {
 // (New sets it when the Registry is encodable, see
 // snapshot.Registry.Encodable): the ring's frame f in its exact byte form
 // (snapshot.Ring.Encode) with the checksum it was saved with. It serves
-// only frames the ring holds with a checksum: the checked frames
-// (rollback.Config.DesyncInterval), or every frame with ChecksumAll. A
-// rejoin's host picks a recent final frame and asks again while the answer
-// is false, so with DesyncInterval 10 a rejoin waits at most about 10
-// frames for a checked one; a match with neither DesyncInterval nor
-// ChecksumAll cannot be rejoined through a Runner.
+// only frames the ring holds with a checksum (the checked frames of
+// rollback.Config.DesyncInterval, or every frame with ChecksumAll); asked
+// for another, it answers false and computes the checksum of every save
+// from then on until it serves a state. A rejoin's host asks again, for
+// a newer final frame, while the answer is false: the state goes out a
+// few frames later.
 func (r *Runner) StateSource(f rollback.Frame) (state []byte, sum uint64, ok bool) {
-	if f < 0 {
+	if f < 0 || !r.ring.Held(tick.Tick(f)) {
 		return nil, 0, false
 	}
 	sum, _, ok = r.ring.Checksum(tick.Tick(f))
 	if !ok {
+		r.sumForRejoin = true
 		return nil, 0, false
 	}
 	state, err := r.ring.Encode(tick.Tick(f), nil)
 	if err != nil {
 		return nil, 0, false
 	}
+	r.sumForRejoin = false
 	return state, sum, true
 }
 
@@ -349,7 +354,7 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 			t := tick.Tick(q.Frame)
 			r.saved = q.Frame
 			report := s.WantsChecksum(q.Frame)
-			if !report && !r.cfg.ChecksumAll {
+			if !report && !r.cfg.ChecksumAll && !r.sumForRejoin {
 				if err := r.ring.Save(t); err != nil {
 					return err
 				}
