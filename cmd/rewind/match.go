@@ -83,7 +83,7 @@ func (o *demoOptions) newSummary(mode string) *demoSummary {
 	return &demoSummary{
 		Mode: mode, Frames: o.Frames, Peers: o.Peers, Spectators: o.Spectators,
 		Events: map[string]int{}, Record: o.Record, Running: true, dumpDir: o.DumpDir,
-		running: map[string]bool{}, answered: map[string]map[netip.AddrPort]bool{},
+		running: map[string]bool{}, answered: map[string]map[netip.AddrPort]bool{}, rejoinable: o.RejoinBytes > 0,
 		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss, Dup: o.Dup},
 	}
 }

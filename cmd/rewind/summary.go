@@ -97,6 +97,8 @@ type demoSummary struct {
 	// lost maps who and the address of a peer that left to its entry in
 	// Abandoned, which a rejoin removes.
 	lost map[string]string
+	// rejoinable: the peers let a peer that left come back (--rejoin-bytes).
+	rejoinable bool
 }
 
 type frameSum struct {
@@ -284,7 +286,11 @@ func (s *demoSummary) event(live io.Writer, who string, ev rollback.Event, run *
 			s.lost = map[string]string{}
 		}
 		s.lost[who+" "+ev.Addr.String()] = left
-		fmt.Fprintf(live, "%s: %s; the match is abandoned unless it rejoins\n", who, left)
+		if s.rejoinable {
+			fmt.Fprintf(live, "%s: %s; the match is abandoned unless it rejoins (rewind peer --rejoin)\n", who, left)
+		} else {
+			fmt.Fprintf(live, "%s: %s; the match is abandoned\n", who, left)
+		}
 		return
 	case rollback.EventRejoined:
 		name := ev.Addr.String()
