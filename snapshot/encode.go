@@ -6,6 +6,7 @@ package snapshot
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"reflect"
 	"unsafe"
 
@@ -163,7 +164,7 @@ func (g *Ring) decode(s *slot, b []byte) error {
 	if string(r.Bytes(len(stateMagic))) != stateMagic || r.Byte() != stateVersion {
 		return stateErr("not an encoded state (magic or version)")
 	}
-	n := r.Count(1 << 31)
+	n := r.Count(math.MaxInt32)
 	d.slots = make([]ecs.EntitySlot, n)
 	for i := range d.slots {
 		v := r.Uvarint()
