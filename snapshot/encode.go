@@ -71,7 +71,8 @@ func (g *Ring) Encode(f tick.Tick, dst []byte) ([]byte, error) {
 	}
 	b = binary.AppendUvarint(b, uint64(len(s.data)))
 	for i, d := range s.data {
-		b = bin.AppendBytes(b, []byte(g.r.parts[i].name()))
+		name := g.r.parts[i].name()
+		b = append(binary.AppendUvarint(b, uint64(len(name))), name...)
 		var err error
 		if b, err = d.encode(b); err != nil {
 			return dst, fmt.Errorf("snapshot: encode frame %v: %w", f, err)
