@@ -174,3 +174,10 @@ func resize[E any](b []E, n int) []E {
 	}
 	return append(b[:cap(b)], make([]E, n-cap(b))...)
 }
+
+// NewLayout returns a fresh world-unique layout id of w, for a restore of
+// a state that did not come from w's own saves (a decoded state: see
+// snapshot.Ring.LoadEncoded). Pass it as EntityState.Layout to
+// BeginRestore and as the layout of each RestoreStore, so that the loaded
+// layouts are never mistaken for ones w already holds.
+func NewLayout(w *World) uint64 { return w.nextLayout() }

@@ -65,11 +65,15 @@
 // Otherwise it replays from F, sends its inputs from R, and raises
 // EventRejoined; the others raise EventRejoined when they learn R.
 //
-// Limits: package rollback/runner does not carry out LoadStateRequest yet
-// (no loadable encoding of a whole world), so rejoining is for games that
-// drive the session themselves; every peer the rejoiner lists must be
-// reachable, because it asks for the state only once every handshake
-// completed: that is how it knows every peer accepts its return (a peer
+// Package rollback/runner carries rejoins out for an ecs world: it serves
+// its snapshot ring's frames in their exact byte form (snapshot.Ring.Encode)
+// and loads a LoadStateRequest's state with snapshot.Ring.LoadEncoded (same
+// entity ids, same checksum); its world's types must be registered with
+// Copy or Codec (a Clone type has no exact byte form). The command
+// "rewind peer --rejoin" restarts a peer of the demo match that way.
+//
+// Limits: every peer the rejoiner lists must be reachable, because it
+// asks for the state only once every handshake completed: that is how it knows every peer accepts its return (a peer
 // that disconnected it on purpose, with DisconnectPlayer or for
 // malformed traffic, ignores its handshake, and a host must not readmit
 // a player another peer refuses); so a peer that left for good blocks

@@ -151,3 +151,31 @@ func BenchmarkRingMemory(b *testing.B) {
 	b.ReportMetric(float64(n*52), "component-bytes")
 	b.ReportMetric(float64(ring.Bytes())/float64(n*52), "copies")
 }
+
+// BenchmarkEncode: the exact byte form of a saved frame (what a rejoining
+// peer receives) and its load into another world with the same types.
+func BenchmarkEncode(b *testing.B) {
+	for _, n := range sizes[:2] {
+		bw := newBenchWorld(b, n)
+		ring, _ := snapshot.NewRing(bw.reg, 4)
+		must(b, ring.Save(0))
+		enc, err := ring.Encode(0, nil)
+		must(b, err)
+		b.Run(fmt.Sprintf("encode/entities=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			buf := enc[:0:0]
+			for b.Loop() {
+				buf, _ = ring.Encode(0, buf[:0])
+			}
+			b.ReportMetric(float64(len(buf)), "bytes/state")
+		})
+		b.Run(fmt.Sprintf("load/entities=%d", n), func(b *testing.B) {
+			other := newBenchWorld(b, n/2)
+			oring, _ := snapshot.NewRing(other.reg, 4)
+			b.ReportAllocs()
+			for b.Loop() {
+				must(b, oring.LoadEncoded(1, enc))
+			}
+		})
+	}
+}

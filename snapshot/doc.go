@@ -65,6 +65,20 @@
 // Config.Dumps does it on checked frames only, and by default only for
 // SyncTest).
 //
+// # Encoded states
+//
+// Ring.Encode writes a saved frame in an exact byte form (the allocator's
+// slots, generations and free list; every type's entities in store order
+// and values: copy types as canonical bytes, codec types through their
+// codec), the same on every machine, and Ring.LoadEncoded loads it into
+// another process's World with the same registrations: the same entity
+// ids, the same next Spawn, the same checksum. That is what a peer
+// rejoining a rollback match loads (rollback/runner). Decoding validates
+// untrusted bytes in full before touching the World (ErrStateFormat,
+// bounded by MaxEncodedBytes). A Clone type has no exact byte form: a
+// world holding one cannot be encoded (ErrNotEncodable; register it with
+// Codec instead).
+//
 // # Determinism
 //
 // Floating-point values are checksummed bit for bit: a game whose floats

@@ -23,4 +23,11 @@ var (
 	ErrDumpFormat = errors.New("snapshot: malformed dump")
 	// ErrInvalidDepth: a ring depth below 1.
 	ErrInvalidDepth = errors.New("snapshot: ring depth must be at least 1")
+	// ErrNotEncodable: the world holds a Clone type, which has no exact
+	// byte form, so its saved frames cannot be encoded (Ring.Encode,
+	// Ring.LoadEncoded). Register the type with Codec instead.
+	ErrNotEncodable = errors.New("snapshot: clone type has no exact byte form (encoded states need copy or codec types)")
+	// ErrStateFormat: bytes that are not a valid encoded state for the
+	// Registry (Ring.LoadEncoded).
+	ErrStateFormat = errors.New("snapshot: malformed encoded state")
 )

@@ -33,6 +33,7 @@ type saver interface {
 	newFrame() frameData
 	checksum(d *xxh64.Digest) (uint64, error)
 	poolBytes() int
+	encodable() error // nil, or ErrNotEncodable (encode.go)
 }
 
 // frameData is one type's storage in one ring slot.
@@ -41,6 +42,10 @@ type frameData interface {
 	load(rs *ecs.Restore, savedTick uint64) error
 	release()
 	bytes() int
+	// encode appends the frame's exact byte form; decode fills the frame
+	// from one (encode.go).
+	encode(b []byte) ([]byte, error)
+	decode(d *decoder) error
 }
 
 // Option configures a registration.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/internal/column"
 	"github.com/rewindgo/rewind/internal/xxh64"
 )
@@ -33,6 +34,12 @@ type values[T any] interface {
 	hash(d *xxh64.Digest, vals []T) error
 	bytes(b *valueBuf[T]) int
 	name() string
+	// code is the strategy's code in an encoded state, or ErrNotEncodable;
+	// encode appends the first n saved values' exact byte form, decode
+	// reads n values into b (encode.go).
+	code() (byte, error)
+	encode(dst []byte, b *valueBuf[T], n int) ([]byte, error)
+	decode(r *bin.Reader, b *valueBuf[T], n int) error
 }
 
 // valueBuf is the storage of one type in one frame.

@@ -40,6 +40,11 @@ type demoOptions struct {
 	Corrupt int
 	// Dashboard is the address of the live dashboard ("": none).
 	Dashboard string
+	// RejoinBytes, above 0, lets a peer that left come back
+	// (rollback.Config.RejoinBytes); Rejoin makes this process such a
+	// peer (rollback.Config.Rejoin). Only "rewind peer" sets them.
+	RejoinBytes int
+	Rejoin      bool
 }
 
 func demoFlags() (*flag.FlagSet, *demoOptions) {

@@ -83,7 +83,7 @@ func (o *demoOptions) newSummary(mode string) *demoSummary {
 	return &demoSummary{
 		Mode: mode, Frames: o.Frames, Peers: o.Peers, Spectators: o.Spectators,
 		Events: map[string]int{}, Record: o.Record, Running: true, dumpDir: o.DumpDir,
-		running: map[string]bool{}, answered: map[string]map[netip.AddrPort]bool{},
+		running: map[string]bool{}, answered: map[string]map[netip.AddrPort]bool{}, rejoinable: o.RejoinBytes > 0,
 		Link: linkSummary{LatencyMS: ms(o.Latency), JitterMS: ms(o.Jitter), Loss: o.Loss, Dup: o.Dup},
 	}
 }
@@ -212,6 +212,10 @@ func (p *demoPeer) start(o *demoOptions, conn transport.PacketConn, addrs, specs
 	cfg := rollback.Config{
 		NumPlayers: o.Peers, InputDelay: o.InputDelay, DesyncInterval: o.DesyncInterval,
 		MaxInputSize: demo.InputSize, Seed: o.Seed*1000 + uint64(p.idx) + 1, EndFrame: o.Frames,
+		RejoinBytes: o.RejoinBytes, Rejoin: o.Rejoin,
+	}
+	if o.Rejoin {
+		cfg.Seed += 1 << 20 // a new session: a new magic
 	}
 	if o.DumpDir != "" {
 		cfg.DesyncDumpBytes = 256 << 10 // the peers exchange their dumps too

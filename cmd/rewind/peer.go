@@ -59,6 +59,8 @@ func peerFlags() (*flag.FlagSet, *peerOptions, *[3]string) {
 	fs.DurationVar(&o.Drain, "drain", time.Second, "how long to keep answering the other peers after finishing")
 	fs.DurationVar(&o.Timeout, "timeout", 0, "give up after this long (0: 3x the match plus 30s)")
 	fs.DurationVar(&o.StatsEvery, "stats", time.Second, "live statistics period (0: off)")
+	fs.BoolVar(&o.Rejoin, "rejoin", false, "this process replaces a peer of a running match that left (its process died or its link was down for 2s or more): it rejoins the match with the same flags as the first one (every peer must allow it: --rejoin-bytes above 0)")
+	fs.IntVar(&o.RejoinBytes, "rejoin-bytes", 1<<20, "the largest game state this peer sends to a peer that rejoins, or takes when rejoining (0: no rejoining; at most 1 MiB)")
 	dashboardFlag(fs, &o.Dashboard)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: rewind peer [flags]
@@ -73,6 +75,11 @@ A spectator follows a peer that hosts it:
 
   rewind peer --listen 127.0.0.1:7000 --handle 0 --remote 127.0.0.1:7001 --spectators 127.0.0.1:7002
   rewind peer --listen 127.0.0.1:7002 --spectate 127.0.0.1:7000 --players 2
+
+A peer that left (its process was killed, or its link was down for longer
+than the 2 s disconnect timeout) comes back by running the same command
+again with --rejoin, at least 2 s after it left: it gets the state of a
+recent frame from a peer and plays on from there.
 
 The peer plays --frames frames and waits until the match is finished
 (every state 0..--frames confirmed and checked on every peer), keeps
@@ -126,6 +133,16 @@ func peerCommand(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := o.check(); err != nil {
 		return err
 	}
+	switch {
+	case o.RejoinBytes < 0 || o.RejoinBytes > 1<<20:
+		return usageError("--rejoin-bytes %d: want 0..%d", o.RejoinBytes, 1<<20)
+	case o.Rejoin && o.RejoinBytes == 0:
+		return usageError("--rejoin needs --rejoin-bytes above 0")
+	case o.Rejoin && o.Host.IsValid():
+		return usageError("a spectator (--spectate) cannot --rejoin")
+	case o.Rejoin && o.Record != "":
+		return usageError("a rejoining peer cannot record")
+	}
 	live := stdout
 	if o.JSON {
 		live = stderr
@@ -167,10 +184,17 @@ type peerResult struct {
 	// frames computed the same state at every one of them.
 	Digest       string `json:"digest"`
 	DigestFrames int    `json:"digest_frames"`
+	// DigestFrom is the first frame of the digest: 0, or for a peer that
+	// rejoined (--rejoin) the frame whose state it loaded.
+	DigestFrom int `json:"digest_from"`
+	// FinalChecksum is the checksum of the state of the last frame
+	// (--frames), in hex: equal on every peer that finished the match,
+	// rejoined ones included.
+	FinalChecksum string `json:"final_checksum"`
 }
 
 func (r *peerResult) ok() bool {
-	return r.demoSummary.ok() && r.DigestFrames == r.Frames+1
+	return r.demoSummary.ok() && r.DigestFrom+r.DigestFrames == r.Frames+1
 }
 
 func (r *peerResult) print(w io.Writer) {
@@ -179,20 +203,26 @@ func (r *peerResult) print(w io.Writer) {
 	case r.DigestFrames == 0:
 		fmt.Fprintln(w, "no digest: no frame confirmed")
 	case !r.ok():
-		fmt.Fprintf(w, "digest %s over frames 0..%d, of a match that did not finish properly\n", r.Digest, r.DigestFrames-1)
+		fmt.Fprintf(w, "digest %s over frames %d..%d, of a match that did not finish properly\n", r.Digest, r.DigestFrom, r.DigestFrom+r.DigestFrames-1)
 	default:
-		fmt.Fprintf(w, "digest %s over frames 0..%d (compare with the other peers)\n", r.Digest, r.DigestFrames-1)
+		fmt.Fprintf(w, "digest %s over frames %d..%d (compare with the other peers)\n", r.Digest, r.DigestFrom, r.DigestFrom+r.DigestFrames-1)
+	}
+	if r.FinalChecksum != "" {
+		fmt.Fprintf(w, "final checksum %s\n", r.FinalChecksum)
 	}
 }
 
 // digest folds the consecutive confirmed checksums from frame 0 (see
 // peerResult.Digest) and returns it with the number of frames covered.
-func digest(sums []frameSum) (string, int) {
+func digest(sums []frameSum) (string, int) { return digestFrom(sums, 0) }
+
+// digestFrom is digest from frame from.
+func digestFrom(sums []frameSum, from int) (string, int) {
 	h := sha256.New()
 	var buf [12]byte
 	n := 0
 	for _, s := range sums {
-		if s.frame != rollback.Frame(n) {
+		if s.frame != rollback.Frame(from+n) {
 			break
 		}
 		binary.LittleEndian.PutUint32(buf[:4], uint32(s.frame))
@@ -238,7 +268,13 @@ func runPeer(ctx context.Context, o peerOptions, live io.Writer) (*peerResult, e
 	sc := p.game.Score()
 	sum.Score = append(sum.Score[:0], sc.Points[:o.Peers]...) // every player's, not only this peer's
 	res := &peerResult{demoSummary: sum, Handle: o.Handle}
-	res.Digest, res.DigestFrames = digest(p.sums)
+	if o.Rejoin && len(p.sums) > 0 {
+		res.DigestFrom = int(p.sums[0].frame) // the frame whose state it loaded
+	}
+	res.Digest, res.DigestFrames = digestFrom(p.sums, res.DigestFrom)
+	if n := len(p.sums); n > 0 && p.sums[n-1].frame == rollback.Frame(o.Frames) {
+		res.FinalChecksum = fmt.Sprintf("%016x", p.sums[n-1].sum)
+	}
 	return res, nil
 }
 

@@ -115,6 +115,8 @@ func TestPeerUsage(t *testing.T) {
 		{[]string{"peer", "--remote", "127.0.0.1:9", "--loss", "3"}, "probabilities"},
 		{[]string{"peer", "--spectate", "127.0.0.1:9", "--remote", "127.0.0.1:8"}, "has no --remote"},
 		{[]string{"peer", "--spectate", "127.0.0.1:9,127.0.0.1:8"}, "one address"},
+		{[]string{"peer", "--remote", "127.0.0.1:9", "--rejoin", "--rejoin-bytes", "0"}, "--rejoin needs"},
+		{[]string{"peer", "--remote", "127.0.0.1:9", "--rejoin-bytes", "9999999"}, "--rejoin-bytes"},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer

@@ -76,6 +76,10 @@ type demoSummary struct {
 	// rest of the match was played without their inputs, so no one can
 	// reproduce it.
 	Abandoned []string `json:"abandoned,omitempty"`
+	// Rejoined lists the peers that left and came back (rewind peer
+	// --rejoin; rollback.EventRejoined): a peer that rejoined is not
+	// counted in Abandoned.
+	Rejoined []string `json:"rejoined,omitempty"`
 	// Remote: this summary describes one process of a match played across
 	// processes (rewind peer): its checksums are compared with no one here,
 	// only through the digest.
@@ -90,6 +94,11 @@ type demoSummary struct {
 	answered map[string]map[netip.AddrPort]bool
 	// dumpDir is where desync dumps go ("" for none).
 	dumpDir string
+	// lost maps who and the address of a peer that left to its entry in
+	// Abandoned, which a rejoin removes.
+	lost map[string]string
+	// rejoinable: the peers let a peer that left come back (--rejoin-bytes).
+	rejoinable bool
 }
 
 type frameSum struct {
@@ -273,8 +282,32 @@ func (s *demoSummary) event(live io.Writer, who string, ev rollback.Event, run *
 		}
 		s.Abandoned = append(s.Abandoned, left)
 		s.DisconnectEvents = append(s.DisconnectEvents, who+": "+ev.String())
-		fmt.Fprintf(live, "%s: %s; the match is abandoned\n", who, left)
+		if s.lost == nil {
+			s.lost = map[string]string{}
+		}
+		s.lost[who+" "+ev.Addr.String()] = left
+		if s.rejoinable {
+			fmt.Fprintf(live, "%s: %s; the match is abandoned unless it rejoins (rewind peer --rejoin)\n", who, left)
+		} else {
+			fmt.Fprintf(live, "%s: %s; the match is abandoned\n", who, left)
+		}
 		return
+	case rollback.EventRejoined:
+		name := ev.Addr.String()
+		if n, ok := names[ev.Addr]; ok {
+			name = n
+		}
+		key := who + " " + ev.Addr.String()
+		if left, ok := s.lost[key]; ok {
+			// It came back: the match is everyone's again.
+			delete(s.lost, key)
+			if i := slices.Index(s.Abandoned, left); i >= 0 {
+				s.Abandoned = slices.Delete(s.Abandoned, i, i+1)
+			}
+			s.Rejoined = append(s.Rejoined, fmt.Sprintf("%s: %s rejoined, its inputs count from frame %d", who, name, ev.Frame))
+		} else {
+			s.Rejoined = append(s.Rejoined, fmt.Sprintf("%s: rejoined through %s, its inputs count from frame %d", who, name, ev.Frame))
+		}
 	case rollback.EventSynchronizing, rollback.EventSynchronized:
 		if s.answered[who] == nil {
 			s.answered[who] = map[netip.AddrPort]bool{}

@@ -43,9 +43,17 @@
 // Requests are checked against the world's frame (ErrRequestOrder), and a
 // Step reports a failure with Context.Fail, which stops the Runner.
 //
-// Rejoining a P2P match (rollback.Config.Rejoin) is not supported yet: the
-// runner has no loadable encoding of a whole world, so a LoadStateRequest
-// fails with ErrRequestOrder.
+// Rejoining a P2P match (rollback.Config.RejoinBytes, Config.Rejoin): a
+// Runner is its P2P session's StateSource, serving the ring's frames in
+// their exact byte form (snapshot.Ring.Encode) with their checksums, and
+// carries out a rejoining session's LoadStateRequest by decoding the
+// state into the world (snapshot.Ring.LoadEncoded: same entity ids, same
+// free list, same checksum) and continuing from that frame as after a
+// Load. It needs a world whose types are all registered with Copy or
+// Codec (a Clone type has no exact byte form: the Runner then sets no
+// StateSource, and a LoadStateRequest fails with
+// snapshot.ErrNotEncodable), and checksummed frames to serve (the checked
+// frames of DesyncInterval, or ChecksumAll; see Runner.StateSource).
 //
 // Games that do not use the world drive a session directly: see the
 // rollback package.

@@ -72,6 +72,9 @@ type Runner struct {
 	saved rollback.Frame
 	// dumps of the checked frames (Config.Dumps), nil when off
 	dumps *snapshot.Dumps
+	// sumForRejoin: a state was asked for (StateSource) whose frame was
+	// saved without a checksum: saves compute one until a state is served.
+	sumForRejoin bool
 }
 
 // New returns a Runner.
@@ -131,7 +134,39 @@ func New(cfg Config) (*Runner, error) {
 			})
 		}
 	}
+	if ss, ok := cfg.Session.(interface{ SetStateSource(rollback.StateSource) }); ok && cfg.Registry.Encodable() == nil {
+		// A P2P session that lets peers rejoin (rollback.Config.RejoinBytes)
+		// sends them states from the ring.
+		ss.SetStateSource(r.StateSource)
+	}
 	return r, nil
+}
+
+// StateSource is the rollback.StateSource a Runner gives its P2P session
+// (New sets it when the Registry is encodable, see
+// snapshot.Registry.Encodable): the ring's frame f in its exact byte form
+// (snapshot.Ring.Encode) with the checksum it was saved with. It serves
+// only frames the ring holds with a checksum (the checked frames of
+// rollback.Config.DesyncInterval, or every frame with ChecksumAll); asked
+// for another, it answers false and computes the checksum of every save
+// from then on until it serves a state. A rejoin's host asks again, for
+// a newer final frame, while the answer is false: the state goes out a
+// few frames later.
+func (r *Runner) StateSource(f rollback.Frame) (state []byte, sum uint64, ok bool) {
+	if f < 0 || !r.ring.Held(tick.Tick(f)) {
+		return nil, 0, false
+	}
+	sum, _, ok = r.ring.Checksum(tick.Tick(f))
+	if !ok {
+		r.sumForRejoin = true
+		return nil, 0, false
+	}
+	state, err := r.ring.Encode(tick.Tick(f), nil)
+	if err != nil {
+		return nil, 0, false
+	}
+	r.sumForRejoin = false
+	return state, sum, true
 }
 
 // Session returns the session the Runner drives.
@@ -319,7 +354,7 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 			t := tick.Tick(q.Frame)
 			r.saved = q.Frame
 			report := s.WantsChecksum(q.Frame)
-			if !report && !r.cfg.ChecksumAll {
+			if !report && !r.cfg.ChecksumAll && !r.sumForRejoin {
 				if err := r.ring.Save(t); err != nil {
 					return err
 				}
@@ -352,6 +387,22 @@ func (r *Runner) Handle(reqs []rollback.Request) error {
 			r.frame = q.Frame
 			r.saved = q.Frame
 			r.loads++
+		case rollback.LoadStateRequest:
+			// A rejoining session's first request: the host's state of
+			// q.Frame, loaded exactly (same entities, same checksum); a
+			// Save of q.Frame follows, whose checksum the session compares
+			// with the host's.
+			if err := r.ring.LoadEncoded(tick.Tick(q.Frame), q.State); err != nil {
+				return fmt.Errorf("runner: load-state of frame %d: %w", q.Frame, err)
+			}
+			for _, e := range r.cfg.Effects {
+				e.Rewind(tick.Tick(q.Frame))
+			}
+			r.rewinding = false
+			r.frame, r.saved = q.Frame, q.Frame
+			// Frames before q.Frame were never simulated here: Confirmed
+			// starts at q.Frame.
+			r.final = max(r.final, q.Frame-1)
 		case rollback.AdvanceRequest:
 			if q.Frame != r.frame {
 				return fmt.Errorf("%w: advance of frame %d while the world is at frame %d", ErrRequestOrder, q.Frame, r.frame)
