@@ -1,8 +1,8 @@
 package replicate
 
 // The value journal: the encodings of delta-encodable component values of
-// the last deltaWindow ticks, so a delta's baseline can be found on both
-// sides. The server records each value when it changes (one copy for all
+// the last ticks (deltaWindow on the server, clientWindow on a client),
+// so a delta's baseline can be found on both sides. The server records each value when it changes (one copy for all
 // clients); a client records each value it receives, with the tick it
 // came for. A baseline "the value at tick B" is, on both sides, the
 // newest entry at or before B: the server's value at B, which the client
@@ -119,10 +119,10 @@ func (j *journal) entry(r jref) ([]byte, bool) {
 	return b.buf[r.off-1:], true
 }
 
-// record notes val as key k's value at tick t (n bytes, the component's
-// fixed size). A value for a tick the key already has is not recorded
-// twice; one older than the key's newest goes into its place in the
-// chain.
+// record notes val (the component's encoding, of its fixed size) as key
+// k's value at tick t. A value for a tick the key already has is not
+// recorded twice; one older than the key's newest goes into its place in
+// the chain.
 func (j *journal) record(k int, t tick.Tick, val []byte) {
 	if k >= len(j.heads) {
 		j.heads = append(j.heads, make([]jref, k+1-len(j.heads))...)
