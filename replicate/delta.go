@@ -6,7 +6,6 @@ package replicate
 
 import (
 	"encoding/binary"
-	"errors"
 	"math/bits"
 
 	"github.com/rewindgo/rewind/internal/bin"
@@ -82,9 +81,6 @@ func fieldBitsOf(c any, fixed int) []int {
 	}
 	return w
 }
-
-// errBaseline: a delta needs a baseline value the client does not hold.
-var errBaseline = errors.New("replicate: delta against a baseline the client does not hold")
 
 // The field delta. For each field of the layout, in order, with base and
 // cur read from the two encodings: one bit, 0 when the field is

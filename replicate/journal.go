@@ -80,15 +80,6 @@ func (j *journal) clearRange(k, n int) {
 	}
 }
 
-// reset forgets everything, keeping memory.
-func (j *journal) reset() {
-	clear(j.heads)
-	for i := range j.buckets {
-		j.buckets[i] = jbucket{buf: j.buckets[i].buf[:0]}
-	}
-	j.bytes = 0
-}
-
 // bucket returns the bucket of tick t, emptied if it held an older tick;
 // nil when it holds a newer one (t is too old to record).
 func (j *journal) bucket(t tick.Tick) *jbucket {

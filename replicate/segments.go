@@ -121,7 +121,7 @@ func (s *Server) segmentChanged() {
 		se.blkStamp, se.blkMask, se.blkOff, se.blkLen, se.blkBits = s.cacheStamp, m0, se.shOff, se.shLen, se.shBits
 		se.blkBase, se.blkBase2, se.blkDelta = s.sharedBase, s.sharedBase2, s.hasSharedBase
 		if seg.n > 0 && (seg.bits+headBits(seg.last, idx)+nb+1+7)/8 > limit {
-			s.endSegment(&seg)
+			s.segs = append(s.segs, seg)
 			seg = segment{first: len(s.shared), last: -1}
 		}
 		if seg.n == 0 {
@@ -141,14 +141,9 @@ func (s *Server) segmentChanged() {
 		}
 	}
 	if seg.n > 0 {
-		s.endSegment(&seg)
+		s.segs = append(s.segs, seg)
 	}
 	s.segBuf = sw.Finish()
-}
-
-// endSegment adds seg to the tick's segments.
-func (s *Server) endSegment(seg *segment) {
-	s.segs = append(s.segs, *seg)
 }
 
 // mutateChanged adds the entities that changed this tick to every client's
