@@ -272,10 +272,11 @@ func (p *demoPeer) start(o *demoOptions, conn transport.PacketConn, addrs, specs
 // play runs every peer and spectator from this goroutine on wall-clock time
 // until every one has finished the match (the sessions' EndFrame is
 // o.Frames: all frames confirmed, compared, recorded and sent to the
-// spectators), or the timeout passes, or ctx is done. It returns the time
-// played.
+// spectators) and the dumps of a desync were exchanged (--dump-dir), or
+// the timeout passes, or ctx is done. It returns the time played.
 func (m *match) play(ctx context.Context, sum *demoSummary, live io.Writer) (time.Duration, error) {
-	return m.loop(ctx, sum, live, func(_ time.Time, dt time.Duration) (bool, error) {
+	var doneAt time.Time
+	return m.loop(ctx, sum, live, func(now time.Time, dt time.Duration) (bool, error) {
 		done := true
 		for _, p := range m.peers {
 			finished, err := advance(p.run, dt, fmt.Sprintf("peer %d", p.idx), p.names, sum, live)
@@ -291,9 +292,22 @@ func (m *match) play(ctx context.Context, sum *demoSummary, live io.Writer) (tim
 			}
 			done = done && finished
 		}
+		if done && sum.awaitingDumps() {
+			// A desync's dumps are still on their way between the peers
+			// (--dump-dir): keep the sessions answering for them, at
+			// most dumpGrace after the match.
+			if doneAt.IsZero() {
+				doneAt = now
+			}
+			done = now.Sub(doneAt) > dumpGrace
+		}
 		return done, nil
 	})
 }
+
+// dumpGrace bounds how long a finished match waits for the peers'
+// exchange of desync dumps (the session gives up on one after 10 s).
+const dumpGrace = 10 * time.Second
 
 // advance updates run by dt, or once it is finished only polls its session
 // (keep answering: the others may not know yet), and counts the session's

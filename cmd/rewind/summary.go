@@ -92,8 +92,12 @@ type demoSummary struct {
 	// handshake.
 	running  map[string]bool
 	answered map[string]map[netip.AddrPort]bool
-	// dumpDir is where desync dumps go ("" for none).
-	dumpDir string
+	// dumpDir is where desync dumps go ("" for none); with it the peers
+	// exchange their dumps too, and exchanged records, per peer and
+	// remote ("peer 0 127.0.0.1:7001") that desynced, whether their
+	// dumps arrived (awaitingDumps).
+	dumpDir   string
+	exchanged map[string]bool
 	// lost maps who and the address of a peer that left to its entry in
 	// Abandoned, which a rejoin removes.
 	lost map[string]string
@@ -263,6 +267,14 @@ func (s *demoSummary) event(live io.Writer, who string, ev rollback.Event, run *
 	case rollback.EventDesyncDetected:
 		s.DesyncEvents = append(s.DesyncEvents, who+": "+ev.String())
 		s.writeDump(live, who, ev, run)
+		if s.dumpDir != "" {
+			if s.exchanged == nil {
+				s.exchanged = map[string]bool{}
+			}
+			if _, ok := s.exchanged[who+" "+ev.Addr.String()]; !ok {
+				s.exchanged[who+" "+ev.Addr.String()] = false
+			}
+		}
 	case rollback.EventDisconnected:
 		name := ev.Addr.String()
 		if n, ok := names[ev.Addr]; ok {
@@ -318,6 +330,9 @@ func (s *demoSummary) event(live io.Writer, who string, ev rollback.Event, run *
 		return
 	case rollback.EventDesyncDump:
 		s.dumpEvent(live, who, ev, names)
+		if s.exchanged != nil {
+			s.exchanged[who+" "+ev.Addr.String()] = true
+		}
 		return
 	case rollback.EventRunning:
 		s.running[who] = true
@@ -496,6 +511,18 @@ func (s *demoSummary) writeDump(live io.Writer, who string, ev rollback.Event, r
 	}
 	s.DumpFiles = append(s.DumpFiles, path)
 	fmt.Fprintf(live, "%s: wrote its state at frame %d to %s (compare with the other side's: rewind diff)\n", who, ev.Frame, path)
+}
+
+// awaitingDumps reports whether a peer that desynced with another has not
+// yet received the other's dump (only the first desync with each peer is
+// exchanged: later ones are already in the map).
+func (s *demoSummary) awaitingDumps() bool {
+	for _, got := range s.exchanged {
+		if !got {
+			return true
+		}
+	}
+	return false
 }
 
 // dumpEvent records (and prints) what an EventDesyncDump's two dumps show.
