@@ -108,6 +108,8 @@ type ClientFrame[T any] struct {
 	rollbacks uint64 // Timeline rollbacks seen
 
 	now       time.Duration // sum of the elapsed times given to Frame
+	held      bool          // the conn holds what is sent (replicate.Client.Hold)
+	heldAt    time.Duration // since now = heldAt
 	newest    tick.Tick     // newest complete server tick
 	hasNewest bool
 	fresh     bool // newest changed since the last sample
@@ -198,6 +200,21 @@ func (f *ClientFrame[T]) complete(t tick.Tick) {
 func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T, sim func(t tick.Tick)) int {
 	f.stats.Frames++
 	f.now += max(elapsed, 0)
+	// What the client sends (Update's acknowledgements) waits for its next
+	// input, to share its packet (replicate.Client.Hold), at most a tick:
+	// a frame rate above the tick rate would otherwise send the
+	// acknowledgements and the input in packets of their own, and the
+	// server acknowledges every second packet with a packet of its own.
+	if !f.held {
+		f.rc.Hold()
+		f.held, f.heldAt = true, f.now
+	}
+	defer func() {
+		if f.held && f.now-f.heldAt >= f.step {
+			f.rc.Flush()
+			f.held = false
+		}
+	}()
 	f.rc.Update()
 	f.remote.Receive(f.rc)
 	reps := f.in.Reports(f.rc)
@@ -237,6 +254,10 @@ func (f *ClientFrame[T]) Frame(elapsed time.Duration, input func(t tick.Tick) T,
 				f.stats.InputBytes += f.rc.Stats().BytesOut - before
 				f.sync.Sent(it, since, f.now)
 			}
+		}
+		if f.held {
+			f.rc.Flush()
+			f.held = false
 		}
 		f.tl.Step(sim)
 		f.sinceRB++

@@ -530,9 +530,7 @@ func (c *Client) mutations(ch transport.Channel, msg []byte) {
 		rec.confirm(t)
 	}
 	c.stats.Mutations++
-	if len(c.acks) < 1<<16 {
-		c.acks = append(c.acks, seq)
-	}
+	c.acks.add(seq)
 	tr := &c.ticks[int(t)%len(c.ticks)]
 	if !tr.seen || tr.tick != t {
 		*tr = tickTrack{tick: t, n: count, seen: true}

@@ -147,7 +147,7 @@ type cliOrder struct {
 	hasUpd  bool
 	buf     []buffered
 	parts   updateParts
-	acks    []uint32
+	acks    ackSet
 	ticks   [64]tickTrack
 	inboxes []msgQueue
 }
@@ -203,6 +203,26 @@ func (c *Client) Connect(conn transport.MessageConn) error {
 	b := appendHello(c.out[:0], c.p.hash, c.cfg.Token)
 	c.out = b
 	return c.send(transport.ReliableOrdered, b)
+}
+
+// Hold makes the client's conn keep what the client sends from now until
+// Flush, when the conn can pack a burst of messages into fewer packets
+// (transport.Batcher; a no-op on other conns). A client frame that holds
+// before Update and flushes after sending its input puts the frame's
+// acknowledgements and input in one packet, halving the packets the
+// server receives and so the acknowledgements it sends back.
+// predict.ClientFrame does this.
+func (c *Client) Hold() {
+	if b, ok := c.conn.(transport.Batcher); ok {
+		b.Hold()
+	}
+}
+
+// Flush ends Hold: the conn sends what it kept, together.
+func (c *Client) Flush() {
+	if b, ok := c.conn.(transport.Batcher); ok {
+		b.Flush()
+	}
 }
 
 func (c *Client) send(ch transport.Channel, b []byte) error {
@@ -312,14 +332,12 @@ func (c *Client) Update() {
 	}
 	c.received(n > 0)
 	c.waitHello()
-	for acks := c.acks; len(acks) > 0 && c.state == Connected; {
-		n := min(len(acks), maxAcks)
-		b := appendAcks(c.out[:0], acks[:n])
+	if c.acks.repeat > 0 && c.state == Connected {
+		b := appendAcks(c.out[:0], c.acks.newest, c.acks.n, c.acks.mask)
 		c.out = b
-		_ = c.send(transport.ReliableOrdered, b)
-		acks = acks[n:]
+		_ = c.send(transport.Unreliable, b)
+		c.acks.repeat--
 	}
-	c.acks = c.acks[:0]
 	select {
 	case <-c.conn.Done():
 		reason := "connection closed"
@@ -367,7 +385,7 @@ func (c *Client) disconnected(reason string, err error) {
 	c.state = Disconnected
 	c.events = append(c.events, ClientEvent{Kind: kind, Reason: reason})
 	c.clearReplicated()
-	c.buf, c.acks = c.buf[:0], c.acks[:0]
+	c.buf, c.acks = c.buf[:0], ackSet{}
 	c.resyncs = cliResync{msg: resyncMsg{entries: c.resyncs.msg.entries[:0]}}
 	c.hasUpd, c.applied = false, 0
 	c.ticks = [64]tickTrack{}

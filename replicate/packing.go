@@ -26,7 +26,7 @@ const maxPacketsPerTick = 255
 // latest values) and entities held back by their priority.
 func (s *Server) startMutations(c *serverClient, t tick.Tick) {
 	c.nPkts, c.spent, c.open = 0, 0, false
-	c.maxPkt = min(maxMutationPacket, c.conn.MaxUnreliableSize())
+	c.maxPkt = min(maxMutationPacket, c.conn.MaxUnreliableSize()) - mutationCountGrowth
 	resend, deferred := c.takeResends(), c.takeDeferred()
 	for _, idx := range resend {
 		i := int(idx)
@@ -210,7 +210,8 @@ func (s *Server) finishPackets(c *serverClient) {
 	maxU := c.conn.MaxUnreliableSize()
 	for i := 0; i < c.nPkts; i++ {
 		b := c.pkts[i]
-		patchMutationHeader(b, i, c.nPkts)
+		b = patchMutationHeader(b, i, c.nPkts)
+		c.pkts[i] = b
 		ch := transport.Unreliable
 		if len(b) > maxU {
 			ch = transport.ReliableUnordered

@@ -21,7 +21,7 @@ func (s *Server) accept() {
 			}
 		}
 		s.add(&serverClient{
-			clientLink:  clientLink{conn: conn, helloBy: s.now.Add(s.cfg.HelloTimeout)},
+			clientLink:  clientLink{conn: conn, batch: batcher(conn), helloBy: s.now.Add(s.cfg.HelloTimeout)},
 			clientMeter: clientMeter{violationStart: s.now, rateStart: s.now},
 		})
 	}

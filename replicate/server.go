@@ -367,6 +367,7 @@ func (s *Server) SendTick(t tick.Tick) error {
 	}
 	s.received = false
 	s.advance(t)
+	s.hold()
 	wt := s.w.Tick()
 	s.warnUnmarked()
 	s.structural(t)
@@ -391,12 +392,40 @@ func (s *Server) SendTick(t tick.Tick) error {
 		}
 	}
 	s.flushMessages()
+	s.flush()
 	s.recordChecksum(t)
 	s.shrink()
 	s.sent(wt)
 	s.w.AdvanceTick()
 	s.worldChanges.reset()
 	return nil
+}
+
+// batcher returns conn as a transport.Batcher, or nil.
+func batcher(conn transport.MessageConn) transport.Batcher {
+	b, _ := conn.(transport.Batcher)
+	return b
+}
+
+// hold makes the clients' conns keep the tick's messages until flush, which
+// hands them to the network together (transport.Batcher): the tick's
+// unreliable messages (mutations, forwarded inputs, reports) share a
+// datagram, and its reliable ones go out with them.
+func (s *Server) hold() {
+	for _, c := range s.order {
+		if c.batch != nil && !c.gone {
+			c.batch.Hold()
+		}
+	}
+}
+
+// flush ends hold.
+func (s *Server) flush() {
+	for _, c := range s.order {
+		if c.batch != nil {
+			c.batch.Flush()
+		}
+	}
 }
 
 func (s *Server) event(ev ServerEvent) { s.evs = append(s.evs, ev) }

@@ -175,6 +175,7 @@ type clientSend struct {
 type clientLink struct {
 	id     ClientID
 	conn   transport.MessageConn
+	batch  transport.Batcher // conn, when it can pack a tick's messages (nil if not)
 	authed bool
 	fresh  bool // authorized this tick: gets everything visible
 	gone   bool

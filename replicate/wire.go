@@ -33,10 +33,14 @@ import (
 //
 // The first byte of every message is its kind. Client to server:
 //
-//	1 Hello      uvarint wire version (6); protocol hash: 8 bytes;
+//	1 Hello      uvarint wire version (7); protocol hash: 8 bytes;
 //	             string token (at most 1024 bytes). ReliableOrdered, first.
-//	2 Acks       uvarint n (at most 1024); n × uvarint sequence number of a
-//	             Mutations message received. ReliableOrdered.
+//	2 Acks       uvarint newest: the sequence number of the newest
+//	             Mutations message acknowledged; byte n (at most 32): the
+//	             messages before it covered; uvarint missing (below 1<<n):
+//	             bit i set when message newest-1-i is not acknowledged.
+//	             Unreliable: each acknowledgement is repeated in the Acks
+//	             of the client's next three Updates that send one.
 //	3 ClientMsg  uvarint message type id; the payload (the type's codec)
 //	             to the end. On the type's channel.
 //	4 ChecksumReport uvarint server tick; 8 bytes the checksum's sum;
@@ -80,9 +84,11 @@ import (
 //	13 Mutations uvarint tick; uvarint tick minus the update tick it needs
 //	             (the last update with an entity section entry; equal to
 //	             tick: it needs none); uvarint sequence number
-//	             (one per message, from 0, wrapping at 32 bits); byte index
-//	             and byte count of the message among the tick's (index <
-//	             count); then, unless it has no entity block, the
+//	             (one per message, from 0, wrapping at 32 bits); the index
+//	             and count of the message among the tick's (index <
+//	             count): one byte index<<4 | count-1 when count is at most
+//	             15, else 0xff, byte index, byte count (over 15); then,
+//	             unless it has no entity block, the
 //	             bit-packed entity blocks (below) to the end. Unreliable,
 //	             or ReliableUnordered when one entity's block is larger
 //	             than a datagram.
@@ -182,9 +188,9 @@ const (
 	// 4: partial and RNG-only resyncs, resync requests.
 	// 5: insertions carry the components Once by rule (checksums).
 	// 6: mutation blocks carry deltas against acknowledged baselines.
-	wireVersion = 6
+	// 7: acks are unreliable, a window of the newest messages, repeated.
+	wireVersion = 7
 	maxTokenLen = 1024
-	maxAcks     = 1024
 	// maxEntitiesPerMessage bounds each section of an update.
 	maxEntitiesPerMessage = 1 << 20
 	// maxMessageValue bounds a length-prefixed component value.
@@ -192,8 +198,15 @@ const (
 	// partHeader bounds an update part's header: kind, total length, offset.
 	partHeader = 1 + 2*binary.MaxVarintLen64
 	// mutateHeaderMax bounds a mutation message's header: kind, three
-	// uvarints of at most 5 bytes each, index and count.
-	mutateHeaderMax = 1 + 3*binary.MaxVarintLen32 + 2
+	// uvarints of at most 5 bytes each, index and count (three bytes at
+	// most).
+	mutateHeaderMax = 1 + 3*binary.MaxVarintLen32 + 3
+	// mutationCountGrowth is what patchMutationHeader adds to a message
+	// (index and count escaped) when the tick has over maxShortCount.
+	mutationCountGrowth = 2
+	// maxShortCount is the most messages of a tick whose index and count
+	// share one byte.
+	maxShortCount = 15
 )
 
 // insertOnce is the insertion flag of a following mask of the entity's
@@ -248,29 +261,44 @@ func readHello(body []byte) (version, hash uint64, token []byte, err error) {
 	return version, hash, token, r.End()
 }
 
-// appendAcks appends an Acks message of seqs (at most maxAcks of them).
-func appendAcks(dst []byte, seqs []uint32) []byte {
+// ackSpan is how many messages before the newest an Acks message covers.
+const ackSpan = 32
+
+// appendAcks appends an Acks message: the newest mutation message seq the
+// client acknowledges, the number n (at most ackSpan) of the messages just
+// before it that the message covers, and which of those the client does
+// not acknowledge: a uvarint of the complement of mask's n low bits (bit i:
+// message newest-1-i is acknowledged), so that a client that received
+// everything sends a zero byte.
+func appendAcks(dst []byte, newest uint32, n int, mask uint64) []byte {
+	low := uint64(1)<<n - 1
 	dst = append(dst, kindAcks)
-	dst = binary.AppendUvarint(dst, uint64(len(seqs)))
-	for _, s := range seqs {
-		dst = binary.AppendUvarint(dst, uint64(s))
-	}
-	return dst
+	dst = binary.AppendUvarint(dst, uint64(newest))
+	dst = append(dst, byte(n))
+	return binary.AppendUvarint(dst, ^mask&low)
 }
 
 // readAcks reads the body of an Acks message, calling ack with each
-// sequence number until the first error.
+// sequence number it acknowledges, newest first. It refuses a span over
+// ackSpan and bits beyond it, calling ack for nothing then.
 func readAcks(body []byte, ack func(seq uint32)) error {
 	r := bin.NewReader(body)
-	n := r.Count(maxAcks)
-	for i := 0; i < n; i++ {
-		seq := r.Uvarint32()
-		if r.Err() != nil {
-			break
-		}
-		ack(seq)
+	newest := r.Uvarint32()
+	n := int(r.Byte())
+	missing := r.Uvarint()
+	if r.Err() == nil && (n > ackSpan || missing>>n != 0) {
+		r.Fail(errRange)
 	}
-	return r.End()
+	if err := r.End(); err != nil {
+		return err
+	}
+	ack(newest)
+	for i := range n {
+		if missing&(1<<i) == 0 {
+			ack(newest - 1 - uint32(i))
+		}
+	}
+	return nil
 }
 
 // readClientMsg reads the body of a ClientMsg message: the type id and
@@ -357,24 +385,33 @@ func appendPartHeader(dst []byte, total, off int) []byte {
 }
 
 // appendMutationHeader appends the header of a Mutations message, with
-// index and count 0 (patchMutationHeader sets them once the tick's
+// index 0 and count 1 (patchMutationHeader sets them once the tick's
 // messages are known).
 func appendMutationHeader(dst []byte, t tick.Tick, delta uint32, seq uint32) []byte {
 	dst = append(dst, kindMutations)
 	dst = binary.AppendUvarint(dst, uint64(t))
 	dst = binary.AppendUvarint(dst, uint64(delta))
 	dst = binary.AppendUvarint(dst, uint64(seq))
-	return append(dst, 0, 0)
+	return append(dst, 0)
 }
 
-// patchMutationHeader sets the index and count of Mutations message b.
-func patchMutationHeader(b []byte, index, count int) {
+// patchMutationHeader sets the index and count of Mutations message b
+// (appendMutationHeader's) and returns it: longer by mutationCountGrowth
+// when count is over maxShortCount.
+func patchMutationHeader(b []byte, index, count int) []byte {
 	r := bin.NewReader(b[1:])
 	r.Uvarint()
 	r.Uvarint()
 	r.Uvarint()
 	off := len(b) - r.Len() // the header's varints are ours: minimal
-	b[off], b[off+1] = byte(index), byte(count)
+	if count <= maxShortCount {
+		b[off] = byte(index<<4 | (count - 1))
+		return b
+	}
+	b = append(b, 0, 0)
+	copy(b[off+3:], b[off+1:len(b)-2])
+	b[off], b[off+1], b[off+2] = 0xff, byte(index), byte(count)
+	return b
 }
 
 // mutationHeader is the header of a Mutations message.
@@ -390,8 +427,15 @@ func readMutationHeader(r *bin.Reader) (h mutationHeader, err error) {
 	h.tick = tick.Tick(r.Uvarint32())
 	h.delta = r.Uvarint32()
 	h.seq = r.Uvarint32()
-	h.index = int(r.Byte())
-	h.count = int(r.Byte())
+	if x := r.Byte(); x != 0xff {
+		h.index, h.count = int(x>>4), int(x&15)+1
+	} else {
+		h.index = int(r.Byte())
+		h.count = int(r.Byte())
+		if h.count <= maxShortCount {
+			r.Fail(errRange) // not the short form it has
+		}
+	}
 	if r.Err() == nil && h.index >= h.count {
 		r.Fail(errRange)
 	}

@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/rewindgo/rewind/internal/bin"
@@ -18,7 +19,8 @@ import (
 // checks them for robustness only.
 func FuzzWireRoundTrip(f *testing.F) {
 	f.Add(appendHello(nil, 0x0102030405060708, []byte("tok"))[1:])
-	f.Add(appendAcks(nil, []uint32{1, 300, 70000})[1:])
+	f.Add(appendAcks(nil, 70000, 32, 0xfffffffe)[1:])
+	f.Add(appendAcks(nil, 5, 3, 0b101)[1:])
 	f.Add(appendWelcome(nil, 7, 300)[1:])
 	f.Add(appendServerMsgHeader(nil, 2, 90)[1:])
 	f.Add(appendPartHeader(nil, 5000, 1200)[1:])
@@ -35,7 +37,15 @@ func FuzzWireRoundTrip(f *testing.F) {
 		}
 		var seqs []uint32
 		if err := readAcks(b, func(s uint32) { seqs = append(seqs, s) }); err == nil {
-			check("acks", appendAcks(nil, seqs)[1:])
+			// seqs[0] is the newest; the others mark the window's bits.
+			hr := bin.NewReader(b)
+			hr.Uvarint()
+			n := int(hr.Byte())
+			var mask uint64
+			for _, s := range seqs[1:] {
+				mask |= 1 << (seqs[0] - 1 - s)
+			}
+			check("acks", appendAcks(nil, seqs[0], n, mask)[1:])
 		}
 		if id, wt, err := readWelcome(b); err == nil {
 			check("welcome", appendWelcome(nil, id, wt)[1:])
@@ -55,8 +65,41 @@ func FuzzWireRoundTrip(f *testing.F) {
 		r = bin.NewReader(b)
 		if h, err := readMutationHeader(&r); err == nil {
 			m := appendMutationHeader(nil, h.tick, h.delta, h.seq)
-			patchMutationHeader(m, h.index, h.count)
+			m = patchMutationHeader(m, h.index, h.count)
 			check("mutation header", append(m, r.Rest()...)[1:])
 		}
 	})
+}
+
+// TestMutationHeaderIndexCount pins both forms of a mutation message's
+// index and count: one byte for a tick of at most 15 messages, three (0xff,
+// index, count) beyond, with the body after the header moved intact.
+func TestMutationHeaderIndexCount(t *testing.T) {
+	body := []byte{0xd3, 0x7e, 0x1d}
+	for _, tc := range []struct {
+		index, count int
+		want         string
+	}{
+		{0, 1, "0d02010900d37e1d"},
+		{2, 3, "0d02010922d37e1d"},
+		{14, 15, "0d020109eed37e1d"},
+		{3, 20, "0d020109ff0314d37e1d"},
+		{254, 255, "0d020109fffeffd37e1d"},
+	} {
+		m := append(appendMutationHeader(nil, 2, 1, 9), body...)
+		m = patchMutationHeader(m, tc.index, tc.count)
+		if got := fmt.Sprintf("%x", m); got != tc.want {
+			t.Errorf("index %d of %d: % x, want %s", tc.index, tc.count, m, tc.want)
+		}
+		r := bin.NewReader(m[1:])
+		h, err := readMutationHeader(&r)
+		if err != nil || h.index != tc.index || h.count != tc.count || !bytes.Equal(r.Rest(), body) {
+			t.Errorf("index %d of %d read back as %d of %d (%v), body % x", tc.index, tc.count, h.index, h.count, err, r.Rest())
+		}
+	}
+	// The long form of a count the short form says is refused.
+	r := bin.NewReader([]byte{2, 1, 9, 0xff, 0, 1})
+	if _, err := readMutationHeader(&r); err == nil {
+		t.Error("the long form of index 0 of 1 was accepted")
+	}
 }

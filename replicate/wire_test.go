@@ -116,8 +116,8 @@ func TestWireGolden(t *testing.T) {
 
 	const hash = "f3b2d01ae7ce8acb" // the protocol hash, little-endian
 	want := []wireMsg{
-		// Hello: version 6, protocol hash, token "tk".
-		{"client kind 1", transport.ReliableOrdered, "01" + "06" + hash + "02746b"},
+		// Hello: version 7, protocol hash, token "tk".
+		{"client kind 1", transport.ReliableOrdered, "01" + "07" + hash + "02746b"},
 		// Welcome: client id 1, server tick 0.
 		{"server kind 10", transport.ReliableOrdered, "0a" + "01" + "00"},
 		// Update of tick 1: no mappings, despawns or removals; two
@@ -128,10 +128,12 @@ func TestWireGolden(t *testing.T) {
 			"0001" + "01" + "01" + "0100feff" +
 			"0101" + "01" + "03" + "2c010400" + "026162" + "00"},
 		// Mutations of tick 1, needing the update of tick 1 (delta 0),
-		// sequence 0, index 0 of 1, no entities: tick tracking.
-		{"server kind 13", transport.Unreliable, "0d" + "01" + "00" + "00" + "0001"},
-		// Acks: one, sequence 0.
-		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "00"},
+		// sequence 0, index 0 of 1 (one byte: 0<<4 | 1-1), no
+		// entities: tick tracking.
+		{"server kind 13", transport.Unreliable, "0d" + "01" + "00" + "00" + "00"},
+		// Acks, unreliable: newest sequence 0, covering no message
+		// before it (span 0), none of them missing.
+		{"client kind 2", transport.Unreliable, "02" + "00" + "00" + "00"},
 		// Mutations of tick 2, needing tick 1 (delta 1), sequence 1, then
 		// its bit-packed blocks, least significant bit first. 1: a block
 		// follows; 100: the exponential-Golomb code of order 2 of 0, the
@@ -143,20 +145,21 @@ func TestWireGolden(t *testing.T) {
 		// (changed), 1111 (+4: z = 8, 7 is 1 then 111); Y: 1, 010111 (+8:
 		// z = 16, 15 is 01 0 then 111); 0: no more blocks; padding.
 		// d3 7e 1d.
-		{"server kind 13", transport.Unreliable, "0d" + "02" + "01" + "01" + "0001" + "d37e1d"},
+		{"server kind 13", transport.Unreliable, "0d" + "02" + "01" + "01" + "00" + "d37e1d"},
 		// ServerMsg: type 1 (WireDown), after the update of tick 1, N 7.
 		{"server kind 14", transport.ReliableOrdered, "0e" + "01" + "01" + "07"},
-		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "01"},
+		// Acks: newest 1, span 1 (sequence 0), none missing.
+		{"client kind 2", transport.Unreliable, "02" + "01" + "01" + "00"},
 		// ClientMsg: type 0 (WireUp), N 9.
 		{"client kind 3", transport.ReliableOrdered, "03" + "00" + "09"},
 		// Update of tick 3: one removal, entity (1, 1), one component, id 1.
 		{"server kind 12", transport.ReliableOrdered, "0c" + "03" + "00" + "00" + "01" + "0101" + "01" + "01" + "00" + "00"},
-		{"server kind 13", transport.Unreliable, "0d" + "03" + "00" + "02" + "0001"},
-		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "02"},
+		{"server kind 13", transport.Unreliable, "0d" + "03" + "00" + "02" + "00"},
+		{"client kind 2", transport.Unreliable, "02" + "02" + "02" + "00"},
 		// Update of tick 4: one despawn, entity (1, 1).
 		{"server kind 12", transport.ReliableOrdered, "0c" + "04" + "00" + "01" + "0101" + "00" + "00" + "00"},
-		{"server kind 13", transport.Unreliable, "0d" + "04" + "00" + "03" + "0001"},
-		{"client kind 2", transport.ReliableOrdered, "02" + "01" + "03"},
+		{"server kind 13", transport.Unreliable, "0d" + "04" + "00" + "03" + "00"},
+		{"client kind 2", transport.Unreliable, "02" + "03" + "03" + "00"},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		var b strings.Builder
@@ -257,7 +260,7 @@ func TestWireGoldenReject(t *testing.T) {
 		{se, fmt.Sprintf("reject/1 protocol mismatch: client %016x, server %016x; server registers "+
 			"component github.com/rewindgo/rewind/replicate_test.WirePos, component github.com/rewindgo/rewind/replicate_test.WireName, "+
 			"message github.com/rewindgo/rewind/replicate_test.WireUp, message github.com/rewindgo/rewind/replicate_test.WireDown", other.Hash(), wp.p.Hash())},
-		{se3, "reject/4 wire version 5, server speaks 6"},
+		{se3, "reject/4 wire version 5, server speaks 7"},
 	} {
 		if got := tc.p.err.(*transport.CloseError).Reason; got != tc.want {
 			t.Errorf("close reason %q, want %q", got, tc.want)
@@ -278,10 +281,10 @@ func TestWireRefusesNonMinimalVarint(t *testing.T) {
 	h.exchange()
 	before := c.Stats()
 	// Mutations: tick 1, delta 1 (needs no update), sequence 9, index 0
-	// of 1, no entities.
+	// of 1 (the byte 0<<4 | 1-1), no entities.
 	for _, msg := range [][]byte{
-		{13, 0x01, 0x01, 0x09, 0, 1},
-		{13, 0x81, 0x00, 0x01, 0x09, 0, 1},
+		{13, 0x01, 0x01, 0x09, 0},
+		{13, 0x81, 0x00, 0x01, 0x09, 0},
 	} {
 		h.cliEnds[0].inbox = append(h.cliEnds[0].inbox, pipeMsg{ch: transport.Unreliable, data: msg})
 	}

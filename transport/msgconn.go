@@ -138,6 +138,27 @@ type MessageConn interface {
 	Err() error
 }
 
+// Batcher is implemented by MessageConns that can send a burst of messages
+// in fewer packets. Between Hold and Flush, Send queues as usual but hands
+// nothing to the network; Flush hands everything over at once, packing the
+// unreliable messages into as few datagrams as their size allows, so that a
+// tick's messages share packets (and the packets' headers and
+// acknowledgements) instead of each going out in one of its own.
+//
+// A game loop that sends a tick's messages from one goroutine calls Hold
+// before them and Flush after; replicate.Server does this in SendTick. A
+// conn without it sends each message as soon as it can. Hold and Flush
+// change no delivery guarantee: messages keep their channel and, on
+// ReliableOrdered, their order.
+//
+// The QUIC conn of package transport/quic implements it.
+type Batcher interface {
+	// Hold makes the conn keep what Send queues from now until Flush.
+	Hold()
+	// Flush ends the hold and hands what Send queued to the network.
+	Flush()
+}
+
 // MessageListener accepts MessageConns from clients.
 type MessageListener interface {
 	// Accept waits for the next connection. It returns ctx.Err() when ctx
@@ -192,9 +213,13 @@ type ChannelStats struct {
 	DroppedReceiveQueue uint64
 	// DroppedOversize counts Send calls that failed with ErrTooLarge; for
 	// QUIC also unreliable messages the path could no longer carry when
-	// their turn to be sent came, and received datagrams longer than
-	// MessageLimits.MaxUnreliableSize, which are discarded.
+	// their turn to be sent came, and received unreliable messages longer
+	// than MessageLimits.MaxUnreliableSize, which are discarded.
 	DroppedOversize uint64
+	// DroppedMalformed counts received datagrams that did not parse (for
+	// QUIC, a datagram whose packed messages overrun it): each is
+	// discarded whole.
+	DroppedMalformed uint64
 }
 
 // WithDefaults returns l with zero and negative fields replaced by their

@@ -77,9 +77,11 @@ type Batch[T any] struct {
 }
 
 // Codec encodes Batch messages: uvarint player, uvarint last tick, a
-// count byte (1..MaxRedundancy), a 16-bit little-endian repeat mask (bit
-// i: input i encodes exactly as input i-1 and is not sent; bit 0 and bits
-// at or above count are 0), then each input not repeated: its encoding,
+// uvarint of mask<<4 | count-1, with count the number of inputs
+// (1..MaxRedundancy) and mask the repeat mask (bit i: input i encodes
+// exactly as input i-1 and is not sent; bit 0 and bits at or above count
+// are 0): one byte for up to three inputs, then each input not repeated:
+// its encoding,
 // preceded by a length byte (at most MaxInputSize) unless the input codec
 // has a fixed size (the default codec, or one with FixedSize). A player
 // holding a key sends each input once however many batches repeat it.
@@ -136,9 +138,12 @@ func (c Codec[T]) Append(dst []byte, b *Batch[T]) []byte {
 	}
 	dst = binary.AppendUvarint(dst, uint64(b.Player))
 	dst = binary.AppendUvarint(dst, uint64(b.Last))
-	dst = append(dst, byte(len(ins)), 0, 0)
-	maskAt := len(dst) - 2
-	var mask uint16
+	// The count and mask go before the inputs, but the mask is known
+	// after them: the inputs are written after room for the largest
+	// uvarint, then moved back.
+	dst = append(dst, 0, 0, 0)
+	headAt := len(dst) - 3
+	var mask uint64
 	prevLo, prevHi := 0, 0 // the last input's encoding in dst
 	for i := range ins {
 		at := len(dst)
@@ -166,23 +171,29 @@ func (c Codec[T]) Append(dst []byte, b *Batch[T]) []byte {
 		}
 		prevLo, prevHi = encAt, encAt+n
 	}
-	binary.LittleEndian.PutUint16(dst[maskAt:], mask)
+	var head [3]byte
+	n := binary.PutUvarint(head[:], mask<<4|uint64(len(ins)-1))
+	copy(dst[headAt:], head[:n])
+	if n < 3 {
+		copy(dst[headAt+n:], dst[headAt+3:])
+		dst = dst[:len(dst)-(3-n)]
+	}
 	return dst
 }
 
 // Decode decodes a batch; it refuses non-minimal or overlong varints (the
-// one varint rule of package internal/bin), a count of 0 or over
-// MaxRedundancy, a repeat mask with bits it may not have, an input sent
-// again instead of marked repeated, an input over MaxInputSize and
+// one varint rule of package internal/bin), a repeat mask with bits it
+// may not have, an input sent again instead of marked repeated, an input
+// over MaxInputSize and
 // trailing bytes, so that what it accepts encodes back to itself; it
 // allocates at most MaxRedundancy inputs.
 func (c Codec[T]) Decode(src []byte, b *Batch[T]) error {
 	r := bin.NewReader(src)
 	p := r.Uvarint()
 	last := r.Uvarint32()
-	count := int(r.Byte())
-	mask := uint32(r.Byte()) | uint32(r.Byte())<<8
-	if r.Err() != nil || count == 0 || count > MaxRedundancy || mask&1 != 0 || mask>>uint(count) != 0 {
+	head := r.Uvarint()
+	count, mask := int(head&15)+1, head>>4
+	if r.Err() != nil || mask&1 != 0 || mask>>uint(count) != 0 {
 		return ErrMalformed
 	}
 	b.Player, b.Last = replicate.ClientID(p), tick.Tick(last)
@@ -243,7 +254,7 @@ func Register[T any](p *replicate.Protocol, codec replicate.Codec[T], cfg Config
 		return nil, err
 	}
 	in := &Type[T]{codec: c, cfg: cfg}
-	tag := fmt.Sprintf("inputs:2:%d:%d", cfg.MaxInputSize, MaxRedundancy) // 2: repeat mask
+	tag := fmt.Sprintf("inputs:3:%d:%d", cfg.MaxInputSize, MaxRedundancy) // 3: count and mask in a uvarint
 	if in.up, err = replicate.RegisterMessage[Batch[T]](p, replicate.ClientToServer, transport.Unreliable,
 		replicate.WithMessageCodec[Batch[T]](c, tag)); err != nil {
 		return nil, err

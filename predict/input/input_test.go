@@ -240,8 +240,8 @@ func TestInputBufferScripted(t *testing.T) {
 	}
 }
 
-// TestInputCodecRefuses: the decoder refuses garbage: too many inputs or
-// none, a padded varint, a repeat mask with bit 0 or bits past the count,
+// TestInputCodecRefuses: the decoder refuses garbage: a padded varint, a
+// repeat mask with bit 0 or bits past the count,
 // an input sent again instead of marked repeated, trailing bytes, a
 // truncated message; and, for an input codec of varying sizes, an input
 // over MaxInputSize.
@@ -255,21 +255,23 @@ func TestInputCodecRefuses(t *testing.T) {
 	if err := c.Decode(good, &b); err != nil || b.Last != 9 || len(b.Inputs) != 3 || b.Inputs[1] != (Move{1, 1, true}) {
 		t.Fatalf("Decode(good) = %v, %+v", err, b)
 	}
-	// Player 1, last 9, 3 inputs, input 1 repeats input 0: mask 0b010.
-	if want := []byte{1, 9, 3, 2, 0, 1, 1, 1, 2, 0, 0}; string(good) != string(want) {
+	// Player 1, last 9, 3 inputs, input 1 repeats input 0: mask 0b010,
+	// so the head is 0b010<<4 | 3-1.
+	if want := []byte{1, 9, 0x22, 1, 1, 1, 2, 0, 0}; string(good) != string(want) {
 		t.Fatalf("Append = %x, want %x", good, want)
 	}
 	// 81 00 is 1 padded: the one varint rule refuses it (issue 21).
 	padded := append([]byte{0x81, 0x00}, good[1:]...)
 	for name, data := range map[string][]byte{
-		"too many": {1, 9, input.MaxRedundancy + 1, 0, 0}, "none": {1, 9, 0, 0, 0}, "padded": padded,
-		"mask bit 0":         {1, 9, 1, 1, 0, 1, 1, 1},
-		"mask past count":    {1, 9, 1, 2, 0, 1, 1, 1},
-		"repeat sent again":  {1, 9, 2, 0, 0, 1, 1, 1, 1, 1, 1},
-		"bool not 0 or 1":    {1, 9, 1, 0, 0, 1, 1, 2},
-		"trailing":           append(good, 0),
-		"truncated":          good[:len(good)-1],
-		"truncated the mask": {1, 9, 1, 0},
+		"padded":            padded,
+		"padded head":       {1, 9, 0x80, 0x00, 1, 1, 1},
+		"mask bit 0":        {1, 9, 0x10, 1, 1, 1},
+		"mask past count":   {1, 9, 0x20, 1, 1, 1},
+		"repeat sent again": {1, 9, 0x01, 1, 1, 1, 1, 1, 1},
+		"bool not 0 or 1":   {1, 9, 0x00, 1, 1, 2},
+		"trailing":          append(good, 0),
+		"truncated":         good[:len(good)-1],
+		"truncated head":    {1, 9},
 	} {
 		if err := c.Decode(data, &b); !errors.Is(err, input.ErrMalformed) {
 			t.Errorf("Decode(%s) = %v, want ErrMalformed", name, err)
@@ -280,14 +282,14 @@ func TestInputCodecRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	vb := vc.Append(nil, &input.Batch[Chatter]{Player: 2, Last: 4, Inputs: []Chatter{{"hi"}, {"hi"}, {"yo!"}}})
-	if want := []byte{2, 4, 3, 2, 0, 2, 'h', 'i', 3, 'y', 'o', '!'}; string(vb) != string(want) {
+	if want := []byte{2, 4, 0x22, 2, 'h', 'i', 3, 'y', 'o', '!'}; string(vb) != string(want) {
 		t.Fatalf("varying sizes: Append = %x, want %x", vb, want)
 	}
 	var cb input.Batch[Chatter]
 	if err := vc.Decode(vb, &cb); err != nil || len(cb.Inputs) != 3 || cb.Inputs[1].S != "hi" || cb.Inputs[2].S != "yo!" {
 		t.Fatalf("varying sizes: Decode = %v, %+v", err, cb)
 	}
-	if err := vc.Decode(append([]byte{2, 4, 1, 0, 0, 9}, make([]byte, 9)...), &cb); !errors.Is(err, input.ErrMalformed) {
+	if err := vc.Decode(append([]byte{2, 4, 0x00, 9}, make([]byte, 9)...), &cb); !errors.Is(err, input.ErrMalformed) {
 		t.Fatalf("an input over MaxInputSize: %v, want ErrMalformed", err)
 	}
 }
@@ -378,19 +380,20 @@ func TestInputsForwarded(t *testing.T) {
 // TestInputBatchPaddedVarint: a batch whose player is the padded varint
 // 80 00 (a non-minimal 0) is refused, while the same batch with the
 // minimal 00 decodes: the one varint rule of internal/bin. (The batch:
-// player, last tick 5, one input, an empty repeat mask, the input.)
+// player, last tick 5, the head 0: one input and an empty repeat mask, the
+// input.)
 func TestInputBatchPaddedVarint(t *testing.T) {
 	c, err := input.NewCodec[uint8](nil, input.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b input.Batch[uint8]
-	if err := c.Decode([]byte{0x80, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01}, &b); !errors.Is(err, input.ErrMalformed) {
-		t.Fatalf("Decode(80 00 05 01 00 00 01) = %v, %+v; want ErrMalformed", err, b)
+	if err := c.Decode([]byte{0x80, 0x00, 0x05, 0x00, 0x01}, &b); !errors.Is(err, input.ErrMalformed) {
+		t.Fatalf("Decode(80 00 05 00 01) = %v, %+v; want ErrMalformed", err, b)
 	}
-	minimal := []byte{0x00, 0x05, 0x01, 0x00, 0x00, 0x01}
+	minimal := []byte{0x00, 0x05, 0x00, 0x01}
 	if err := c.Decode(minimal, &b); err != nil || b.Player != 0 || b.Last != 5 || len(b.Inputs) != 1 || b.Inputs[0] != 1 {
-		t.Fatalf("Decode(00 05 01 00 00 01) = %v, %+v", err, b)
+		t.Fatalf("Decode(00 05 00 01) = %v, %+v", err, b)
 	}
 	if again := c.Append(nil, &b); string(again) != string(minimal) {
 		t.Fatalf("re-encoded as %x, want %x", again, minimal)

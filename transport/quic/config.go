@@ -21,7 +21,7 @@ import (
 
 // ALPN is the TLS application protocol of rewind's QUIC connections. Config
 // sets it in a tls.Config whose NextProtos is empty.
-const ALPN = "rewind/1"
+const ALPN = "rewind/2"
 
 // Defaults of Config.
 const (

@@ -49,6 +49,8 @@ type Conn struct {
 	relBytes  int
 	stats     [transport.NumChannels]transport.ChannelStats
 	maxDgram  int       // current unreliable limit
+	pathDgram int       // the path's datagram payload limit (maxDgram + 1 or more)
+	held      bool      // between Hold and Flush
 	probedAt  time.Time // last probe of the path's datagram limit
 	// dgramBytes are the bytes of the datagrams waiting in rx; charged is
 	// what the conn draws on the shared budget (what it buffers beyond
@@ -57,7 +59,10 @@ type Conn struct {
 	charged    int
 }
 
-var _ transport.MessageConn = (*Conn)(nil)
+var (
+	_ transport.MessageConn = (*Conn)(nil)
+	_ transport.Batcher     = (*Conn)(nil)
+)
 
 // newConn wraps an established QUIC connection and starts its goroutines.
 // ordered is the ordered stream for a dialed conn, nil on the server (the
@@ -82,6 +87,7 @@ func newConn(qc *quicgo.Conn, cfg Config, ln *Listener, ordered *quicgo.Stream) 
 		orderedCh: make(chan *quicgo.Stream, 1),
 		rx:        msgq.NewQueue(cfg.Limits.ReceiveQueueMessages, cfg.Limits.ReceiveQueueBytes, cfg.Limits.UnreliableQueue),
 		maxDgram:  cfg.Limits.MaxUnreliableSize,
+		pathDgram: cfg.Limits.MaxUnreliableSize + 1,
 	}
 	if ln != nil {
 		c.shared = ln.buf

@@ -10,7 +10,17 @@
 //     length-prefixed frame. QUIC retransmits each stream on its own, so a
 //     loss delays only that message.
 //   - Unreliable: QUIC DATAGRAM frames (RFC 9221): never retransmitted,
-//     never duplicated, at most Conn.MaxUnreliableSize bytes.
+//     never duplicated, at most Conn.MaxUnreliableSize bytes. A datagram
+//     packs one or more messages (a count byte, then each message but the
+//     last with a length prefix): the messages waiting together go out
+//     together. Conn implements transport.Batcher, so a game loop that
+//     calls Hold before a tick's sends and Flush after them (as
+//     replicate.Server does) has the tick's unreliable messages share
+//     datagrams and its reliable ones handed to QUIC at the same moment,
+//     which packs them into the same packets where they fit. In `rewind
+//     demo predict`, with predict.ClientFrame holding its acknowledgements
+//     for its input, this took a client's downstream from 142 to 105 QUIC
+//     packets a second (about 30 of them QUIC's own acknowledgements).
 //
 // Send never blocks: each channel has a bounded send queue drained by a
 // writer goroutine, and reader goroutines fill one bounded receive queue
@@ -33,8 +43,9 @@
 //   - reliable messages waiting for Receive or still arriving:
 //     MessageLimits.ReceiveQueueBytes (8 MiB by default) and
 //     ReceiveQueueMessages, counting each buffer's capacity;
-//   - datagrams waiting for Receive: UnreliableQueue of at most
-//     MaxUnreliableSize bytes each (256 × 1160 bytes by default);
+//   - datagrams waiting for Receive: UnreliableQueue messages of at most
+//     MaxUnreliableSize bytes each, each holding on to the datagram it came
+//     in (at most 1452 bytes: 256 × 1452 bytes by default);
 //   - stream data quic-go has received and the conn not yet read:
 //     Config.ReceiveWindow (1 MiB by default), QUIC flow control.
 //
@@ -50,7 +61,8 @@
 // where reserving the announced lengths took 815 MiB.
 //
 // Connections use TLS 1.3 (QUIC requires it) with the ALPN protocol
-// "rewind/1". SelfSigned makes a certificate for development; in
+// "rewind/2" (version 1 sent one message per datagram; the handshake
+// between versions fails on ALPN, with TLS's "no application protocol"). SelfSigned makes a certificate for development; in
 // production, pass a *tls.Config with a real certificate in Config.TLS.
 // Certificate verification is never skipped by default.
 //

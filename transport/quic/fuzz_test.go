@@ -73,3 +73,36 @@ func FuzzReadBody(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSplitBundle feeds arbitrary datagrams to the decoder of packed
+// unreliable messages: it must never panic, deliver nothing from a
+// datagram it refuses, and what it accepts must encode back to the same
+// bytes.
+func FuzzSplitBundle(f *testing.F) {
+	f.Add([]byte{0})
+	f.Add([]byte{0, 'a', 'b'})
+	f.Add([]byte{2, 1, 'a', 0, 'b', 'c'})
+	f.Add([]byte{1, 0x80, 0x01})
+	f.Add([]byte{255})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var msgs [][]byte
+		ok := splitBundle(data, func(m []byte) {
+			if cap(m) != len(m) {
+				t.Fatalf("a message of %d bytes with room for %d: an append would overwrite the next", len(m), cap(m))
+			}
+			msgs = append(msgs, m)
+		})
+		if !ok {
+			if len(msgs) != 0 {
+				t.Fatalf("refused datagram delivered %d messages", len(msgs))
+			}
+			return
+		}
+		if len(msgs) == 0 || len(msgs) > maxBundle {
+			t.Fatalf("%d messages from one datagram", len(msgs))
+		}
+		if again := appendBundle(nil, msgs); !bytes.Equal(again, data) {
+			t.Fatalf("re-encoding % x differs from % x", again, data)
+		}
+	})
+}

@@ -168,29 +168,37 @@ func (c *Conn) readUni(s *quicgo.ReceiveStream) {
 	c.streamFailed("unordered stream", err)
 }
 
+// readDatagrams queues the messages of each datagram (bundle.go); a
+// datagram that does not parse is dropped whole and counted.
 func (c *Conn) readDatagrams() {
 	defer c.wg.Done()
+	var st *transport.ChannelStats
+	queue := func(m []byte) {
+		c.dgramBytes += len(m)
+		switch {
+		case c.discarded:
+			c.dgramBytes -= len(m)
+		case len(m) > c.lim.MaxUnreliableSize:
+			c.dgramBytes -= len(m)
+			st.DroppedOversize++
+		case !c.chargeLocked() || !c.rx.PushUnreliable(uint8(transport.Unreliable), m):
+			c.dgramBytes -= len(m)
+			c.chargeLocked()
+			st.DroppedReceiveQueue++
+		default:
+			st.Received++
+			st.ReceivedBytes += uint64(len(m))
+		}
+	}
 	for {
 		b, err := c.qc.ReceiveDatagram(c.ctx)
 		if err != nil {
 			return
 		}
 		c.mu.Lock()
-		st := &c.stats[transport.Unreliable]
-		c.dgramBytes += len(b)
-		switch {
-		case c.discarded:
-			c.dgramBytes -= len(b)
-		case len(b) > c.lim.MaxUnreliableSize:
-			c.dgramBytes -= len(b)
-			st.DroppedOversize++
-		case !c.chargeLocked() || !c.rx.PushUnreliable(uint8(transport.Unreliable), b):
-			c.dgramBytes -= len(b)
-			c.chargeLocked()
-			st.DroppedReceiveQueue++
-		default:
-			st.Received++
-			st.ReceivedBytes += uint64(len(b))
+		st = &c.stats[transport.Unreliable]
+		if !splitBundle(b, queue) {
+			st.DroppedMalformed++
 		}
 		c.mu.Unlock()
 	}

@@ -18,14 +18,21 @@ import (
 const probeSize = 2048
 
 // probeLocked asks quic-go for the largest datagram payload the path
-// carries now.
+// carries now: a message may take all of it but the count byte of the
+// datagram's framing (bundle.go).
 func (c *Conn) probeLocked(now time.Time) {
 	c.probedAt = now
 	err := c.qc.SendDatagram(make([]byte, probeSize))
 	var tl *quicgo.DatagramTooLargeError
 	if errors.As(err, &tl) {
-		c.maxDgram = min(c.lim.MaxUnreliableSize, int(max(tl.MaxDatagramPayloadSize, 0)))
+		c.setPathLocked(int(tl.MaxDatagramPayloadSize))
 	}
+}
+
+// setPathLocked records the path's datagram payload limit.
+func (c *Conn) setPathLocked(path int) {
+	c.pathDgram = max(path, 0)
+	c.maxDgram = min(c.lim.MaxUnreliableSize, max(c.pathDgram-1, 0))
 }
 
 // next pops the next message queued on ch, waiting for one. It reports
@@ -148,24 +155,78 @@ func (c *Conn) writeUnordered() {
 	}
 }
 
+// writeDatagrams hands the unreliable messages to QUIC, packing those
+// queued together into as few datagrams as the path carries.
 func (c *Conn) writeDatagrams() {
 	defer c.wg.Done()
+	var msgs [][]byte
+	var buf []byte
 	for {
 		msg, ok := c.next(transport.Unreliable)
 		if !ok {
 			return
 		}
-		err := c.qc.SendDatagram(msg)
-		var tl *quicgo.DatagramTooLargeError
-		switch {
-		case errors.As(err, &tl):
-			// The path shrank since Send checked the size.
-			c.mu.Lock()
-			c.stats[transport.Unreliable].DroppedOversize++
-			c.maxDgram = min(c.lim.MaxUnreliableSize, int(max(tl.MaxDatagramPayloadSize, 0)))
-			c.mu.Unlock()
-		case err != nil:
-			return // the conn is ending
+		c.mu.Lock()
+		msgs = append(msgs[:0], msg)
+		for len(msgs) < 4*maxBundle {
+			m, ok := c.sendQ[transport.Unreliable].Pop()
+			if !ok {
+				break
+			}
+			msgs = append(msgs, m)
+		}
+		path := c.pathDgram
+		c.mu.Unlock()
+		for len(msgs) > 0 {
+			// The longest run of messages that fits one datagram (a
+			// message alone always does: Send checked it).
+			n, size := 1, bundleLen(len(msgs[0]))
+			for n < min(len(msgs), maxBundle) {
+				// The run's last message gets a length prefix.
+				grown := size + uvarintLen(len(msgs[n-1])) + len(msgs[n])
+				if grown > path {
+					break
+				}
+				n, size = n+1, grown
+			}
+			buf = appendBundle(buf[:0], msgs[:n])
+			err := c.qc.SendDatagram(buf)
+			var tl *quicgo.DatagramTooLargeError
+			switch {
+			case errors.As(err, &tl):
+				// The path shrank since Send checked the size.
+				c.mu.Lock()
+				c.stats[transport.Unreliable].DroppedOversize += uint64(n)
+				c.setPathLocked(int(tl.MaxDatagramPayloadSize))
+				path = c.pathDgram
+				c.mu.Unlock()
+			case err != nil:
+				return // the conn is ending
+			}
+			msgs = msgs[n:]
+		}
+		msgs = msgs[:0]
+	}
+}
+
+// Hold implements transport.Batcher: until Flush, Send queues without
+// waking the writers.
+func (c *Conn) Hold() {
+	c.mu.Lock()
+	c.held = true
+	c.mu.Unlock()
+}
+
+// Flush implements transport.Batcher: the writers take what Send queued,
+// the unreliable messages packed together into as few datagrams as fit.
+func (c *Conn) Flush() {
+	c.mu.Lock()
+	c.held = false
+	c.mu.Unlock()
+	for ch := range c.wake {
+		select {
+		case c.wake[ch] <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -207,9 +268,11 @@ func (c *Conn) Send(ch transport.Channel, msg []byte) error {
 		return nil
 	}
 	c.sendQ[ch].Push(append([]byte(nil), msg...))
-	select {
-	case c.wake[ch] <- struct{}{}:
-	default:
+	if !c.held {
+		select {
+		case c.wake[ch] <- struct{}{}:
+		default:
+		}
 	}
 	return nil
 }
