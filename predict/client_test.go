@@ -118,8 +118,12 @@ func TestClientFrameResyncOnRangeFault(t *testing.T) {
 			})
 		})
 	}
-	if unconfirmed < 20 {
-		t.Fatalf("%d complete ticks unconfirmed between the reconnects and the resyncs over 6 seeds, want at least 20", unconfirmed)
+	// The stretch is short: 8 ticks over the 6 seeds. (It was 20 and more
+	// while acks were reliable: the resync request waited behind the acks
+	// client 0 queued during the cut. Since wire version 7 they travel
+	// unreliably and are lost with the cut.)
+	if unconfirmed < 5 {
+		t.Fatalf("%d complete ticks unconfirmed between the reconnects and the resyncs over 6 seeds, want at least 5", unconfirmed)
 	}
 }
 

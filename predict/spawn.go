@@ -8,9 +8,12 @@ package predict
 // tick leaves the window unconfirmed.
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/rewindgo/rewind/ecs"
+	"github.com/rewindgo/rewind/internal/bin"
 	"github.com/rewindgo/rewind/replicate"
 	"github.com/rewindgo/rewind/tick"
 )
@@ -39,11 +42,40 @@ type SpawnKey struct {
 }
 
 // RegisterSpawnKey registers SpawnKey as a replicated component of p, sent
-// once with the spawn (replicate.Once) by a rule of its own. Server and
-// clients register it alike; Attach then installs the adoption of
+// once with the spawn (replicate.Once) by a rule of its own, its four
+// fields as uvarints (about 6 bytes where plain data takes 24). Server
+// and clients register it alike; Attach then installs the adoption of
 // predicted spawns.
 func RegisterSpawnKey(p *replicate.Protocol) (replicate.ComponentIndex, error) {
-	return replicate.Component[SpawnKey](p, replicate.WithMode(replicate.Once), replicate.WithOwnRule())
+	return replicate.Component[SpawnKey](p, replicate.WithMode(replicate.Once), replicate.WithOwnRule(),
+		replicate.WithCodec[SpawnKey](spawnKeyCodec{}, "predict.SpawnKey/uvarint"))
+}
+
+// spawnKeyCodec encodes a SpawnKey as four minimal uvarints: Client,
+// Index, Tick, Kind. Decode refuses anything else (non-minimal varints,
+// values over 32 bits for Tick and Kind, trailing bytes), so what it
+// accepts encodes back to itself.
+type spawnKeyCodec struct{}
+
+func (spawnKeyCodec) Append(dst []byte, k *SpawnKey) []byte {
+	dst = binary.AppendUvarint(dst, uint64(k.Client))
+	dst = binary.AppendUvarint(dst, k.Index)
+	dst = binary.AppendUvarint(dst, uint64(k.Tick))
+	return binary.AppendUvarint(dst, uint64(k.Kind))
+}
+
+var errSpawnKey = errors.New("predict: malformed spawn key")
+
+func (spawnKeyCodec) Decode(src []byte, k *SpawnKey) error {
+	r := bin.NewReader(src)
+	k.Client = replicate.ClientID(r.Uvarint())
+	k.Index = r.Uvarint()
+	k.Tick = tick.Tick(r.Uvarint32())
+	k.Kind = r.Uvarint32()
+	if r.End() != nil {
+		return errSpawnKey
+	}
+	return nil
 }
 
 // ServerSpawn spawns the server's entity for key k in w: marked
