@@ -49,6 +49,36 @@ func newByteRates(st replicate.ConnectionStats, elapsed float64) byteRates {
 	return b
 }
 
+// since returns the counters of st accumulated after base, a snapshot of
+// the same connection's: the demos' rates count the run, not the join
+// before it (QUIC's handshake and path MTU probes, the full state).
+func since(st, base replicate.ConnectionStats) replicate.ConnectionStats {
+	sub := func(a, b replicate.ByteCounts) replicate.ByteCounts {
+		return replicate.ByteCounts{Updates: a.Updates - b.Updates, Mutations: a.Mutations - b.Mutations,
+			Acks: a.Acks - b.Acks, Messages: a.Messages - b.Messages, Checksums: a.Checksums - b.Checksums,
+			Resyncs: a.Resyncs - b.Resyncs, Control: a.Control - b.Control}
+	}
+	st.BytesOut -= base.BytesOut
+	st.BytesIn -= base.BytesIn
+	st.Out, st.In = sub(st.Out, base.Out), sub(st.In, base.In)
+	st.WirePacketsOut -= base.WirePacketsOut
+	st.WireBytesOut -= base.WireBytesOut
+	st.WirePacketsIn -= base.WirePacketsIn
+	st.WireBytesIn -= base.WireBytesIn
+	msgs := make([]replicate.MessageCount, len(st.MessagesOut))
+	copy(msgs, st.MessagesOut)
+	for i := range msgs {
+		for _, b := range base.MessagesOut {
+			if b.Name == msgs[i].Name {
+				msgs[i].Messages -= b.Messages
+				msgs[i].Bytes -= b.Bytes
+			}
+		}
+	}
+	st.MessagesOut = msgs
+	return st
+}
+
 // shortType drops the package paths from a type name:
 // "github.com/a/b.T[github.com/a/c.U]" -> "b.T[c.U]".
 func shortType(name string) string {

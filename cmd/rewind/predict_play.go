@@ -49,6 +49,7 @@ func (d *predictDemo) play(ctx context.Context, sum *predictSummary, live io.Wri
 	d.runStart = time.Now()
 	for _, pc := range d.clients {
 		pc.last = d.runStart
+		pc.markStart(d.srv)
 	}
 	var drainStart time.Time
 	for {

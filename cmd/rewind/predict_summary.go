@@ -135,9 +135,11 @@ type predictSummary struct {
 	// BulletsFired counts the bullets the server spawned.
 	BulletsFired uint64 `json:"bullets_fired"`
 	// BytesPerSecPerClient is the mean rate of the messages the server
-	// sent each client (replication and forwarded inputs);
-	// UDPBytesPerSecPerClient the same for the UDP payload (QUIC
-	// included) that reached each client's proxy from the server;
+	// sent each client (replication and forwarded inputs) during the run
+	// (after every client joined: the join's handshake and full state are
+	// left out, as is its time); UDPBytesPerSecPerClient the same for the
+	// UDP payload (QUIC included) that reached each client's proxy from
+	// the server;
 	// InputBytesPerSecPerClient the rate of each client's input messages.
 	BytesPerSecPerClient      float64 `json:"bytes_per_sec_per_client"`
 	UDPBytesPerSecPerClient   float64 `json:"udp_bytes_per_sec_per_client"`
@@ -363,14 +365,15 @@ func (d *predictDemo) finish(sum *predictSummary, start time.Time) {
 			aheadSum += float64(pc.aheadSum)
 			aheadN += float64(pc.aheadN)
 		}
-		if ss, err := d.srv.Stats(pc.rc.ID()); err == nil {
-			cs.BytesPerSec = round3(float64(ss.BytesOut) / elapsed)
-			cs.Bytes = newByteRates(ss, elapsed)
-			sum.ChecksumsChecked += ss.ChecksumsChecked
-			sum.Desyncs += ss.Desyncs
+		run, down, err := pc.runStats(d.srv)
+		if err == nil {
+			cs.BytesPerSec = round3(float64(run.BytesOut) / elapsed)
+			cs.Bytes = newByteRates(run, elapsed)
+			sum.ChecksumsChecked += run.ChecksumsChecked
+			sum.Desyncs += run.Desyncs
 		}
 		ps := pc.proxy.Stats()
-		cs.UDPBytesPerSec = round3(float64(ps.Down.SentBytes) / elapsed)
+		cs.UDPBytesPerSec = round3(float64(down) / elapsed)
 		cs.LostUp, cs.LostDown = ps.Up.Lost, ps.Down.Lost
 		cs.Converged = pc.diff == "" && pc.nChecks > 0 && int(pc.lastChk) >= d.o.Ticks && pc.rc.State() == replicate.Connected
 		if !cs.Converged && sum.FirstDifference == "" {

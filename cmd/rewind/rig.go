@@ -36,6 +36,23 @@ type rigLink struct {
 	proxy *transport.Proxy
 	conn  *quic.Conn
 	rc    *replicate.Client
+	// At the start of the run (markStart): the counters the join ran up
+	// (QUIC's handshake, the full state), which the run's rates leave out.
+	startStats replicate.ConnectionStats
+	startDown  uint64
+}
+
+// markStart notes the link's counters as the run starts.
+func (l *rigLink) markStart(srv *replicate.Server) {
+	l.startStats, _ = srv.Stats(l.rc.ID())
+	l.startDown = l.proxy.Stats().Down.SentBytes
+}
+
+// runStats returns the server's counters of the link accumulated since
+// markStart, and the UDP bytes sent down since.
+func (l *rigLink) runStats(srv *replicate.Server) (replicate.ConnectionStats, uint64, error) {
+	st, err := srv.Stats(l.rc.ID())
+	return since(st, l.startStats), l.proxy.Stats().Down.SentBytes - l.startDown, err
 }
 
 // listen serves srv on a loopback listener with a self-signed

@@ -341,6 +341,9 @@ func (d *serverDemo) play(ctx context.Context, sum *serverSummary, live io.Write
 		fmt.Fprintf(live, "%d clients connected in %.2fs\n", len(d.clients), sum.ConnectSec)
 	}
 	d.runStart = time.Now()
+	for _, dc := range d.clients {
+		dc.markStart(d.srv)
+	}
 
 	// Simulate.
 	for k := range o.Ticks {

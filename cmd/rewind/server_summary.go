@@ -35,9 +35,10 @@ type serverSummary struct {
 	ConnectSec  float64 `json:"connect_sec"`
 	DrainSec    float64 `json:"drain_sec"`
 	// BytesPerSecPerClient is the mean rate of replication messages the
-	// server sent each client, since all were connected;
-	// UDPBytesPerSecPerClient the same for the UDP payload (QUIC included)
-	// that reached each client's proxy from the server.
+	// server sent each client since all were connected (the join's
+	// handshake and full state left out); UDPBytesPerSecPerClient the
+	// same for the UDP payload (QUIC included) that reached each client's
+	// proxy from the server. BytesOut counts the run's bytes too.
 	BytesPerSecPerClient    float64 `json:"bytes_per_sec_per_client"`
 	UDPBytesPerSecPerClient float64 `json:"udp_bytes_per_sec_per_client"`
 	// Resent counts the entity mutations resent after a timeout, summed
@@ -140,7 +141,8 @@ func (d *serverDemo) finish(sum *serverSummary, start time.Time) {
 	for _, dc := range d.clients {
 		cs := serverClientSummary{PingsSent: len(dc.pingsSent), EchoesGot: len(dc.echoes)}
 		sum.Pings += len(dc.pingsSent)
-		if ss, err := d.srv.Stats(dc.id); err == nil {
+		ss, down, err := dc.runStats(d.srv)
+		if err == nil {
 			cs.ID = uint64(dc.id)
 			cs.RTTMS = ms(ss.RTT)
 			cs.BytesOut = ss.BytesOut
@@ -152,7 +154,7 @@ func (d *serverDemo) finish(sum *serverSummary, start time.Time) {
 			sum.Resyncs += ss.Resyncs
 		}
 		ps := dc.proxy.Stats()
-		cs.UDPBytesPerSec = round3(float64(ps.Down.SentBytes) / elapsed)
+		cs.UDPBytesPerSec = round3(float64(down) / elapsed)
 		cs.LostUp, cs.LostDown = ps.Up.Lost, ps.Down.Lost
 		cs.CutUp, cs.CutDown = ps.Up.DroppedDown, ps.Down.DroppedDown
 		ct := dc.rc.Stats()
