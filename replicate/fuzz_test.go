@@ -70,6 +70,7 @@ func FuzzClientReceive(f *testing.F) {
 func FuzzServerReceive(f *testing.F) {
 	f.Add([]byte{1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{2, 2, 0, 1})
+	f.Add([]byte{2, 9, 3, 2}) // acks: 9, and 7 and 6 of the three before
 	f.Add([]byte{3, 0, 1, 0, 0, 0})
 	f.Add([]byte{4, 10, 1, 2, 3, 4, 5, 6, 7, 8, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8}) // a checksum report
 	f.Add([]byte{5, 2, 'h', 'i'})                                              // a resync request
