@@ -60,7 +60,7 @@ func newMatch(ctx context.Context, o options) (*match, error) {
 		if m.conn, err = m.openConn(ctx); err != nil {
 			return nil, err
 		}
-		o = m.o // a WebRTC room fills in the players
+		o = m.o              // a WebRTC room fills in the players
 		m.start = time.Now() // the match starts once every peer is there
 	}
 	players := o.NumPlayers

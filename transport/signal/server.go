@@ -94,7 +94,10 @@ type room struct {
 	name   string
 	peers  []*peer // by index; nil when absent
 	joined int     // peers that ever joined: the next index
-	timer  *time.Timer
+	// welcomed counts the peers sent their welcome: the room is ready
+	// once all n were (a peer that joins sees its welcome first).
+	welcomed int
+	timer    *time.Timer
 }
 
 type peer struct {
@@ -254,7 +257,8 @@ func (s *Server) enqueueWelcome(r *room, p *peer, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sendLocked(p, Message{Type: TypeWelcome, Index: p.index, N: n})
-	if r.joined == n && s.rooms[r.name] == r {
+	r.welcomed++
+	if r.welcomed == n && s.rooms[r.name] == r {
 		for _, q := range r.peers {
 			if q != nil {
 				s.sendLocked(q, Message{Type: TypeReady, N: n})
