@@ -3,6 +3,7 @@ module github.com/rewindgo/rewind/examples
 go 1.26.0
 
 require (
+	github.com/chromedp/cdproto v0.159.0
 	github.com/hajimehoshi/ebiten/v2 v2.9.10
 	github.com/pion/webrtc/v4 v4.2.20
 	github.com/rewindgo/rewind v0.0.0
@@ -10,6 +11,7 @@ require (
 
 require (
 	github.com/coder/websocket v1.8.15 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/pion/datachannel v1.6.2 // indirect
 	github.com/pion/dtls/v3 v3.1.8 // indirect
@@ -32,6 +34,7 @@ require (
 
 require (
 	boxgame.local/nodisplay v0.0.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/ebitengine/gomobile v0.0.0-20250923094054-ea854a63cce1 // indirect
 	github.com/ebitengine/hideconsole v1.0.0 // indirect
 	github.com/ebitengine/purego v0.9.0 // indirect

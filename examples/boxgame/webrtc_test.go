@@ -8,27 +8,34 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/rewindgo/rewind/examples/internal/webserve"
 )
 
 // startWeb serves what --web serves on loopback and returns its base URL
 // (http://127.0.0.1:PORT) and the browser reports it received.
-func startWeb(t *testing.T) (string, <-chan []byte) {
+func startWeb(t *testing.T) (string, *webserve.Handler, <-chan []byte) {
 	t.Helper()
 	reports := make(chan []byte, 4)
-	h, _, rooms, err := webServer(func(b []byte) { reports <- b }, nil)
+	h, page, rooms, err := webServer(func(b []byte) {
+		select {
+		case reports <- b:
+		default: // a fifth report: not ours
+		}
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(h)
 	t.Cleanup(func() { rooms.Close(); hs.Close() })
-	return hs.URL, reports
+	return hs.URL, page, reports
 }
 
 // TestMatchWebRTC: two native peers join a room of the --web server's
 // signalling and play 120 frames over WebRTC data channels, with loss on
 // one side: same digest, and each plays the handle of its room index.
 func TestMatchWebRTC(t *testing.T) {
-	base, _ := startWeb(t)
+	base, _, _ := startWeb(t)
 	room := "ws" + strings.TrimPrefix(base, "http") + "/room/native"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
