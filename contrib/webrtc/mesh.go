@@ -226,9 +226,11 @@ func (m *mesh) remote(j int) (*remote, error) {
 	})
 	pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
 		c.log.Debug("webrtc: connection state", "index", c.index, "peer", j, "state", s.String())
-		if s == webrtc.PeerConnectionStateFailed {
+		// Before the mesh is complete, a connection that fails or that the
+		// peer closes (it gave up or quit) fails Dial.
+		if s == webrtc.PeerConnectionStateFailed || s == webrtc.PeerConnectionStateClosed {
 			select {
-			case m.failed <- fmt.Errorf("%w: connection to peer %d failed", ErrPeerLeft, j):
+			case m.failed <- fmt.Errorf("%w: connection to peer %d %s", ErrPeerLeft, j, s):
 			default:
 			}
 		}

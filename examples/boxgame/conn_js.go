@@ -13,3 +13,6 @@ import (
 func listenUDP(context.Context, int) (transport.PacketConn, error) {
 	return nil, errors.New("a browser has no UDP: play over WebRTC (?signal=ws://HOST:PORT/room/NAME, or the page's own room)")
 }
+
+// refused: the browser does not say why a WebSocket failed.
+func refused(error) bool { return false }

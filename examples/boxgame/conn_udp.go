@@ -4,7 +4,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/rewindgo/rewind/transport"
 )
@@ -13,3 +15,7 @@ import (
 func listenUDP(ctx context.Context, port int) (transport.PacketConn, error) {
 	return transport.ListenUDP(ctx, fmt.Sprintf(":%d", port), transport.UDPConfig{})
 }
+
+// refused reports whether err says that nothing listens at the signalling
+// server's address (yet).
+func refused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }

@@ -177,11 +177,22 @@ func dialRoom(ctx context.Context, o options) (*webrtc.Conn, error) {
 	for _, u := range o.ICE {
 		cfg.ICEServers = append(cfg.ICEServers, pionwebrtc.ICEServer{URLs: []string{u}})
 	}
-	c, err := webrtc.Dial(ctx, o.Signal, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("webrtc room %s: %w", o.Signal, err)
+	for {
+		c, err := webrtc.Dial(ctx, o.Signal, cfg)
+		if err == nil {
+			return c, nil
+		}
+		// The host may not serve yet (two players started together):
+		// try again every second.
+		if !refused(err) || ctx.Err() != nil {
+			return nil, fmt.Errorf("webrtc room %s: %w", o.Signal, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("webrtc room %s: %w (%w)", o.Signal, ctx.Err(), err)
+		case <-time.After(time.Second):
+		}
 	}
-	return c, nil
 }
 
 // readInput is the runner's ReadInput: scripted inputs, or the keys of the

@@ -1,13 +1,18 @@
+//go:build !js
+
 package main
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rewindgo/rewind/examples/internal/webserve"
 )
@@ -74,6 +79,52 @@ func TestMatchWebRTC(t *testing.T) {
 	}
 	if !handles[0] || !handles[1] {
 		t.Errorf("local handles %v, want 0 and 1", handles)
+	}
+}
+
+// TestJoinBeforeServer: peers started before the --web server listens
+// (two players started together) keep trying, and meet once it does.
+func TestJoinBeforeServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o, err := parseOptions([]string{"--signal", "ws://" + addr + "/room/late", "--frames", "30", "--script"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		m   *match
+		err error
+	}
+	results := make(chan res, 2)
+	for range 2 {
+		go func() {
+			m, err := newMatch(ctx, o)
+			results <- res{m, err}
+		}()
+	}
+	h, _, rooms, err := webServer(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rooms.Close()
+	if ln, err = net.Listen("tcp", addr); err != nil {
+		t.Skipf("port %s taken meanwhile: %v", addr, err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	defer srv.Close()
+	for range 2 {
+		r := <-results
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		defer r.m.close() // not before the other has its conn too
 	}
 }
 
