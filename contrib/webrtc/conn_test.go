@@ -108,6 +108,16 @@ func TestDatagramsAndStats(t *testing.T) {
 	if st := cs[2].Stats(); st.PacketsReceived != 1 || st.BytesReceived != 7 {
 		t.Fatalf("peer 2 stats %+v", st)
 	}
+	// A datagram over MaxPacketSize from a (hostile) peer is dropped and
+	// counted; the next one is received.
+	webrtc.Deliver(cs[1], 2, big)
+	webrtc.Deliver(cs[1], 2, []byte("after"))
+	if from, p := receive(t, cs[1]); from != webrtc.PeerAddr(2).String() || p != "after" {
+		t.Fatalf("peer 1 got %q from %s", p, from)
+	}
+	if st := cs[1].Stats(); st.DroppedOversize != 1 || st.PacketsReceived != 2 {
+		t.Fatalf("peer 1 stats %+v", st)
+	}
 	cs[0].Close()
 	if err := cs[0].Send(webrtc.PeerAddr(1), []byte("x")); !errors.Is(err, transport.ErrClosed) {
 		t.Fatalf("Send after Close: %v", err)
