@@ -41,7 +41,16 @@ func browserFlags(exe string) []chromedp.ExecAllocatorOption {
 // It needs Chromium and REWIND_BROWSER=1 (CI sets it); it builds the wasm
 // (about a minute the first time). BOXGAME_BROWSER_OUT names a directory
 // for browser.json, native.json and browser.png (CI prints them).
-func TestBrowserPeer(t *testing.T) {
+func TestBrowserPeer(t *testing.T) { browserMatch(t, 1, "") }
+
+// TestBrowserMesh: the same with two native peers, a room of three: the
+// browser holds two peer connections (files browser3.json, native3-0.json,
+// native3-1.json, browser3.png).
+func TestBrowserMesh(t *testing.T) { browserMatch(t, 2, "3") }
+
+// browserMatch plays a 300-frame match between the browser build and
+// natives native peers; suffix names the output files.
+func browserMatch(t *testing.T, natives int, suffix string) {
 	if os.Getenv("REWIND_BROWSER") == "" {
 		t.Skip("set REWIND_BROWSER=1 to play against headless Chromium (CI does)")
 	}
@@ -61,6 +70,7 @@ func TestBrowserPeer(t *testing.T) {
 	} else if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	players := natives + 1
 	base, page, reports := startWeb(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -70,9 +80,10 @@ func TestBrowserPeer(t *testing.T) {
 	}
 	t.Logf("wasm %s ready after %v", page.Source(), time.Since(start).Round(time.Millisecond))
 
-	// The native peer waits in the room for the browser.
+	// The native peers wait in the room for the browser.
 	room := "ws" + strings.TrimPrefix(base, "http") + "/room/browser"
-	o, err := parseOptions([]string{"--signal", room, "--frames", "300", "--script", "--timeout", "3m"}, io.Discard)
+	o, err := parseOptions([]string{"--signal", room, "--num-players", fmt.Sprint(players), "--frames", "300", "--script",
+		"--timeout", "3m"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,11 +91,13 @@ func TestBrowserPeer(t *testing.T) {
 		m   *match
 		err error
 	}
-	native := make(chan opened, 1)
-	go func() {
-		m, err := newMatch(ctx, o)
-		native <- opened{m, err}
-	}()
+	native := make(chan opened, natives)
+	for range natives {
+		go func() {
+			m, err := newMatch(ctx, o)
+			native <- opened{m, err}
+		}()
+	}
 
 	actx, acancel := chromedp.NewExecAllocator(ctx, browserFlags(exe)...)
 	defer acancel()
@@ -102,10 +115,10 @@ func TestBrowserPeer(t *testing.T) {
 		}
 	}))
 	defer bcancel()
-	pageURL := base + "/?room=browser&frames=300&headless&drain=5s&timeout=3m"
+	pageURL := fmt.Sprintf("%s/?room=browser&num-players=%d&frames=300&headless&drain=5s&timeout=3m", base, players)
 	// The browser's side, in its own goroutine while this one runs the
-	// native peer: load the page, wait for the match to complete, take the
-	// screenshot, wait for the summary.
+	// native peers: load the page, wait for the match to complete, take
+	// the screenshot, wait for the summary.
 	type browserResult struct {
 		shot    []byte
 		summary string
@@ -131,20 +144,22 @@ func TestBrowserPeer(t *testing.T) {
 		browser <- r
 	}()
 
-	var m *match
-	select {
-	case n := <-native:
-		if n.err != nil {
-			t.Fatalf("native peer: %v\nbrowser console:\n%s", n.err, console.String())
+	var ms []*match
+	for len(ms) < natives {
+		select {
+		case n := <-native:
+			if n.err != nil {
+				t.Fatalf("native peer: %v\nbrowser console:\n%s", n.err, console.String())
+			}
+			defer n.m.close()
+			ms = append(ms, n.m)
+		case r := <-browser:
+			t.Fatalf("the browser finished before joining: %+v\nconsole:\n%s", r.err, console.String())
 		}
-		m = n.m
-	case r := <-browser:
-		t.Fatalf("the browser finished before joining: %+v\nconsole:\n%s", r.err, console.String())
 	}
-	defer m.close()
 	var br browserResult
 	gotBrowser := false
-	playFor(t, []*match{m}, func() bool {
+	playFor(t, ms, func() bool {
 		if !gotBrowser {
 			select {
 			case br = <-browser:
@@ -152,29 +167,46 @@ func TestBrowserPeer(t *testing.T) {
 			default:
 			}
 		}
-		return m.complete() && gotBrowser
+		done := gotBrowser
+		for _, m := range ms {
+			done = done && m.complete()
+		}
+		return done
 	}, func() string {
-		return fmt.Sprintf("native: frames 0..%d confirmed; browser done %v; console:\n%s", m.digest.Frames()-1, gotBrowser, console.String())
+		return fmt.Sprintf("native: frames 0..%d confirmed; browser done %v; console:\n%s", ms[0].digest.Frames()-1, gotBrowser, console.String())
 	}, 4*time.Minute)
 	if br.err != nil {
 		t.Fatalf("browser: %v\nconsole:\n%s", br.err, console.String())
 	}
 
-	ns := m.summary(nil, nil)
 	var bs summary
 	if err := json.Unmarshal([]byte(br.summary), &bs); err != nil {
 		t.Fatalf("browser summary %q: %v\nconsole:\n%s", br.summary, err, console.String())
 	}
-	nj, _ := json.Marshal(ns)
-	for name, b := range map[string][]byte{"browser.json": []byte(br.summary), "native.json": nj, "browser.png": br.shot} {
+	files := map[string][]byte{"browser" + suffix + ".json": []byte(br.summary), "browser" + suffix + ".png": br.shot}
+	t.Logf("browser: %s", br.summary)
+	handles := map[int]bool{bs.Local[0]: true}
+	for i, m := range ms {
+		ns := m.summary(nil, nil)
+		nj, _ := json.Marshal(ns)
+		name := "native.json"
+		if suffix != "" {
+			name = fmt.Sprintf("native%s-%d.json", suffix, i)
+		}
+		files[name] = nj
+		t.Logf("native:  %s", nj)
+		if !bs.OK || !ns.OK || bs.Digest != ns.Digest || bs.DigestFrames != 301 || ns.DigestFrames != 301 || bs.Players != players || handles[ns.Local[0]] {
+			t.Errorf("browser and native peer %d disagree or failed:\nbrowser %+v\nnative  %+v", i, bs, ns)
+		}
+		handles[ns.Local[0]] = true
+	}
+	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("browser: %s", br.summary)
-	t.Logf("native:  %s", nj)
-	if !bs.OK || !ns.OK || bs.Digest != ns.Digest || bs.DigestFrames != 301 || ns.DigestFrames != 301 || bs.Local[0] == ns.Local[0] {
-		t.Fatalf("browser and native peer disagree or failed:\nbrowser %+v\nnative  %+v", bs, ns)
+	if t.Failed() {
+		t.FailNow()
 	}
 	select {
 	case r := <-reports:
@@ -184,7 +216,7 @@ func TestBrowserPeer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Error("the browser did not POST its summary to /report")
 	}
-	cmd := exec.Command("go", "run", "./checkshot", "--players", "2", filepath.Join(out, "browser.png"))
+	cmd := exec.Command("go", "run", "./checkshot", "--players", fmt.Sprint(players), filepath.Join(out, "browser"+suffix+".png"))
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("checkshot: %v\n%s", err, b)
 	} else {
