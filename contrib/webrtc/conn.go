@@ -111,7 +111,6 @@ var _ transport.PacketConn = (*Conn)(nil)
 // remote is the link to one other peer.
 type remote struct {
 	index int
-	addr  netip.AddrPort
 	pc    *webrtc.PeerConnection
 	dc    *webrtc.DataChannel
 

@@ -200,7 +200,7 @@ func (m *mesh) remote(j int) (*remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("webrtc: peer connection: %w", err)
 	}
-	r := &remote{index: j, addr: PeerAddr(j), pc: pc}
+	r := &remote{index: j, pc: pc}
 	c.peers[j] = r
 	ordered, retransmits, negotiated, id := false, uint16(0), true, uint16(0)
 	r.dc, err = pc.CreateDataChannel("rewind", &webrtc.DataChannelInit{
