@@ -1,8 +1,10 @@
 package signal
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -37,10 +39,18 @@ func Join(ctx context.Context, url string, cfg ClientConfig) (*Client, error) {
 	c, resp, err := websocket.Dial(ctx, url, dialOptions(cfg))
 	if err != nil {
 		if resp != nil {
-			switch resp.StatusCode {
-			case http.StatusConflict:
-				return nil, fmt.Errorf("signal: join %s: %w or %w (%v)", url, ErrRoomFull, ErrRoomSize, err)
-			case http.StatusBadRequest:
+			// The server's refusal says why in the body (at most 1 KiB
+			// kept by websocket.Dial).
+			var why []byte
+			if resp.Body != nil {
+				why, _ = io.ReadAll(io.LimitReader(resp.Body, 1024))
+			}
+			switch {
+			case resp.StatusCode == http.StatusConflict && bytes.Contains(why, []byte(msgRoomFull)):
+				return nil, fmt.Errorf("signal: join %s: %w", url, ErrRoomFull)
+			case resp.StatusCode == http.StatusConflict:
+				return nil, fmt.Errorf("signal: join %s: %w", url, ErrRoomSize)
+			case resp.StatusCode == http.StatusBadRequest:
 				return nil, fmt.Errorf("signal: join %s: %w", url, ErrBadRoom)
 			}
 		}

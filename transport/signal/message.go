@@ -62,8 +62,10 @@ var ErrMalformed = errors.New("signal: malformed message")
 // Errors of the client and the server.
 var (
 	// ErrRoomFull is returned by Join when the room already has all its
-	// peers, and ErrRoomSize when it exists with another size.
+	// peers.
 	ErrRoomFull = errors.New("signal: room full")
+	// ErrRoomSize is returned by Join when the room exists with another
+	// size (another n).
 	ErrRoomSize = errors.New("signal: room exists with another size")
 	// ErrBadRoom is returned by Join for a room name or size the server
 	// refuses (see ValidRoomName).

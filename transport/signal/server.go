@@ -215,6 +215,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 var errPeerLeft = errors.New("signal: peer left")
 
+// msgRoomFull is the reason of a refusal because the room is full; the
+// client tells it from a size conflict by it.
+const msgRoomFull = "room full"
+
 func (s *Server) refuse(w http.ResponseWriter, code int, why, name string) {
 	s.mu.Lock()
 	s.st.Refused++
@@ -242,7 +246,7 @@ func (s *Server) join(name string, n int) (*peer, *room, int, string) {
 	case len(r.peers) != n:
 		return nil, nil, http.StatusConflict, "room exists with another size"
 	case r.joined >= n:
-		return nil, nil, http.StatusConflict, "room full"
+		return nil, nil, http.StatusConflict, msgRoomFull
 	}
 	ctx, stop := context.WithCancelCause(context.Background())
 	p := &peer{index: r.joined, out: make(chan []byte, s.cfg.SendQueue), ctx: ctx, stop: stop}

@@ -131,6 +131,9 @@ func TestRefused(t *testing.T) {
 		if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
 			t.Errorf("%s: %v, want %v", c.url, err, c.want)
 		}
+		if errors.Is(err, signal.ErrRoomFull) && errors.Is(err, signal.ErrRoomSize) {
+			t.Errorf("%s: %v is both full and of another size", c.url, err)
+		}
 	}
 	if st := srv.Stats(); st.Refused != uint64(len(cases)) {
 		t.Fatalf("refused %d, want %d", st.Refused, len(cases))
