@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,5 +53,25 @@ func TestSignal(t *testing.T) {
 	}
 	if !regexp.MustCompile(`1 messages relayed, 0 dropped`).MatchString(out.String()) {
 		t.Fatalf("output %q", out)
+	}
+}
+
+func TestSignalUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"help", "signal"}, 0, "-ttl"},
+		{[]string{"help"}, 0, "rewind signal [flags]"},
+		{[]string{"signal", "--ttl", "0s"}, 2, "--ttl and --max-rooms must be positive"},
+		{[]string{"signal", "extra"}, 2, "unexpected arguments"},
+		{[]string{"signal", "--listen", "256.0.0.1:0"}, 1, "256.0.0.1"},
+	} {
+		var out bytes.Buffer
+		code := run(t.Context(), c.args, &out, &out)
+		if code != c.code || !strings.Contains(out.String(), c.want) {
+			t.Errorf("rewind %q: exit %d (want %d), output %q (want %q)", c.args, code, c.code, out.String(), c.want)
+		}
 	}
 }
