@@ -44,9 +44,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if o.Signal != "" {
-		fmt.Fprintf(stderr, "boxgame: joining the WebRTC room %s; waiting for the other players...\n", o.Signal)
+		msg := fmt.Sprintf("joining the WebRTC room %s; waiting for the other players...", o.Signal)
+		fmt.Fprintf(stderr, "boxgame: %s\n", msg)
+		pageStatus(msg)
 	}
 	m, err := newMatch(ctx, o)
+	pageStatus("")
 	if err != nil {
 		fmt.Fprintf(stderr, "boxgame: %v\n", err)
 		return 1

@@ -74,3 +74,23 @@ func publishSummary(s summary) {
 }
 
 func markComplete() { js.Global().Set("rewindComplete", true) }
+
+// pageStatus shows msg in a line at the top of the page while the game
+// has no screen yet (it waits for the room); "" removes it.
+func pageStatus(msg string) {
+	doc := js.Global().Get("document")
+	el := doc.Call("getElementById", "boxgame-status")
+	if msg == "" {
+		if !el.IsNull() {
+			el.Call("remove")
+		}
+		return
+	}
+	if el.IsNull() {
+		el = doc.Call("createElement", "div")
+		el.Set("id", "boxgame-status")
+		el.Get("style").Set("cssText", "position:absolute;left:1em;top:1em;color:#ccc;font:14px sans-serif")
+		doc.Get("body").Call("appendChild", el)
+	}
+	el.Set("textContent", "rewind box game: "+msg)
+}

@@ -15,3 +15,7 @@ func publishSummary(summary) {}
 // markComplete tells the page that the match is complete and its last
 // frame drawn (browser build only).
 func markComplete() {}
+
+// pageStatus shows msg on the page while the game has no screen yet
+// (browser build only; "" removes it).
+func pageStatus(string) {}
