@@ -20,7 +20,7 @@ import (
 
 // signalServer starts a signalling server on loopback and returns the URL
 // of room name for n peers.
-func signalServer(t *testing.T, name string, n int) string {
+func signalServer(t testing.TB, name string, n int) string {
 	t.Helper()
 	srv := signal.NewServer(signal.ServerConfig{})
 	hs := httptest.NewServer(srv)
@@ -29,7 +29,7 @@ func signalServer(t *testing.T, name string, n int) string {
 }
 
 // dialAll connects n native peers through the room at url.
-func dialAll(t *testing.T, url string, n int) []*webrtc.Conn {
+func dialAll(t testing.TB, url string, n int) []*webrtc.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()

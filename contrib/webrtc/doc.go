@@ -66,6 +66,12 @@
 // package decodes payloads; the signalling data (session descriptions,
 // candidates) is bounded and checked before it reaches pion.
 //
+// Receive allocates nothing in steady state, but pion does, on both
+// sides: BenchmarkSendReceive measured a 64-byte datagram sent and
+// received on loopback at about 96 µs, 4.4 kB and 87 allocations, against
+// 26 µs and none over transport's UDP conn (BenchmarkSendReceiveUDP); a
+// rollback session sends a few such datagrams per frame.
+//
 // Logging goes to an injected *slog.Logger and is silent by default; the
 // package has no mutable global state.
 package webrtc
