@@ -88,6 +88,11 @@ func peerIndex(a netip.AddrPort) int {
 
 // Conn is a transport.PacketConn over the data channels to the other
 // peers of a room. Create it with Dial.
+//
+// A peer that leaves after Dial, or whose connection fails, is not
+// replaced: sends to it fail with transport.ErrClosed and nothing more
+// arrives from it, which a rollback session sees as a peer gone silent
+// (its disconnect timeout).
 type Conn struct {
 	index, n int
 	log      *slog.Logger
