@@ -90,9 +90,10 @@ func peerIndex(a netip.AddrPort) int {
 // peers of a room. Create it with Dial.
 //
 // A peer that leaves after Dial, or whose connection fails, is not
-// replaced: sends to it fail with transport.ErrClosed and nothing more
-// arrives from it, which a rollback session sees as a peer gone silent
-// (its disconnect timeout).
+// replaced: nothing more arrives from it, sends to it fail with
+// transport.ErrClosed once WebRTC notices (at once when the peer closes,
+// after ICE timeouts when it vanished), and a rollback session sees a
+// peer gone silent (its disconnect timeout).
 type Conn struct {
 	index, n int
 	log      *slog.Logger
