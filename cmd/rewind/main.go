@@ -28,6 +28,7 @@ Usage:
   rewind diff A B             compare two desync dumps entity by entity, field by field
   rewind load [flags]         thin clients against match servers (load testing)
   rewind load serve [flags]   match servers to load, with tick duration statistics
+  rewind signal [flags]       WebRTC signalling server: rooms of peers over WebSocket
   rewind help [command]       help for a command
 
 Run "rewind help <command>" for the flags of a command.
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = diffCommand(rest, stdout, stderr)
 	case "load":
 		err = loadCommand(ctx, rest, stdout, stderr)
+	case "signal":
+		err = signalCommand(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		return helpCommand(rest, stdout, stderr)
 	default:
@@ -137,6 +140,8 @@ func helpCommand(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 1 && args[1] == "serve" {
 			fs, _ = loadServeFlags()
 		}
+	case "signal":
+		fs, _ = signalFlags()
 	default:
 		fmt.Fprintf(stderr, "rewind help: unknown command %q\n", args[0])
 		return 2

@@ -145,6 +145,7 @@ func (g *game) Draw(screen *ebiten.Image) {
 		if g.m.o.Screenshot != "" {
 			g.shotErr = writePNG(screen, g.m.o.Screenshot)
 		}
+		markComplete()
 	}
 }
 

@@ -26,10 +26,6 @@ import (
 	"github.com/rewindgo/rewind/transport"
 )
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
 func run(args []string, stdout, stderr io.Writer) int {
 	o, err := parseOptions(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -41,13 +37,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.Web != "" {
+		if o.Signal, err = serveWeb(ctx, o, stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "boxgame: --web: %v\n", err)
+			return 1
+		}
+	}
+	if o.Signal != "" {
+		msg := fmt.Sprintf("joining the WebRTC room %s; waiting for the other players...", o.Signal)
+		fmt.Fprintf(stderr, "boxgame: %s\n", msg)
+		pageStatus(msg)
+	}
 	m, err := newMatch(ctx, o)
+	pageStatus("")
 	if err != nil {
 		fmt.Fprintf(stderr, "boxgame: %v\n", err)
 		return 1
 	}
 	g := newGame(ctx, m)
-	ebiten.SetWindowTitle(fmt.Sprintf("rewind box game (%s, port %d)", o.Mode, o.Port))
+	title := fmt.Sprintf("rewind box game (%s, port %d)", o.Mode, o.Port)
+	if o.Signal != "" {
+		title = fmt.Sprintf("rewind box game (WebRTC, P%d of %d)", m.local[0]+1, len(m.o.Players))
+	}
+	ebiten.SetWindowTitle(title)
 	ebiten.SetWindowSize(int(screenW*o.Scale), int(screenH*o.Scale))
 	ebiten.SetRunnableOnUnfocused(true) // two windows on one screen both keep running
 	ebiten.SetTPS(60)
@@ -63,6 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	sum := m.summary(err, g.shotErr)
+	publishSummary(sum)
 	if o.JSON {
 		_ = json.NewEncoder(stdout).Encode(sum)
 	} else {

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	pionwebrtc "github.com/pion/webrtc/v4"
+
+	"github.com/rewindgo/rewind/contrib/webrtc"
 	"github.com/rewindgo/rewind/examples/boxgame/sim"
 	"github.com/rewindgo/rewind/rollback"
 	"github.com/rewindgo/rewind/rollback/runner"
@@ -52,23 +55,21 @@ type peerInfo struct {
 // conditions are set) and builds the session, the game and the runner.
 func newMatch(ctx context.Context, o options) (*match, error) {
 	m := &match{o: o, start: time.Now()}
+	var err error
+	if o.Mode != modeSyncTest {
+		if m.conn, err = m.openConn(ctx); err != nil {
+			return nil, err
+		}
+		o = m.o              // a WebRTC room fills in the players
+		m.start = time.Now() // the match starts once every peer is there
+	}
 	players := o.NumPlayers
 	if o.Mode == modeP2P {
 		players = len(o.Players)
 	}
-	var err error
 	if m.game, err = sim.New(sim.Config{Players: players}); err != nil {
+		m.close()
 		return nil, err
-	}
-	if o.Mode != modeSyncTest {
-		udp, err := transport.ListenUDP(ctx, fmt.Sprintf(":%d", o.Port), transport.UDPConfig{})
-		if err != nil {
-			return nil, err
-		}
-		m.conn = udp
-		if o.Link != (transport.LinkConfig{}) {
-			m.conn = transport.Condition(udp, transport.ConditionConfig{Link: o.Link, Seed: o.Seed + uint64(o.Port)})
-		}
 	}
 	cfg := rollback.Config{
 		NumPlayers: players, InputDelay: o.InputDelay, MaxInputSize: sim.InputSize,
@@ -132,6 +133,66 @@ func newMatch(ctx context.Context, o options) (*match, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// openConn opens the conn of a P2P or spectator match: WebRTC data
+// channels to the members of the room o.Signal (conn_webrtc.go), or a UDP
+// socket on o.Port (conn_udp.go; not in a browser); wrapped in the link
+// conditioner when link conditions are set.
+func (m *match) openConn(ctx context.Context) (transport.PacketConn, error) {
+	var conn transport.PacketConn
+	var err error
+	seed := m.o.Seed + uint64(m.o.Port)
+	if m.o.Signal != "" {
+		var rc *webrtc.Conn
+		if rc, err = dialRoom(ctx, m.o); err != nil {
+			return nil, err
+		}
+		// Players in room order: this peer is its index.
+		m.o.Players = make([]netip.AddrPort, rc.N())
+		for h := range m.o.Players {
+			if h != rc.Index() {
+				m.o.Players[h] = webrtc.PeerAddr(h)
+			}
+		}
+		conn, seed = rc, m.o.Seed+uint64(rc.Index())
+	} else if conn, err = listenUDP(ctx, m.o.Port); err != nil {
+		return nil, err
+	}
+	if m.o.Link != (transport.LinkConfig{}) {
+		conn = transport.Condition(conn, transport.ConditionConfig{Link: m.o.Link, Seed: seed})
+	}
+	return conn, nil
+}
+
+// dialRoom joins the WebRTC room o.Signal and waits for its other members
+// (giving up after o.Timeout in a --frames run).
+func dialRoom(ctx context.Context, o options) (*webrtc.Conn, error) {
+	if o.Frames > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	cfg := webrtc.Config{}
+	for _, u := range o.ICE {
+		cfg.ICEServers = append(cfg.ICEServers, pionwebrtc.ICEServer{URLs: []string{u}})
+	}
+	for {
+		c, err := webrtc.Dial(ctx, o.Signal, cfg)
+		if err == nil {
+			return c, nil
+		}
+		// The host may not serve yet (two players started together):
+		// try again every second.
+		if !refused(err) || ctx.Err() != nil {
+			return nil, fmt.Errorf("webrtc room %s: %w", o.Signal, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("webrtc room %s: %w (%w)", o.Signal, ctx.Err(), err)
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // readInput is the runner's ReadInput: scripted inputs, or the keys of the

@@ -42,10 +42,16 @@ func freePorts(t *testing.T, n int) []int {
 // until done reports true, failing with why() after 20 seconds.
 func play(t *testing.T, ms []*match, done func() bool, why func() string) {
 	t.Helper()
+	playFor(t, ms, done, why, 20*time.Second)
+}
+
+// playFor is play with a time limit of its own.
+func playFor(t *testing.T, ms []*match, done func() bool, why func() string, limit time.Duration) {
+	t.Helper()
 	start, last := time.Now(), time.Now()
 	for !done() {
-		if time.Since(start) > 20*time.Second {
-			t.Fatalf("after 20s: %s", why())
+		if time.Since(start) > limit {
+			t.Fatalf("after %v: %s", limit, why())
 		}
 		time.Sleep(2 * time.Millisecond)
 		now := time.Now()

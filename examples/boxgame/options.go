@@ -7,12 +7,15 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/rewindgo/rewind/examples/boxgame/sim"
 	"github.com/rewindgo/rewind/rollback"
 	"github.com/rewindgo/rewind/transport"
+	"github.com/rewindgo/rewind/transport/signal"
 )
 
 type mode int
@@ -39,6 +42,17 @@ type options struct {
 	NumPlayers int
 	Port       int
 
+	// Signal is the room URL of a WebRTC match (--signal, or this
+	// process's own room with --web); the players are then the room's
+	// members, in the order they joined, and Players is filled in by
+	// newMatch.
+	Signal string
+	// Web is the address that serves the browser build and the
+	// signalling rooms (--web); Room the room this process joins there.
+	Web, Room string
+	// ICE lists STUN/TURN server URLs for WebRTC.
+	ICE []string
+
 	InputDelay     int
 	DesyncInterval int
 	CheckDistance  int
@@ -61,7 +75,7 @@ var errUsage = errors.New("usage")
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
-	var players, spectators, spectate string
+	var players, spectators, spectate, ice string
 	var synctest bool
 	fs := flag.NewFlagSet("boxgame", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -70,7 +84,11 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&spectators, "spectators", "", "comma-separated HOST:PORT of spectators this peer hosts")
 	fs.StringVar(&spectate, "spectate", "", "watch the match of the peer at `HOST:PORT` (needs --num-players)")
 	fs.BoolVar(&synctest, "synctest", false, "SyncTest: all --num-players local, every frame rolled back and re-simulated to check determinism")
-	fs.IntVar(&o.NumPlayers, "num-players", 2, "players of a --spectate or --synctest run (1-4)")
+	fs.IntVar(&o.NumPlayers, "num-players", 2, "players of a --spectate, --synctest, --signal or --web run")
+	fs.StringVar(&o.Signal, "signal", "", "play over WebRTC in the room at `URL` (ws://HOST:PORT/room/NAME) of a signalling server (boxgame --web, rewind signal): players are numbered in the order they join")
+	fs.StringVar(&o.Web, "web", "", "serve the browser build and signalling rooms on `ADDR` (e.g. :8080), and play over WebRTC in --room there")
+	fs.StringVar(&o.Room, "room", "boxgame", "with --web: the `name` of the room this peer joins (browsers join ?room=NAME, default boxgame)")
+	fs.StringVar(&ice, "ice", "", "comma-separated STUN/TURN server `URLs` for WebRTC (e.g. stun:stun.example.org:3478); default none: LAN or one machine")
 	fs.IntVar(&o.CheckDistance, "check-distance", 7, "frames SyncTest rolls back every frame")
 	fs.IntVar(&o.InputDelay, "input-delay", 2, "input delay in frames")
 	fs.IntVar(&o.DesyncInterval, "desync-interval", 10, "frames between desync checks (0: off)")
@@ -94,6 +112,11 @@ The bevy_ggrs box game on rewind and Ebitengine. Two terminals on one machine:
   boxgame --port 7000 --players local,127.0.0.1:7001
   boxgame --port 7001 --players 127.0.0.1:7000,local
 
+Over WebRTC, with a friend in a browser (the page is served on :8080):
+
+  boxgame --web :8080            then open http://HOST:8080/ in the browser
+  boxgame --signal ws://HOST:8080/room/boxgame    another native peer
+
 Keys of the local players, in order: WASD, arrow keys, IJKL, TFGH.
 
 Flags:
@@ -109,8 +132,25 @@ Flags:
 	if o.Headless {
 		o.Script = true
 	}
+	if ice != "" {
+		o.ICE = strings.Split(ice, ",")
+	}
+	explicitPlayers := false
+	fs.Visit(func(f *flag.Flag) { explicitPlayers = explicitPlayers || f.Name == "players" || f.Name == "spectators" })
 	var err error
 	switch {
+	case (o.Signal != "" || o.Web != "") && (synctest || spectate != "" || explicitPlayers):
+		return o, fmt.Errorf("%w: --signal and --web take the players from the room: no --players, --spectators, --spectate or --synctest", errUsage)
+	case o.Signal != "" || o.Web != "":
+		o.Mode = modeP2P
+		if o.Signal != "" {
+			if o.Signal, err = roomURL(o.Signal, o.NumPlayers); err != nil {
+				return o, err
+			}
+		}
+		if !signal.ValidRoomName(o.Room) {
+			return o, fmt.Errorf("%w: --room %q: letters, digits, '-', '_' and '.' only", errUsage, o.Room)
+		}
 	case synctest && spectate != "":
 		return o, fmt.Errorf("%w: --synctest and --spectate exclude each other", errUsage)
 	case synctest:
@@ -144,7 +184,9 @@ Flags:
 		}
 	}
 	switch {
-	case o.Mode != modeP2P && (o.NumPlayers < sim.MinPlayers || o.NumPlayers > sim.MaxPlayers):
+	case (o.Signal != "" || o.Web != "") && o.NumPlayers < 2:
+		return o, fmt.Errorf("%w: --num-players %d: a WebRTC room has 2..%d players", errUsage, o.NumPlayers, sim.MaxPlayers)
+	case (o.Mode != modeP2P || o.Signal != "" || o.Web != "") && (o.NumPlayers < sim.MinPlayers || o.NumPlayers > sim.MaxPlayers):
 		return o, fmt.Errorf("%w: --num-players %d, want %d..%d", errUsage, o.NumPlayers, sim.MinPlayers, sim.MaxPlayers)
 	case o.Port < 0 || o.Port > 65535:
 		return o, fmt.Errorf("%w: --port %d", errUsage, o.Port)
@@ -160,6 +202,21 @@ Flags:
 		return o, fmt.Errorf("%w: --scale %v", errUsage, o.Scale)
 	}
 	return o, nil
+}
+
+// roomURL checks a --signal URL and adds the room size (n=players) to it
+// when it has none.
+func roomURL(s string, players int) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+		return "", fmt.Errorf("%w: --signal %q: want ws://HOST:PORT/room/NAME (or wss://)", errUsage, s)
+	}
+	q := u.Query()
+	if q.Get("n") == "" {
+		q.Set("n", strconv.Itoa(players))
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), nil
 }
 
 // resolve parses HOST:PORT, looking the host up when it is a name.
