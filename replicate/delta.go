@@ -352,8 +352,6 @@ func unzigzagW(z uint64, w int) uint64 {
 	return (z>>1 ^ -(z & 1)) & widthMask(w)
 }
 
-var ExpK = -1
-
 // expOrder is the exponential-Golomb order of a changed field of w bits,
 // or -1 for the length-prefixed form of fields wider than 24 bits.
 func expOrder(w int) int {
