@@ -226,6 +226,14 @@ func (bw *benchWorld) tick(deliver bool) {
 // Values and entity blocks are encoded once per tick for all clients.
 func BenchmarkServerSend(b *testing.B) { benchServerSend(b, []int{1, 16, 64}, nil) }
 
+// BenchmarkServerSendNoDeltas is BenchmarkServerSend with deltas off
+// (ServerConfig.NoDeltas): every value absolute, in bit-packed messages.
+// Beside BenchmarkServerSend it shows what deltas cost in CPU and save in
+// bytes (B/tick/client).
+func BenchmarkServerSendNoDeltas(b *testing.B) {
+	benchServerSend(b, []int{1, 64}, func(c *replicate.ServerConfig) { c.NoDeltas = true })
+}
+
 // BenchmarkServerSendPriority is BenchmarkServerSend with a per-client
 // priority (ServerConfig.Priority) falling with the distance between an
 // entity's index and the client's own spot on the line of entities: 1
