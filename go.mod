@@ -3,6 +3,7 @@ module github.com/rewindgo/rewind
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/quic-go/quic-go v0.65.0
 	golang.org/x/tools v0.52.0
 )
