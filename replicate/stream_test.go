@@ -43,7 +43,9 @@ func (s *streamConn) Receive() (transport.Channel, []byte, bool) {
 
 func (s *streamConn) MaxUnreliableSize() int { return s.MessageConn.MaxUnreliableSize() - 1 }
 
-type streamListener struct{ *transport.MessageNetworkListener }
+type streamListener struct {
+	*transport.MessageNetworkListener
+}
 
 func (l streamListener) Accept(ctx context.Context) (transport.MessageConn, error) {
 	c, err := l.MessageNetworkListener.Accept(ctx)
