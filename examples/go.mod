@@ -7,6 +7,8 @@ require (
 	github.com/rewindgo/rewind v0.0.0
 )
 
+require github.com/coder/websocket v1.8.15 // indirect
+
 require (
 	boxgame.local/nodisplay v0.0.0
 	github.com/ebitengine/gomobile v0.0.0-20250923094054-ea854a63cce1 // indirect

@@ -103,6 +103,11 @@ type game struct {
 	finished  time.Time // a --ticks run has what it needs
 	shotTaken bool
 	shotErr   error
+	// onFinish, when set, is called when a --ticks run has what it needs,
+	// then every second while it lingers (the browser publishes its
+	// summary).
+	onFinish  func()
+	published time.Time
 }
 
 func newGame(ctx context.Context, c *client, o clientOptions, keys *keyboard) *game {
@@ -141,8 +146,17 @@ func (g *game) Update() error {
 		return nil
 	case g.finished.IsZero() && g.c.done(g.o.Ticks):
 		g.finished = now
-	case !g.finished.IsZero() && g.shotTaken:
+		if g.onFinish != nil {
+			g.onFinish()
+			g.published = now
+		}
+	case !g.finished.IsZero() && g.shotTaken && !g.o.Linger:
 		return ebiten.Termination
+	case !g.finished.IsZero(): // lingering: the page stays, the game plays on
+		if g.onFinish != nil && now.Sub(g.published) >= time.Second {
+			g.onFinish()
+			g.published = now
+		}
 	case time.Since(g.c.started) > g.o.Timeout:
 		if !g.c.connected() {
 			return fmt.Errorf("timed out after %v, not playing yet (%v)", g.o.Timeout, g.c.rc.State())

@@ -1,3 +1,5 @@
+//go:build !js
+
 package main
 
 import (
@@ -17,11 +19,13 @@ import (
 	_ "boxgame.local/nodisplay" // a message instead of a panic without a display
 	"github.com/hajimehoshi/ebiten/v2"
 
+	"github.com/rewindgo/rewind/examples/internal/webserve"
 	"github.com/rewindgo/rewind/ops/dashboard"
 	"github.com/rewindgo/rewind/ops/metrics"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 	"github.com/rewindgo/rewind/transport/quic"
+	"github.com/rewindgo/rewind/transport/websocket"
 )
 
 func main() {
@@ -100,6 +104,29 @@ func runServer(ctx context.Context, o serverOptions, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "arena: dashboard on http://%v/\n", a)
 	}
 	s.serve(ctx, ln)
+	if o.Web != "" {
+		wln := websocket.NewListener(websocket.Config{Logger: logger(o.Verbose, stderr)})
+		defer wln.Close()
+		h, page, err := webHandler(wln, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "arena: --web: %v\n", err)
+			return 1
+		}
+		a, _, err := webserve.Serve(ctx, o.Web, h)
+		if err != nil {
+			fmt.Fprintf(stderr, "arena: --web: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "arena: browser clients: open %s (WebSocket on /ws; ?bot=1 for a bot)\n", browseURL(a))
+		go func() {
+			if err := page.Prepare(ctx); err == nil {
+				fmt.Fprintf(stderr, "arena: browser client ready (%s)\n", page.Source())
+			} else if ctx.Err() == nil {
+				fmt.Fprintf(stderr, "arena: browser client unavailable: %v\n", err)
+			}
+		}()
+		s.serve(ctx, wln)
+	}
 	start := time.Now()
 	next, status := start, start.Add(10*time.Second)
 	shown := 0
