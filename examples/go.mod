@@ -7,7 +7,12 @@ require (
 	github.com/rewindgo/rewind v0.0.0
 )
 
-require github.com/coder/websocket v1.8.15 // indirect
+require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/chromedp/chromedp v0.23.0 // indirect
+	github.com/coder/websocket v1.8.15 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+)
 
 require (
 	boxgame.local/nodisplay v0.0.0

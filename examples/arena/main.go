@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -175,7 +176,10 @@ func runServer(ctx context.Context, o serverOptions, stdout, stderr io.Writer) i
 // each direction of the client's link gets link). The server's
 // certificate is self-signed and made at its start, so the client does
 // not verify it: the example trusts the address it is given.
-func dialServer(ctx context.Context, addr string, link transport.LinkConfig, seed uint64, timeout time.Duration) (*quic.Conn, *transport.Proxy, error) {
+func dialServer(ctx context.Context, addr string, link transport.LinkConfig, seed uint64, timeout time.Duration) (transport.MessageConn, *transport.Proxy, error) {
+	if strings.HasPrefix(addr, "ws://") || strings.HasPrefix(addr, "wss://") {
+		return dialWebSocket(ctx, addr, link, timeout)
+	}
 	var proxy *transport.Proxy
 	if link != (transport.LinkConfig{}) {
 		var err error
@@ -199,6 +203,31 @@ func dialServer(ctx context.Context, addr string, link transport.LinkConfig, see
 				proxy.Close()
 			}
 			return nil, nil, err
+		}
+	}
+}
+
+// dialWebSocket connects to the server's --web endpoint (ws://HOST:PORT/ws),
+// as the browser client does. Link conditions apply to datagrams only
+// (transport.Proxy): a TCP connection cannot be given loss that way.
+func dialWebSocket(ctx context.Context, url string, link transport.LinkConfig, timeout time.Duration) (transport.MessageConn, *transport.Proxy, error) {
+	if link != (transport.LinkConfig{}) {
+		return nil, nil, errors.New("--latency, --jitter and --loss condition QUIC only (a UDP proxy); not a WebSocket")
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		conn, err := websocket.Dial(dctx, url, websocket.Config{})
+		cancel()
+		if err == nil {
+			return conn, nil, nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return nil, nil, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/debug"
 	"sort"
 	"syscall/js"
 	"time"
@@ -24,9 +25,13 @@ import (
 // (?bot=1&seed=3&ticks=600&server=ws://host:8080/ws; see "arena client
 // -help"), the server defaults to the WebSocket endpoint of the page's
 // own host (/ws), and a --ticks run publishes its summary (the native
-// client's --json) as the JS global arenaSummary (a JSON string) and
-// POSTs it to the page's server (report), then plays on.
+// client's --json) as the JS global arenaSummary (a JSON string,
+// refreshed every second while the page plays on) and POSTs the first
+// one to the page's server (report).
 func main() {
+	// Fewer collections: the browser's one thread does the game, the GC
+	// and the rendering.
+	debug.SetGCPercent(400)
 	loc := js.Global().Get("location")
 	href := loc.Get("href").String()
 	o, err := browserOptions(href)
@@ -105,6 +110,7 @@ func runBrowser(ctx context.Context, o clientOptions, href string) int {
 		return 1
 	}
 	g := newGame(ctx, c, o, keys)
+	posted := false
 	publish := func(runErr error) {
 		sum := c.summary(o, runErr, nil)
 		b, _ := json.Marshal(struct {
@@ -112,6 +118,10 @@ func runBrowser(ctx context.Context, o clientOptions, href string) int {
 			Transport string `json:"transport"`
 		}{sum, "websocket"})
 		js.Global().Set("arenaSummary", string(b))
+		if posted { // once to the server; the global is refreshed every second
+			return
+		}
+		posted = true
 		u, err := url.Parse(href)
 		if err != nil {
 			return

@@ -104,7 +104,7 @@ func parseClient(args []string, stderr io.Writer) (clientOptions, error) {
 	var o clientOptions
 	fs := flag.NewFlagSet("arena client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.Server, "server", "127.0.0.1:7777", "the server's `host:port` (QUIC; in a browser, the WebSocket URL, by default ws://PAGE-HOST/ws)")
+	fs.StringVar(&o.Server, "server", "127.0.0.1:7777", "the server: `host:port` over QUIC, or ws://HOST:PORT/ws over WebSocket (a server's --web; the browser's default: its page's host)")
 	fs.BoolVar(&o.Bot, "bot", false, "a bot plays (moves, fires, scans) instead of the keyboard")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the bot and the link conditions")
 	fs.DurationVar(&o.Link.Latency, "latency", 0, "added one-way latency, each direction of this client's link")
