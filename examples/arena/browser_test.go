@@ -114,8 +114,18 @@ func TestBrowserClient(t *testing.T) {
 			t.Fatal("the server did not get ready")
 		}
 	}
+	joined := make(chan int, 4) // the server ticks at which players joined
+	joinRe := regexp.MustCompile(`tick (\d+): player \d+ joined`)
 	go func() { // keep draining the server's log
-		for range lines {
+		for l := range lines {
+			if m := joinRe.FindStringSubmatch(l); m != nil {
+				var n int
+				fmt.Sscan(m[1], &n)
+				select {
+				case joined <- n:
+				default:
+				}
+			}
 		}
 	}()
 
@@ -137,7 +147,25 @@ func TestBrowserClient(t *testing.T) {
 	if err := chromedp.Do(bctx, chromedp.EmulateViewport(screenW, screenH), chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
 	}
-	// The summary appears once the client's state matched the server's
+	// The browser player joins; the native bot over QUIC joins next and
+	// plays until 900 ticks (15 s) past that.
+	var joinTick int
+	select {
+	case joinTick = <-joined:
+	case <-ctx.Done():
+		t.Fatal("the browser client did not join")
+	}
+	native := exec.CommandContext(ctx, bin, "client", "--server", quicAddr, "--seed", "1", "--headless", "--json",
+		"--ticks", fmt.Sprint(joinTick+900), "--timeout", "2m", "--screenshot", filepath.Join(out, "native.png"))
+	nativeOut, nativeErr := &strings.Builder{}, &strings.Builder{}
+	native.Stdout, native.Stderr = nativeOut, nativeErr
+	if err := native.Start(); err != nil {
+		t.Fatal(err)
+	}
+	nativeDone := make(chan error, 1)
+	go func() { nativeDone <- native.Wait() }()
+
+	// The browser's summary appears once its state matched the server's
 	// truths five times (or the run failed).
 	const state = `JSON.stringify({summary: globalThis.arenaSummary || "", error: globalThis.arenaError || globalThis.rewindError || ""})`
 	type pageState struct{ Summary, Error string }
@@ -153,7 +181,7 @@ func TestBrowserClient(t *testing.T) {
 		return st
 	}
 	if err := chromedp.Do(bctx, chromedp.Poll[chromedp.Void](`globalThis.arenaSummary || globalThis.arenaError || globalThis.rewindError`,
-		chromedp.WithPollingTimeout(4*time.Minute), chromedp.WithPollingInterval(250*time.Millisecond))); err != nil {
+		chromedp.WithPollingTimeout(3*time.Minute), chromedp.WithPollingInterval(250*time.Millisecond))); err != nil {
 		t.Fatalf("no summary from the browser client: %v", err)
 	}
 	st := readState()
@@ -167,19 +195,6 @@ func TestBrowserClient(t *testing.T) {
 	if !first.Converged || first.TruthMismatch != 0 || !first.OK {
 		t.Fatalf("browser client did not converge: %s", st.Summary)
 	}
-
-	// The native bot over QUIC, until 600 ticks past the browser's
-	// convergence (10 s).
-	until := int(first.ConvergedTick) + 600
-	native := exec.CommandContext(ctx, bin, "client", "--server", quicAddr, "--seed", "1", "--headless", "--json",
-		"--ticks", fmt.Sprint(until), "--timeout", "2m", "--screenshot", filepath.Join(out, "native.png"))
-	nativeOut, nativeErr := &strings.Builder{}, &strings.Builder{}
-	native.Stdout, native.Stderr = nativeOut, nativeErr
-	if err := native.Start(); err != nil {
-		t.Fatal(err)
-	}
-	nativeDone := make(chan error, 1)
-	go func() { nativeDone <- native.Wait() }()
 
 	// Screenshots of the page until one shows both ships and the net
 	// graph (the native player joins a moment after it starts).

@@ -136,7 +136,20 @@ func (g *game) Update() error {
 	if inpututil.IsKeyJustPressed(ebiten.KeyG) {
 		g.graph = !g.graph
 	}
-	if err := g.c.update(elapsed, g.decay); err != nil {
+	// A slow display (a browser on software WebGL) runs fewer than 12
+	// frames a second, and Ebitengine then calls Update once a frame;
+	// predict's frame runs at most tick.DefaultMaxSteps ticks a call. So
+	// the frame's time runs in pieces of at most that many ticks (at most
+	// a second of them: a longer stall is tick sync's to snap), and the
+	// client's ticks keep up with the server's.
+	const piece = tick.DefaultMaxSteps * time.Second / tickRate
+	for n := 0; elapsed > piece && n < tickRate/tick.DefaultMaxSteps; n++ {
+		if err := g.c.update(piece, g.decay); err != nil {
+			return err
+		}
+		elapsed -= piece
+	}
+	if err := g.c.update(min(elapsed, piece), g.decay); err != nil {
 		return err
 	}
 	switch {
