@@ -13,7 +13,7 @@
 //	go server.Serve(ctx, ln) // beside server.Serve(ctx, quicListener)
 //
 // or serves on its own with Listen. Clients dial "ws://host:port/ws" (or
-// "wss://" behind TLS); the subprotocol is "rewind.ws/1", and the
+// "wss://" behind TLS); the subprotocol is "rewind.ws.v1", and the
 // client's hello and the server's welcome, both within
 // Config.HandshakeTimeout, open the conn.
 //
