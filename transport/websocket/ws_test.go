@@ -394,11 +394,12 @@ func TestIdleTimeout(t *testing.T) {
 }
 
 func TestKeepAliveAndRTT(t *testing.T) {
-	cfg := websocket.Config{IdleTimeout: 300 * time.Millisecond}
+	cfg := websocket.Config{IdleTimeout: 600 * time.Millisecond}
 	ln, url := server(t, cfg)
 	c, s := connect(t, ln, url, cfg)
-	// Idle for several timeouts: pings keep both ends alive and measure.
-	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	// Idle for several timeouts: pings (every 200 ms) keep both ends
+	// alive and measure.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
 	if err := c.WaitReceive(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("WaitReceive = %v", err)
@@ -423,6 +424,16 @@ func TestBacklogFullRefuses(t *testing.T) {
 	_, err = websocket.Dial(ctx, url, websocket.Config{})
 	if !errors.Is(err, transport.ErrRefused) {
 		t.Fatalf("second Dial = %v, want ErrRefused", err)
+	}
+}
+
+func TestPendingUpgradesBounded(t *testing.T) {
+	_, url := server(t, websocket.Config{MaxPending: 1})
+	raw(t, url) // upgraded, no hello: it holds the one pending place
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := websocket.Dial(ctx, url, websocket.Config{}); !errors.Is(err, transport.ErrRefused) {
+		t.Fatalf("Dial with the pending place taken = %v, want ErrRefused", err)
 	}
 }
 
