@@ -15,4 +15,10 @@
 // the messages (protocol.go), the window, overlays and net graph
 // (game.go, graph.go) and the flags (options.go). examples/README.md
 // says how to play it.
+//
+// It also builds for GOOS=js GOARCH=wasm: main_js.go is the browser
+// client, over WebSocket (package transport/websocket), and "arena
+// server --web :8080" serves it (web.go, package
+// examples/internal/webserve) beside QUIC, to the same game. A client
+// may also dial the WebSocket natively: --server ws://HOST:8080/ws.
 package main

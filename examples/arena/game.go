@@ -103,6 +103,11 @@ type game struct {
 	finished  time.Time // a --ticks run has what it needs
 	shotTaken bool
 	shotErr   error
+	// onFinish, when set, is called when a --ticks run has what it needs,
+	// then every second while it lingers (the browser publishes its
+	// summary).
+	onFinish  func()
+	published time.Time
 }
 
 func newGame(ctx context.Context, c *client, o clientOptions, keys *keyboard) *game {
@@ -131,7 +136,20 @@ func (g *game) Update() error {
 	if inpututil.IsKeyJustPressed(ebiten.KeyG) {
 		g.graph = !g.graph
 	}
-	if err := g.c.update(elapsed, g.decay); err != nil {
+	// A slow display (a browser on software WebGL) runs fewer than 12
+	// frames a second, and Ebitengine then calls Update once a frame;
+	// predict's frame runs at most tick.DefaultMaxSteps ticks a call. So
+	// the frame's time runs in pieces of at most that many ticks (at most
+	// a second of them: a longer stall is tick sync's to snap), and the
+	// client's ticks keep up with the server's.
+	const piece = tick.DefaultMaxSteps * time.Second / tickRate
+	for n := 0; elapsed > piece && n < tickRate/tick.DefaultMaxSteps; n++ {
+		if err := g.c.update(piece, g.decay); err != nil {
+			return err
+		}
+		elapsed -= piece
+	}
+	if err := g.c.update(min(elapsed, piece), g.decay); err != nil {
 		return err
 	}
 	switch {
@@ -141,8 +159,17 @@ func (g *game) Update() error {
 		return nil
 	case g.finished.IsZero() && g.c.done(g.o.Ticks):
 		g.finished = now
-	case !g.finished.IsZero() && g.shotTaken:
+		if g.onFinish != nil {
+			g.onFinish()
+			g.published = now
+		}
+	case !g.finished.IsZero() && g.shotTaken && !g.o.Linger:
 		return ebiten.Termination
+	case !g.finished.IsZero(): // lingering: the page stays, the game plays on
+		if g.onFinish != nil && now.Sub(g.published) >= time.Second {
+			g.onFinish()
+			g.published = now
+		}
 	case time.Since(g.c.started) > g.o.Timeout:
 		if !g.c.connected() {
 			return fmt.Errorf("timed out after %v, not playing yet (%v)", g.o.Timeout, g.c.rc.State())

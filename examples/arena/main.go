@@ -1,3 +1,5 @@
+//go:build !js
+
 package main
 
 import (
@@ -11,17 +13,20 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	_ "boxgame.local/nodisplay" // a message instead of a panic without a display
 	"github.com/hajimehoshi/ebiten/v2"
 
+	"github.com/rewindgo/rewind/examples/internal/webserve"
 	"github.com/rewindgo/rewind/ops/dashboard"
 	"github.com/rewindgo/rewind/ops/metrics"
 	"github.com/rewindgo/rewind/tick"
 	"github.com/rewindgo/rewind/transport"
 	"github.com/rewindgo/rewind/transport/quic"
+	"github.com/rewindgo/rewind/transport/websocket"
 )
 
 func main() {
@@ -100,6 +105,29 @@ func runServer(ctx context.Context, o serverOptions, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "arena: dashboard on http://%v/\n", a)
 	}
 	s.serve(ctx, ln)
+	if o.Web != "" {
+		wln := websocket.NewListener(websocket.Config{Logger: logger(o.Verbose, stderr)})
+		defer wln.Close()
+		h, page, err := webHandler(wln, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "arena: --web: %v\n", err)
+			return 1
+		}
+		a, _, err := webserve.Serve(ctx, o.Web, h)
+		if err != nil {
+			fmt.Fprintf(stderr, "arena: --web: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "arena: browser clients: open %s (WebSocket on /ws; ?bot=1 for a bot)\n", browseURL(a))
+		go func() {
+			if err := page.Prepare(ctx); err == nil {
+				fmt.Fprintf(stderr, "arena: browser client ready (%s)\n", page.Source())
+			} else if ctx.Err() == nil {
+				fmt.Fprintf(stderr, "arena: browser client unavailable: %v\n", err)
+			}
+		}()
+		s.serve(ctx, wln)
+	}
 	start := time.Now()
 	next, status := start, start.Add(10*time.Second)
 	shown := 0
@@ -148,7 +176,10 @@ func runServer(ctx context.Context, o serverOptions, stdout, stderr io.Writer) i
 // each direction of the client's link gets link). The server's
 // certificate is self-signed and made at its start, so the client does
 // not verify it: the example trusts the address it is given.
-func dialServer(ctx context.Context, addr string, link transport.LinkConfig, seed uint64, timeout time.Duration) (*quic.Conn, *transport.Proxy, error) {
+func dialServer(ctx context.Context, addr string, link transport.LinkConfig, seed uint64, timeout time.Duration) (transport.MessageConn, *transport.Proxy, error) {
+	if strings.HasPrefix(addr, "ws://") || strings.HasPrefix(addr, "wss://") {
+		return dialWebSocket(ctx, addr, link, timeout)
+	}
 	var proxy *transport.Proxy
 	if link != (transport.LinkConfig{}) {
 		var err error
@@ -172,6 +203,31 @@ func dialServer(ctx context.Context, addr string, link transport.LinkConfig, see
 				proxy.Close()
 			}
 			return nil, nil, err
+		}
+	}
+}
+
+// dialWebSocket connects to the server's --web endpoint (ws://HOST:PORT/ws),
+// as the browser client does. Link conditions apply to datagrams only
+// (transport.Proxy): a TCP connection cannot be given loss that way.
+func dialWebSocket(ctx context.Context, url string, link transport.LinkConfig, timeout time.Duration) (transport.MessageConn, *transport.Proxy, error) {
+	if link != (transport.LinkConfig{}) {
+		return nil, nil, errors.New("--latency, --jitter and --loss condition QUIC only (a UDP proxy); not a WebSocket")
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		conn, err := websocket.Dial(dctx, url, websocket.Config{})
+		cancel()
+		if err == nil {
+			return conn, nil, nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return nil, nil, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }

@@ -23,6 +23,10 @@ type serverOptions struct {
 	// Dashboard is the address of a live dashboard of the server's
 	// figures per client (package ops/dashboard; "": none).
 	Dashboard string
+	// Web is the HTTP address that serves the browser client (page,
+	// wasm_exec.js, the wasm) and its WebSocket endpoint /ws, feeding the
+	// same game as the QUIC listener ("": none).
+	Web string
 }
 
 // clientOptions are the settings of "arena client".
@@ -45,6 +49,9 @@ type clientOptions struct {
 	// ConnectTimeout bounds the QUIC dial (retried until then).
 	ConnectTimeout time.Duration
 	Verbose        bool
+	// Linger keeps a --ticks run playing after it finished (the browser
+	// client: the page stays, its summary published).
+	Linger bool
 }
 
 var errUsage = errors.New("usage")
@@ -62,6 +69,9 @@ Three terminals on one machine:
   arena client --server 127.0.0.1:7777
   arena client --server 127.0.0.1:7777 --bot
 
+In a browser: "arena server --web :8080" also serves the browser client
+at http://localhost:8080/ (WebSocket; ?bot=1 for a bot), beside QUIC.
+
 Keys: WASD or arrows move, Space fires, E hit-scans, C smoothing on/off,
 T the server's positions as outlines, G the net graph.
 Run "arena server -help" or "arena client -help" for the flags.
@@ -77,6 +87,7 @@ func parseServer(args []string, stderr io.Writer) (serverOptions, error) {
 	fs.BoolVar(&o.JSON, "json", false, "print a JSON summary on stdout at the end")
 	fs.BoolVar(&o.Verbose, "v", false, "log players joining and leaving to stderr")
 	fs.StringVar(&o.Dashboard, "dashboard", "", "serve a live dashboard of the server's figures on this HTTP `address` (e.g. :8080)")
+	fs.StringVar(&o.Web, "web", "", "serve the browser client and its WebSocket endpoint (/ws) on this HTTP `address` (e.g. :8080)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -93,7 +104,7 @@ func parseClient(args []string, stderr io.Writer) (clientOptions, error) {
 	var o clientOptions
 	fs := flag.NewFlagSet("arena client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.Server, "server", "127.0.0.1:7777", "the server's `host:port`")
+	fs.StringVar(&o.Server, "server", "127.0.0.1:7777", "the server: `host:port` over QUIC, or ws://HOST:PORT/ws over WebSocket (a server's --web; the browser's default: its page's host)")
 	fs.BoolVar(&o.Bot, "bot", false, "a bot plays (moves, fires, scans) instead of the keyboard")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the bot and the link conditions")
 	fs.DurationVar(&o.Link.Latency, "latency", 0, "added one-way latency, each direction of this client's link")

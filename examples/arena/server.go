@@ -34,7 +34,7 @@ type server struct {
 	srv    *replicate.Server
 	frame  *predict.ServerFrame[shooter.Stick]
 	tick   tick.Tick
-	served chan error
+	served []chan error // one per listener served
 
 	mx        *metrics.Server             // the --dashboard's recorder (nil: none)
 	scansSent int                         // the verdicts sent so far
@@ -66,11 +66,13 @@ func newServer(log *slog.Logger) (*server, error) {
 	return s, nil
 }
 
-// serve accepts clients from ln until ctx is done (in a goroutine; wait
-// collects its result).
+// serve accepts clients from ln until ctx is done (in a goroutine; close
+// collects its result). It may be called once per listener: QUIC and
+// WebSocket clients play on one server.
 func (s *server) serve(ctx context.Context, ln transport.MessageListener) {
-	s.served = make(chan error, 1)
-	go func() { s.served <- s.srv.Serve(ctx, ln) }()
+	done := make(chan error, 1)
+	s.served = append(s.served, done)
+	go func() { done <- s.srv.Serve(ctx, ln) }()
 }
 
 // step runs one server tick: receive, simulate with the buffered inputs,
@@ -147,16 +149,16 @@ func (s *server) note(ev string) {
 	}
 }
 
-// close stops the replication server and waits for the accept loop.
+// close stops the replication server and waits for the accept loops.
 func (s *server) close() error {
 	s.srv.Close()
-	if s.served == nil {
-		return nil
+	var errs []error
+	for _, done := range s.served {
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, err)
+		}
 	}
-	if err := <-s.served; err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // hits counts the scans judged so far and the hits among them.

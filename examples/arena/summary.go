@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"time"
+
+	"github.com/hajimehoshi/ebiten/v2"
 
 	"github.com/rewindgo/rewind/internal/shooter"
 	"github.com/rewindgo/rewind/tick"
@@ -62,10 +65,15 @@ type clientSummary struct {
 	BytesInPerSec  float64 `json:"bytes_in_per_sec"`
 	BytesOutPerSec float64 `json:"bytes_out_per_sec"`
 	PingMS         int64   `json:"ping_ms"`
-	DurationSec    float64 `json:"duration_sec"`
-	Screenshot     string  `json:"screenshot,omitempty"`
-	OK             bool    `json:"ok"`
-	Failure        string  `json:"failure,omitempty"`
+	// TicksAhead is how far the client's tick runs ahead of the newest
+	// server tick at the end (negative: it fell behind, a display too
+	// slow to keep up); FPS the frames drawn per second then.
+	TicksAhead  int32   `json:"ticks_ahead"`
+	FPS         float64 `json:"fps"`
+	DurationSec float64 `json:"duration_sec"`
+	Screenshot  string  `json:"screenshot,omitempty"`
+	OK          bool    `json:"ok"`
+	Failure     string  `json:"failure,omitempty"`
 }
 
 // tail returns the matched ticks at or after n.
@@ -122,6 +130,8 @@ func (c *client) summary(o clientOptions, runErr, shotErr error) clientSummary {
 	if c.conn != nil {
 		s.PingMS = c.conn.Stats().RTT.Milliseconds()
 	}
+	s.TicksAhead = c.frame.Ahead()
+	s.FPS = math.Round(ebiten.ActualFPS()*10) / 10
 	if len(s.MatchedTicks) > 0 {
 		s.ConvergedTick = s.MatchedTicks[0]
 	}

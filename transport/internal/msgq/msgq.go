@@ -37,6 +37,15 @@ func (f *FIFO[T]) Pop() (T, bool) {
 	return v, true
 }
 
+// Peek returns the oldest value without removing it.
+func (f *FIFO[T]) Peek() (T, bool) {
+	if f.n == 0 {
+		var zero T
+		return zero, false
+	}
+	return f.buf[f.head], true
+}
+
 // Clear drops every value and releases the ring.
 func (f *FIFO[T]) Clear() { *f = FIFO[T]{} }
 
