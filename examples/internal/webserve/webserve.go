@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rewindgo/rewind/ops/dashboard"
 )
 
 // Paths the handler serves, relative to where it is mounted.
@@ -312,25 +314,9 @@ func (h *Handler) serveReport(w http.ResponseWriter, r *http.Request) {
 // Serve serves h on addr (host:port; port 0 picks one) until ctx is done,
 // with a bounded header read time. It returns the address it listens on
 // and a channel that yields the server's error (nil after ctx ended) and
-// is then closed.
+// is then closed. It is ops/dashboard's Serve: the same HTTP server for a
+// page as for the dashboard (hijacked conns, such as WebSockets, are their
+// owners' to close).
 func Serve(ctx context.Context, addr string, h http.Handler) (net.Addr, <-chan error, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	done := make(chan error, 1)
-	go func() {
-		err := srv.Serve(ln)
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		done <- err
-		close(done)
-	}()
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close() // hijacked conns (WebSockets) are their owners' to close
-	}()
-	return ln.Addr(), done, nil
+	return dashboard.Serve(ctx, addr, h)
 }
