@@ -120,9 +120,14 @@ func TestServerDemoDisrupt(t *testing.T) {
 	if !sum.ok() || !sum.Converged || !sum.RNGEqual || !sum.MessagesOK {
 		t.Fatalf("demo failed: %s", js)
 	}
-	if sum.Resyncs != 1 || len(sum.ResyncReasons) != 1 ||
-		!strings.HasPrefix(sum.ResyncReasons[0], "client 0 (full): client request: network interruption: nothing received for 1.") {
+	// The silence the client measured is the cut's length, give or take
+	// the ticks on either side of it (998 ms, 1.016 s).
+	const why = "client 0 (full): client request: network interruption: nothing received for "
+	if sum.Resyncs != 1 || len(sum.ResyncReasons) != 1 || !strings.HasPrefix(sum.ResyncReasons[0], why) {
 		t.Fatalf("resyncs: %s", js)
+	}
+	if d, err := time.ParseDuration(strings.TrimPrefix(sum.ResyncReasons[0], why)); err != nil || d < 900*time.Millisecond || d > 1500*time.Millisecond {
+		t.Fatalf("the silence measured (%v, %v) is not the cut's second: %s", d, err, js)
 	}
 	if sum.DisruptSec != 1 || sum.DisruptAtTick != 60 {
 		t.Fatalf("disruption: %s", js)
