@@ -366,18 +366,40 @@ func (c *client) ownBody() (shooter.Body, bool) {
 // predicted side started.
 func (c *client) connected() bool { return c.tl != nil && c.rc.State() == replicate.Connected }
 
+// newestComplete returns the newest complete server tick at or after the
+// last update (replicate.Client.TickComplete keeps the last 64): the tick
+// the world holds the server's values of. Not the update's own tick: a
+// slow client (a browser drawing a few frames a second) receives a dozen
+// ticks at once, and over WebSocket the server drops the oldest unreliable
+// messages of a backed-up socket, which can be the update tick's own
+// mutations every time while nothing moves: the client never started.
+func (c *client) newestComplete() (tick.Tick, bool) {
+	u := c.rc.UpdateTick()
+	if u == 0 {
+		return 0, false
+	}
+	for t := u + 63; ; t-- {
+		if c.rc.TickComplete(t) {
+			return t, true
+		}
+		if t == u {
+			return 0, false
+		}
+	}
+}
+
 // update runs one frame of elapsed wall time: receive, step the ticks
 // due, then the checks, the effects' ages, the smoothing and the net
 // graph. Until the first server tick has arrived it only receives, then
-// starts the predicted side (start).
+// starts the predicted side (start) at the newest complete tick.
 func (c *client) update(elapsed time.Duration, smooth predict.Decay) error {
 	if c.tl == nil {
 		c.rc.Update()
-		switch {
-		case c.rc.State() == replicate.Disconnected:
+		if c.rc.State() == replicate.Disconnected {
 			return fmt.Errorf("disconnected: %v", c.rc.Err())
-		case c.rc.State() == replicate.Connected && c.rc.TickComplete(c.rc.UpdateTick()):
-			return c.start(c.rc.UpdateTick())
+		}
+		if t, ok := c.newestComplete(); ok && c.rc.State() == replicate.Connected {
+			return c.start(t)
 		}
 		return nil
 	}
