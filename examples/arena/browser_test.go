@@ -115,16 +115,18 @@ func TestBrowserClient(t *testing.T) {
 			t.Fatal("the server did not get ready")
 		}
 	}
-	joined := make(chan struct{}) // closed at the server's first "joined"
-	go func() { // keep draining the server's log
+	// Keep draining the server's log; firstJoin closes at its first
+	// "joined".
+	firstJoin := make(chan struct{})
+	go func() {
+		seen := false
 		for l := range lines {
-			if joined != nil && strings.Contains(l, " joined") {
-				close(joined)
-				joined = nil
+			if !seen && strings.Contains(l, " joined") {
+				close(firstJoin)
+				seen = true
 			}
 		}
 	}()
-	firstJoin := joined
 
 	// The browser client, a bot.
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
@@ -197,7 +199,6 @@ func TestBrowserClient(t *testing.T) {
 	if !first.Converged || first.TruthMismatch != 0 || !first.OK {
 		t.Fatalf("browser client did not converge: %s", st.Summary)
 	}
-
 
 	// Screenshots of the page until one shows both ships and the net
 	// graph (the native player joins a moment after it starts).
