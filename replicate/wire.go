@@ -87,7 +87,8 @@ import (
 //	             (one per message, from 0, wrapping at 32 bits); the index
 //	             and count of the message among the tick's (index <
 //	             count): one byte index<<4 | count-1 when count is at most
-//	             15, else 0xff, byte index, byte count (over 15); then,
+//	             15 (so its low four bits are not 1111), else 0xff, byte
+//	             index, byte count (over 15); then,
 //	             unless it has no entity block, the
 //	             bit-packed entity blocks (below) to the end. Unreliable,
 //	             or ReliableUnordered when one entity's block is larger
@@ -429,6 +430,9 @@ func readMutationHeader(r *bin.Reader) (h mutationHeader, err error) {
 	h.seq = r.Uvarint32()
 	if x := r.Byte(); x != 0xff {
 		h.index, h.count = int(x>>4), int(x&15)+1
+		if h.count > maxShortCount {
+			r.Fail(errRange) // a count of 16 takes the long form
+		}
 	} else {
 		h.index = int(r.Byte())
 		h.count = int(r.Byte())
