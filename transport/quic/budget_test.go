@@ -61,9 +61,7 @@ func TestSharedBudget(t *testing.T) {
 		srvConns = append(srvConns, s)
 	}
 	used := func() int {
-		ln.buf.mu.Lock()
-		defer ln.buf.mu.Unlock()
-		return ln.buf.used
+		return ln.buf.Used()
 	}
 	// Wait until the peers' bytes are in: every conn holds its 128 KiB or
 	// was closed.

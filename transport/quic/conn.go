@@ -31,7 +31,6 @@ type Conn struct {
 	local     netip.AddrPort
 	remote    netip.AddrPort
 	ln        *Listener // nil for a dialed conn
-	shared    *budget   // the listener's budget; nil for a dialed conn
 
 	ctx       context.Context // ends every goroutine of the conn
 	cancel    context.CancelFunc
@@ -52,11 +51,11 @@ type Conn struct {
 	pathDgram int       // the path's datagram payload limit (maxDgram + 1 or more)
 	held      bool      // between Hold and Flush
 	probedAt  time.Time // last probe of the path's datagram limit
-	// dgramBytes are the bytes of the datagrams waiting in rx; charged is
-	// what the conn draws on the shared budget (what it buffers beyond
-	// connAllowance).
+	// dgramBytes are the bytes of the datagrams waiting in rx; draw is
+	// what the conn draws on its listener's shared budget (what it buffers
+	// beyond connAllowance).
 	dgramBytes int
-	charged    int
+	draw       msgq.Draw
 }
 
 var (
@@ -90,7 +89,7 @@ func newConn(qc *quicgo.Conn, cfg Config, ln *Listener, ordered *quicgo.Stream) 
 		pathDgram: cfg.Limits.MaxUnreliableSize + 1,
 	}
 	if ln != nil {
-		c.shared = ln.buf
+		c.draw = msgq.NewDraw(ln.buf, connAllowance)
 	}
 	for i := range c.wake {
 		c.wake[i] = make(chan struct{}, 1)

@@ -12,6 +12,7 @@ import (
 	quicgo "github.com/quic-go/quic-go"
 
 	"github.com/rewindgo/rewind/transport"
+	"github.com/rewindgo/rewind/transport/internal/msgq"
 )
 
 // Listener accepts QUIC message conns on a UDP address. It implements
@@ -24,7 +25,7 @@ type Listener struct {
 	ctx     context.Context // cancelled by Close
 	cancel  context.CancelFunc
 	backlog chan *Conn
-	buf     *budget        // bytes buffered by the conns beyond their allowance
+	buf     *msgq.Budget   // bytes buffered by the conns beyond their allowance
 	wg      sync.WaitGroup // the accept loop
 	stopCtx func() bool
 	once    sync.Once
@@ -65,7 +66,7 @@ func Listen(ctx context.Context, addr string, cfg Config) (*Listener, error) {
 		ctx:     lctx,
 		cancel:  cancel,
 		backlog: make(chan *Conn, cfg.AcceptBacklog),
-		buf:     &budget{limit: cfg.MaxBufferedBytes},
+		buf:     msgq.NewBudget(cfg.MaxBufferedBytes),
 		conns:   make(map[*Conn]struct{}),
 	}
 	l.wg.Add(1)

@@ -27,19 +27,8 @@ const connAllowance = 64 << 10
 // read, and the waiting datagrams, beyond connAllowance. It reports false,
 // changing nothing, when the budget cannot cover an increase.
 func (c *Conn) chargeLocked() bool {
-	if c.shared == nil {
-		return true
-	}
 	_, rel := c.rx.Usage()
-	want := max(0, rel+c.dgramBytes-connAllowance)
-	switch d := want - c.charged; {
-	case d > 0 && !c.shared.take(d):
-		return false
-	case d < 0:
-		c.shared.give(-d)
-	}
-	c.charged = want
-	return true
+	return c.draw.Set(rel + c.dgramBytes)
 }
 
 // reserve makes room for n more bytes of a reliable message being read,
@@ -59,7 +48,7 @@ func (c *Conn) reserve(n int) error {
 	} else if !c.chargeLocked() {
 		c.rx.Grow(-n)
 		ok = false
-		reason = fmt.Sprintf("the server's receive buffers are full (%d bytes)", c.shared.limit)
+		reason = fmt.Sprintf("the server's receive buffers are full (%d bytes)", c.draw.Limit())
 	}
 	c.mu.Unlock()
 	if !ok {

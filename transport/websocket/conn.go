@@ -31,7 +31,6 @@ type Conn struct {
 	remote netip.AddrPort
 	client bool      // this side dialed: its frames are masked
 	ln     owner     // nil for a dialed conn
-	shared *budget   // the listener's budget; nil for a dialed conn
 	epoch  time.Time // the clock of ping stamps
 
 	ctx    context.Context // ends the pinger and the writer's waits
@@ -58,9 +57,9 @@ type Conn struct {
 	rttvar    time.Duration
 	heard     time.Time
 	// unrelBytes are the bytes of the unreliable messages waiting in rx;
-	// charged is what the conn draws on the shared budget.
+	// draw is what the conn draws on its listener's shared budget.
 	unrelBytes int
-	charged    int
+	draw       msgq.Draw
 }
 
 type entry struct {
@@ -82,7 +81,7 @@ type owner interface{ remove(*Conn) }
 const maxCtrl = 8
 
 // newConn wraps an upgraded WebSocket. Nothing runs until start.
-func newConn(ws *websocket.Conn, cfg Config, ln owner, shared *budget, local, remote netip.AddrPort, client bool) *Conn {
+func newConn(ws *websocket.Conn, cfg Config, ln owner, shared *msgq.Budget, local, remote netip.AddrPort, client bool) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Conn{
 		ws:     ws,
@@ -101,7 +100,7 @@ func newConn(ws *websocket.Conn, cfg Config, ln owner, shared *budget, local, re
 		rx:     msgq.NewQueue(cfg.Limits.ReceiveQueueMessages, cfg.Limits.ReceiveQueueBytes, cfg.Limits.UnreliableQueue),
 		heard:  time.Now(),
 	}
-	c.shared = shared
+	c.draw = msgq.NewDraw(shared, connAllowance)
 	// The longest frame: a kind byte and a message; one byte more, so
 	// that readPayload sees a message over its limit before the
 	// WebSocket library does.
@@ -288,19 +287,8 @@ const connAllowance = 64 << 10
 // what it buffers beyond connAllowance. It reports false, changing
 // nothing, when the budget cannot cover an increase.
 func (c *Conn) chargeLocked() bool {
-	if c.shared == nil {
-		return true
-	}
 	_, rel := c.rx.Usage()
-	want := max(0, rel+c.unrelBytes-connAllowance)
-	switch d := want - c.charged; {
-	case d > 0 && !c.shared.take(d):
-		return false
-	case d < 0:
-		c.shared.give(-d)
-	}
-	c.charged = want
-	return true
+	return c.draw.Set(rel + c.unrelBytes)
 }
 
 // reserve makes room for n more bytes of a reliable message being read;
@@ -319,7 +307,7 @@ func (c *Conn) reserve(n int) error {
 	} else if !c.chargeLocked() {
 		c.rx.Grow(-n)
 		ok = false
-		reason = fmt.Sprintf("the server's receive buffers are full (%d bytes)", c.shared.limit)
+		reason = fmt.Sprintf("the server's receive buffers are full (%d bytes)", c.draw.Limit())
 	}
 	c.mu.Unlock()
 	if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/rewindgo/rewind/transport"
+	"github.com/rewindgo/rewind/transport/internal/msgq"
 )
 
 // Listener accepts WebSocket message conns. It is an http.Handler, to be
@@ -27,7 +28,7 @@ type Listener struct {
 	ctx     context.Context // cancelled by Close
 	cancel  context.CancelFunc
 	backlog chan *Conn
-	buf     *budget
+	buf     *msgq.Budget
 	srv     *http.Server // Listen's own server, or nil
 	addr    netip.AddrPort
 	hs      sync.WaitGroup // handshakes in progress
@@ -58,7 +59,7 @@ func NewListener(cfg Config) *Listener {
 		ctx:     ctx,
 		cancel:  cancel,
 		backlog: make(chan *Conn, cfg.AcceptBacklog),
-		buf:     &budget{limit: cfg.MaxBufferedBytes},
+		buf:     msgq.NewBudget(cfg.MaxBufferedBytes),
 		conns:   make(map[*Conn]struct{}),
 	}
 }

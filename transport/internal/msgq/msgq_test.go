@@ -90,3 +90,31 @@ func TestQueueGrow(t *testing.T) {
 		t.Fatalf("after Pop: usage %d, %d", m, b)
 	}
 }
+
+// TestDraw: a conn's draw takes what it buffers beyond its allowance from
+// the shared budget, refuses an increase the budget cannot cover (changing
+// nothing), and gives everything back at Set(0); a draw on no budget never
+// refuses.
+func TestDraw(t *testing.T) {
+	b := NewBudget(100)
+	d1, d2 := NewDraw(b, 50), NewDraw(b, 50)
+	if !d1.Set(40) || b.Used() != 0 {
+		t.Fatalf("within the allowance: used %d", b.Used())
+	}
+	if !d1.Set(120) || b.Used() != 70 {
+		t.Fatalf("70 beyond the allowance: used %d", b.Used())
+	}
+	if d2.Set(90) || b.Used() != 70 {
+		t.Fatalf("40 more than the 30 left was taken: used %d", b.Used())
+	}
+	if !d2.Set(80) || b.Used() != 100 {
+		t.Fatalf("the last 30: used %d", b.Used())
+	}
+	if !d1.Set(0) || !d2.Set(0) || b.Used() != 0 {
+		t.Fatalf("after both gave back: used %d", b.Used())
+	}
+	var none Draw
+	if !none.Set(1<<30) || none.Limit() != 0 {
+		t.Fatal("a draw on no budget refused")
+	}
+}
