@@ -109,7 +109,7 @@ type ClientFrame[T any] struct {
 
 	now       time.Duration // sum of the elapsed times given to Frame
 	held      bool          // the conn holds what is sent (replicate.Client.Hold)
-	heldAt    time.Duration // since now = heldAt
+	heldAt    time.Duration // now when the hold began
 	newest    tick.Tick     // newest complete server tick
 	hasNewest bool
 	fresh     bool // newest changed since the last sample

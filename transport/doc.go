@@ -36,7 +36,10 @@
 //     network for tests and listen servers, with the same [LinkConfig]
 //     conditions applied per message
 //     (reliable messages are delayed by retransmissions instead of lost).
-//   - The QUIC conn of package transport/quic, for the Internet.
+//   - The QUIC conn of package transport/quic, for the Internet. It
+//     implements [Batcher]: a tick's unreliable messages share a datagram.
+//   - The WebSocket conn of package transport/websocket, for browsers
+//     (every channel rides one TCP stream).
 //
 // Everything that arrives from the network is treated as hostile: datagrams
 // longer than the limit are dropped and counted, queues have caps, and

@@ -69,7 +69,8 @@ func (c Channel) Valid() bool { return c < NumChannels }
 // ErrReceiveOverflow rather than buffered without bound.
 //
 // Implementations: [MessageNetworkConn] (the deterministic in-process
-// [MessageNetwork]) and the QUIC conn of package transport/quic.
+// [MessageNetwork]), the QUIC conn of package transport/quic and the
+// WebSocket conn of package transport/websocket.
 //
 // All methods are safe for concurrent use, but Receive hands out a buffer
 // that belongs to the conn until the next Receive, so a conn should have

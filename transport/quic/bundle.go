@@ -17,9 +17,6 @@ import (
 // maxBundle is the most messages one datagram packs (the count byte).
 const maxBundle = 256
 
-// bundleLen is the size of a datagram packing one message of n bytes.
-func bundleLen(n int) int { return 1 + n }
-
 // uvarintLen is the size of n's minimal uvarint.
 func uvarintLen(n int) int {
 	size := 1

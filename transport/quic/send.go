@@ -177,19 +177,19 @@ func (c *Conn) writeDatagrams() {
 		}
 		path := c.pathDgram
 		c.mu.Unlock()
-		for len(msgs) > 0 {
+		for rest := msgs; len(rest) > 0; {
 			// The longest run of messages that fits one datagram (a
-			// message alone always does: Send checked it).
-			n, size := 1, bundleLen(len(msgs[0]))
-			for n < min(len(msgs), maxBundle) {
-				// The run's last message gets a length prefix.
-				grown := size + uvarintLen(len(msgs[n-1])) + len(msgs[n])
+			// message alone always does: Send checked it): the count
+			// byte, and a length prefix for all but the run's last.
+			n, size := 1, 1+len(rest[0])
+			for n < min(len(rest), maxBundle) {
+				grown := size + uvarintLen(len(rest[n-1])) + len(rest[n])
 				if grown > path {
 					break
 				}
 				n, size = n+1, grown
 			}
-			buf = appendBundle(buf[:0], msgs[:n])
+			buf = appendBundle(buf[:0], rest[:n])
 			err := c.qc.SendDatagram(buf)
 			var tl *quicgo.DatagramTooLargeError
 			switch {
@@ -203,9 +203,9 @@ func (c *Conn) writeDatagrams() {
 			case err != nil:
 				return // the conn is ending
 			}
-			msgs = msgs[n:]
+			rest = rest[n:]
 		}
-		msgs = msgs[:0]
+		clear(msgs) // the sent messages' buffers are garbage
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 
 // Subprotocol is the WebSocket subprotocol of rewind's conns
 // (Sec-WebSocket-Protocol); a listener refuses a client that does not
-// offer it. It versions the framing, as the ALPN "rewind/1" does for QUIC
+// offer it. It versions the framing, as the ALPN "rewind/2" does for QUIC
 // (a subprotocol is an HTTP token: browsers refuse a "/" in it).
 const Subprotocol = "rewind.ws.v1"
 
